@@ -1,0 +1,5 @@
+import sys
+
+from scalebench.cli import main
+
+sys.exit(main())

@@ -1,0 +1,25 @@
+"""Named errors: every failure a user can cause or meet has its own class and a one-line reason."""
+
+
+class ScalebenchError(Exception):
+    """Base of all errors the CLI reports as one line and a non-zero exit."""
+
+
+class InputError(ScalebenchError):
+    """A user-supplied value is out of range or unparsable (names the field)."""
+
+
+class DeckError(ScalebenchError):
+    """No valid HPL deck exists for the requested geometry and memory."""
+
+
+class PeakError(ScalebenchError):
+    """Rpeak cannot be derived (unknown microarchitecture, missing clock)."""
+
+
+class ParseError(ScalebenchError):
+    """A benchmark output holds no usable result."""
+
+
+class ResultsError(ScalebenchError):
+    """The results store cannot be read or written."""
