@@ -1,0 +1,56 @@
+"""Benchmark output parsers, by kind: each takes the whole text and returns a JSON-ready dict.
+
+``KINDS`` is a plain dict so that a parser for a new kind is added with one line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Union
+
+from scalebench.errors import InputError, ParseError
+from scalebench.parse.hpcc import parse_hpcc
+from scalebench.parse.hpl import parse_hpl
+
+
+def _hpl(text: str) -> dict:
+    return parse_hpl(text).to_dict()
+
+
+def _hpcc(text: str) -> dict:
+    return parse_hpcc(text).to_dict()
+
+
+KINDS: dict[str, Callable[[str], dict]] = {
+    "hpl": _hpl,
+    "hpcc": _hpcc,
+}
+
+
+def _parser(kind: str) -> Callable[[str], dict]:
+    try:
+        return KINDS[kind]
+    except (KeyError, TypeError):
+        known = ", ".join(sorted(KINDS))
+        raise InputError(f"unknown output kind {kind!r} (known kinds: {known})") from None
+
+
+def parse_text(kind: str, text: str) -> dict:
+    """Parse ``text`` as output of ``kind``; InputError for an unknown kind, ParseError for no result."""
+    return _parser(kind)(text)
+
+
+def parse_file(kind: str, path: Union[str, Path]) -> dict:
+    """Parse the file at ``path``; undecodable bytes become U+FFFD rather than an error."""
+    parser = _parser(kind)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise InputError(f"cannot read {kind} output {path}: {err.strerror or err}") from None
+    text = data.decode("utf-8", errors="replace")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    try:
+        return parser(text)
+    except ParseError as err:
+        raise ParseError(f"{path}: {err}") from None

@@ -1,0 +1,220 @@
+"""Parser for HPC Challenge (HPCC 1.4.x/1.5.0) hpccoutf.txt files.
+
+hpcc appends to hpccoutf.txt, so one file may hold several runs, each opened by the banner
+line "This is the DARPA/DOE HPC Challenge Benchmark version ...", and the last run may be cut
+short. A run's Summary counts only when its "End of Summary section." line was printed.
+
+A text with no banner and no section markers at all (e.g. ``grep = hpccoutf.txt``) is read as
+one run whose key=value lines are its Summary: nothing in it says the run was cut, and
+such an excerpt is how sites often keep HPCC results.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+from scalebench.errors import ParseError
+from scalebench.parse.hpl import HplOutput, parse_hpl, to_value
+
+# int, finite float, or the text as printed (letters such as "f", "-", and "-nan"/"inf").
+SummaryValue = Union[int, float, str]
+
+# The headline metrics of each HPCC test, in the order HPCC's own summary tables use.
+KEY_METRICS: Tuple[str, ...] = (
+    "HPL_Tflops",
+    "HPL_N",
+    "HPL_NB",
+    "HPL_nprow",
+    "HPL_npcol",
+    "HPL_time",
+    "CommWorldProcs",
+    "Success",
+    "MaxPingPongLatency_usec",
+    "RandomlyOrderedRingLatency_usec",
+    "MinPingPongBandwidth_GBytes",
+    "NaturallyOrderedRingBandwidth_GBytes",
+    "RandomlyOrderedRingBandwidth_GBytes",
+    "StarDGEMM_Gflops",
+    "SingleDGEMM_Gflops",
+    "PTRANS_GBs",
+    "MPIRandomAccess_GUPs",
+    "StarRandomAccess_GUPs",
+    "SingleRandomAccess_GUPs",
+    "StarSTREAM_Triad",
+    "SingleSTREAM_Triad",
+    "StarFFT_Gflops",
+    "SingleFFT_Gflops",
+    "MPIFFT_Gflops",
+)
+
+_BANNER_RE = re.compile(r"This is the DARPA/DOE HPC Challenge Benchmark version[ \t]+(\S+)")
+_SECTION_RE = re.compile(r"(Begin|End) of ([A-Za-z0-9_]+) section\.")
+_ALL_DONE = "End of HPC Challenge tests."
+_HOST_RE = re.compile(r"Hostname:[ \t]*'([^']*)'")
+_KV_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)")
+_INT_RE = re.compile(r"[+-]?\d{1,18}")
+
+
+def summary_value(raw: str) -> SummaryValue:
+    """Type a Summary value: int, finite float, else the original string."""
+    if _INT_RE.fullmatch(raw):
+        return int(raw)
+    return to_value(raw)
+
+
+@dataclass(frozen=True)
+class HpccRun:
+    """One run in the file; ``completed`` is None when the text has no markers to tell."""
+
+    banner_version: Optional[str]
+    hostname: Optional[str]
+    completed: Optional[bool]
+    sections_completed: Tuple[str, ...]
+    summary: Optional[Dict[str, SummaryValue]]
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "banner_version": self.banner_version,
+            "hostname": self.hostname,
+            "completed": self.completed,
+            "sections_completed": list(self.sections_completed),
+            "summary": dict(self.summary) if self.summary is not None else None,
+        }
+
+
+@dataclass(frozen=True)
+class HpccOutput:
+    """All runs of an hpccoutf.txt; ``hpl`` is the HPL section of the LAST run (None if no rows)."""
+
+    runs: Tuple[HpccRun, ...]
+    hpl: Optional[HplOutput]
+
+    @property
+    def n_runs(self) -> int:
+        return len(self.runs)
+
+    @property
+    def n_complete_summaries(self) -> int:
+        return sum(1 for run in self.runs if run.summary is not None)
+
+    @property
+    def last_summary(self) -> Optional[Dict[str, SummaryValue]]:
+        for run in reversed(self.runs):
+            if run.summary is not None:
+                return run.summary
+        return None
+
+    @property
+    def key_metrics(self) -> Dict[str, SummaryValue]:
+        summary = self.last_summary or {}
+        return {key: summary[key] for key in KEY_METRICS if key in summary}
+
+    def to_dict(self) -> Dict[str, Any]:
+        last = self.last_summary
+        return {
+            "n_runs": self.n_runs,
+            "n_complete_summaries": self.n_complete_summaries,
+            "key_metrics": self.key_metrics,
+            "last_summary": dict(last) if last is not None else None,
+            "runs": [run.to_dict() for run in self.runs],
+            "hpl": self.hpl.to_dict() if self.hpl is not None else None,
+        }
+
+
+class _RunBuilder:
+    """A run being read, section by section."""
+
+    __slots__ = ("version", "hostname", "completed", "sections", "open", "pending", "summary", "hpl")
+
+    def __init__(self, version: Optional[str]) -> None:
+        self.version = version
+        self.hostname: Optional[str] = None
+        self.completed = False
+        self.sections: List[str] = []
+        self.open: Optional[str] = None
+        self.pending: Optional[Dict[str, SummaryValue]] = None
+        self.summary: Optional[Dict[str, SummaryValue]] = None
+        self.hpl: Optional[List[str]] = None
+
+    def marker(self, edge: str, name: str) -> None:
+        if edge == "Begin":
+            self.open = name
+            if name == "Summary":
+                self.pending = {}
+            elif name == "HPL":
+                self.hpl = []
+            return
+        self.sections.append(name)
+        if name == "Summary" and self.pending is not None:
+            self.summary, self.pending = self.pending, None
+        self.open = None
+
+    def line(self, line: str) -> None:
+        if self.open == "HPL" and self.hpl is not None:
+            self.hpl.append(line)
+        elif self.open == "Summary" and self.pending is not None:
+            _add_pair(self.pending, line)
+        elif self.open is None and self.hostname is None:
+            match = _HOST_RE.match(line)
+            if match:
+                self.hostname = match.group(1)
+
+    def freeze(self) -> HpccRun:
+        return HpccRun(self.version, self.hostname, self.completed, tuple(self.sections), self.summary)
+
+
+def _add_pair(summary: Dict[str, SummaryValue], line: str) -> None:
+    match = _KV_RE.fullmatch(line)
+    if match:
+        summary[match.group(1)] = summary_value(match.group(2).strip())
+
+
+def _read_runs(lines: List[str]) -> List[_RunBuilder]:
+    """Split marked-up text into runs; [] when the text has no banner or marker at all."""
+    runs: List[_RunBuilder] = []
+    for line in lines:
+        banner = _BANNER_RE.match(line)
+        if banner:
+            runs.append(_RunBuilder(banner.group(1)))
+            continue
+        section = _SECTION_RE.fullmatch(line)
+        if section is None and line != _ALL_DONE:
+            if runs:
+                runs[-1].line(line)
+            continue
+        if not runs:  # the text starts inside a run whose banner is missing
+            runs.append(_RunBuilder(None))
+        if section is not None:
+            runs[-1].marker(section.group(1), section.group(2))
+        else:
+            runs[-1].completed = True
+    return runs
+
+
+def _try_hpl(lines: List[str]) -> Optional[HplOutput]:
+    try:
+        return parse_hpl("\n".join(lines))
+    except ParseError:
+        return None
+
+
+def parse_hpcc(text: str) -> HpccOutput:
+    """Parse a whole hpccoutf.txt; ParseError when it has neither a complete Summary nor an HPL row."""
+    lines = [raw.strip() for raw in text.splitlines()]
+    builders = _read_runs(lines)
+    if builders:
+        runs = tuple(b.freeze() for b in builders)
+        last_hpl = builders[-1].hpl
+        hpl = _try_hpl(last_hpl) if last_hpl is not None else None
+    else:
+        pairs: Dict[str, SummaryValue] = {}
+        for line in lines:
+            _add_pair(pairs, line)
+        hpl = _try_hpl(lines)
+        runs = (HpccRun(None, None, None, (), pairs or None),) if pairs or hpl else ()
+    output = HpccOutput(runs=runs, hpl=hpl)
+    if output.last_summary is None and hpl is None:
+        raise ParseError("no complete HPCC Summary section and no HPL result row found")
+    return output
