@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 from scalebench.errors import InputError
 
@@ -25,7 +26,7 @@ def parse_size(text: str | int, field: str = "size") -> int:
         unit = match.group(2).lower() if match else None
         if not match or unit not in _FACTORS:
             raise InputError(f"{field}: cannot parse {text!r} as a size (e.g. 16GiB, 64G, 500GB)")
-        value = int(float(match.group(1)) * _FACTORS[unit])
+        value = int(Decimal(match.group(1)) * _FACTORS[unit])
     if value <= 0:
         raise InputError(f"{field}: must be positive, got {text!r}")
     return value

@@ -1,0 +1,294 @@
+"""HPL input decks: process grid, problem size and the HPL.dat / hpccinf.txt text.
+
+Rules (the numbers live in hpl_decks/rules.yaml):
+- grid P x Q with P <= Q, as square as the rank count allows (HPL tuning notes: P <= Q, near square);
+- N is the largest multiple of NB whose matrix of doubles fits memory_fraction of the nodes' memory,
+  rounded further to a multiple of NB*lcm(P,Q) when that costs less than a small share of memory;
+- an optional cap on N (e.g. a time budget on a workstation) is applied last and recorded.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from scalebench import paths
+from scalebench.errors import DeckError, InputError
+from scalebench.units import format_size
+
+BYTES_PER_DOUBLE = 8
+
+_PFACT = {"left": 0, "crout": 1, "right": 2}
+_BCAST = {"1ring": 0, "1ringM": 1, "2ring": 2, "2ringM": 3, "long": 4, "longM": 5}
+_SWAP = {"binary-exchange": 0, "long": 1, "mix": 2}
+_PMAP = {"row": 0, "column": 1}
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """The HPL.dat lines after the grid (names as in HPL.dat)."""
+
+    pmap: str = "row"
+    threshold: float = 16.0
+    pfact: str = "right"
+    nbmin: int = 4
+    ndiv: int = 2
+    rfact: str = "crout"
+    bcast: str = "1ringM"
+    depth: int = 1
+    swap: str = "mix"
+    swap_threshold: int = 64
+    l1_transposed: bool = True
+    u_transposed: bool = True
+    equilibration: bool = True
+    alignment: int = 8
+
+    def __post_init__(self) -> None:
+        for name, table in (("pmap", _PMAP), ("pfact", _PFACT), ("rfact", _PFACT),
+                            ("bcast", _BCAST), ("swap", _SWAP)):
+            value = getattr(self, name)
+            if not isinstance(value, str) or value not in table:
+                raise InputError(f"{name}: {getattr(self, name)!r} is not one of {', '.join(table)}")
+        for name in ("nbmin", "ndiv", "alignment"):
+            _require_positive(name, getattr(self, name))
+        for name in ("depth", "swap_threshold"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InputError(f"{name}: must be an integer >= 0, got {value!r}")
+        if not _is_number(self.threshold) or not self.threshold > 0:
+            raise InputError(f"threshold: must be a positive number, got {self.threshold!r}")
+
+
+@dataclass(frozen=True)
+class Rules:
+    memory_fraction: float = 0.8
+    nb: int = 256
+    lcm_rounding_max_memory_loss: float = 0.02
+    algorithm: Algorithm = field(default_factory=Algorithm)
+
+    def __post_init__(self) -> None:
+        if not _is_number(self.memory_fraction) or not 0 < self.memory_fraction <= 1:
+            raise InputError(f"memory_fraction: must be in (0, 1], got {self.memory_fraction!r}")
+        _require_positive("nb", self.nb)
+        loss = self.lcm_rounding_max_memory_loss
+        if not _is_number(loss) or not 0 <= loss < 1:
+            raise InputError(f"lcm_rounding_max_memory_loss: must be in [0, 1), got {loss!r}")
+
+
+def load_rules(path: Path | None = None) -> Rules:
+    """Deck rules from hpl_decks/rules.yaml (or another file of the same shape)."""
+    path = path or paths.HPL_DECKS / "rules.yaml"
+    data = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(data, dict) or not isinstance(data.get("algorithm") or {}, dict):
+        raise InputError(f"{path}: expected a mapping of rules with an 'algorithm' mapping")
+    algorithm = data.pop("algorithm", None) or {}
+    for cls, given in ((Rules, data), (Algorithm, algorithm)):
+        unknown = sorted(map(str, set(given) - {f.name for f in fields(cls)}))
+        if unknown:
+            raise InputError(f"{path}: unknown key(s) {', '.join(unknown)}")
+    try:
+        return Rules(algorithm=Algorithm(**algorithm), **data)
+    except InputError as err:
+        raise InputError(f"{path}: {err}") from None
+
+
+@dataclass(frozen=True)
+class DeckRequest:
+    nodes: int
+    ranks_per_node: int
+    memory_per_node: int  # bytes
+    threads_per_rank: int = 1
+    memory_fraction: float | None = None  # None: from the rules
+    nb: int | None = None  # None: from the rules
+    max_n: int | None = None  # a cap on N set by a policy other than memory (e.g. a time budget)
+    max_n_reason: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("nodes", "ranks_per_node", "threads_per_rank", "memory_per_node"):
+            _require_positive(name, getattr(self, name))
+        if self.nb is not None:
+            _require_positive("nb", self.nb)
+        if self.memory_fraction is not None and not 0 < self.memory_fraction <= 1:
+            raise InputError(f"memory_fraction: must be in (0, 1], got {self.memory_fraction}")
+        if self.max_n is not None:
+            _require_positive("max_n", self.max_n)
+
+    @property
+    def ranks(self) -> int:
+        return self.nodes * self.ranks_per_node
+
+
+@dataclass(frozen=True)
+class Deck:
+    n: int
+    nb: int
+    p: int
+    q: int
+    nodes: int
+    ranks_per_node: int
+    threads_per_rank: int
+    memory_per_node: int
+    memory_fraction: float
+    n_memory: int  # the N memory alone would give
+    n_policy: str  # which rule set N, in words
+    algorithm: Algorithm = field(default_factory=Algorithm)
+
+    @property
+    def ranks(self) -> int:
+        return self.p * self.q
+
+    @property
+    def memory_used_fraction(self) -> float:
+        return self.n * self.n * BYTES_PER_DOUBLE / (self.nodes * self.memory_per_node)
+
+    def to_json(self) -> dict[str, Any]:
+        data = {k: v for k, v in asdict(self).items() if k != "algorithm"}
+        data.update(ranks=self.ranks, memory_used_fraction=round(self.memory_used_fraction, 6),
+                    algorithm=asdict(self.algorithm))
+        return data
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _require_positive(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise InputError(f"{name}: must be a positive integer, got {value!r}")
+
+
+def process_grid(ranks: int) -> tuple[int, int]:
+    """P x Q with P <= Q and P the largest divisor of ranks not above sqrt(ranks)."""
+    _require_positive("ranks", ranks)
+    p = math.isqrt(ranks)
+    while ranks % p:
+        p -= 1
+    return p, ranks // p
+
+
+def n_for_memory(memory_bytes: int, nb: int, p: int, q: int, lcm_max_loss: float) -> int:
+    """Largest N (multiple of NB, of NB*lcm(P,Q) when cheap) whose matrix fits memory_bytes."""
+    n_fit = math.isqrt(memory_bytes // BYTES_PER_DOUBLE)
+    n = n_fit // nb * nb
+    step = nb * math.lcm(p, q)
+    n_even = n_fit // step * step
+    if n_even > 0 and n_even * n_even >= (1 - lcm_max_loss) * n * n:
+        return n_even
+    return n
+
+
+def make_deck(request: DeckRequest, rules: Rules | None = None) -> Deck:
+    rules = rules or Rules()
+    nb = request.nb or rules.nb
+    fraction = request.memory_fraction or rules.memory_fraction
+    p, q = process_grid(request.ranks)
+    usable = int(request.nodes * request.memory_per_node * fraction)
+    per_rank_block = nb * nb * BYTES_PER_DOUBLE
+    if usable < request.ranks * per_rank_block:
+        raise DeckError(
+            f"memory_per_node: {format_size(request.memory_per_node)} x {fraction:g} cannot hold one "
+            f"{nb}x{nb} block per rank for {request.ranks} ranks (needs "
+            f"{format_size(math.ceil(request.ranks * per_rank_block / fraction / request.nodes))}/node)")
+    n_memory = n_for_memory(usable, nb, p, q, rules.lcm_rounding_max_memory_loss)
+    policy = (f"memory: {fraction:.0%} of {format_size(request.memory_per_node)}/node "
+              f"x {request.nodes} node(s)")
+    n = n_memory
+    if request.max_n is not None and request.max_n < n_memory:
+        n = request.max_n // nb * nb
+        policy = f"{request.max_n_reason or 'cap'} (memory alone allows N={n_memory})"
+    if n < nb * q:
+        raise DeckError(f"N: {n} gives fewer than one {nb}-wide block per process column "
+                        f"(grid {p}x{q}); raise the N cap or lower nb")
+    return Deck(n=n, nb=nb, p=p, q=q, nodes=request.nodes, ranks_per_node=request.ranks_per_node,
+                threads_per_rank=request.threads_per_rank,
+                memory_per_node=request.memory_per_node, memory_fraction=fraction,
+                n_memory=n_memory, n_policy=policy, algorithm=rules.algorithm)
+
+
+def with_sizes(deck: Deck, n: int) -> Deck:
+    """The same deck at another N (e.g. a strong-scaling N fixed across node counts)."""
+    _require_positive("n", n)
+    if n < deck.nb:
+        raise DeckError(f"N: {n} is smaller than NB={deck.nb}")
+    usable = deck.nodes * deck.memory_per_node * deck.memory_fraction
+    if n * n * BYTES_PER_DOUBLE > usable:
+        raise DeckError(f"N: {n} needs {format_size(n * n * BYTES_PER_DOUBLE)}, more than "
+                        f"{deck.memory_fraction:g} of the memory of {deck.nodes} node(s) (largest N {deck.n_memory})")
+    return replace(deck, n=n, n_policy=f"fixed N={n} (strong scaling)")
+
+
+# --- HPL operation count and time model -------------------------------------------------------
+
+def hpl_flops(n: int) -> float:
+    """Floating-point operations HPL credits for one solve of order N."""
+    return 2.0 / 3.0 * n**3 + 1.5 * n**2
+
+
+def predicted_seconds(n: int, gflops: float) -> float:
+    return hpl_flops(n) / (gflops * 1e9)
+
+
+def largest_n_within(seconds: float, gflops: float) -> int:
+    """Largest N whose predicted solve time at `gflops` is at most `seconds`."""
+    if not seconds > 0 or not gflops > 0:
+        raise InputError(f"time budget and expected Gflop/s must be positive ({seconds}, {gflops})")
+    n = int((seconds * gflops * 1e9 * 1.5) ** (1 / 3))
+    while n > 1 and predicted_seconds(n, gflops) > seconds:
+        n -= 1
+    return n
+
+
+# --- writers ----------------------------------------------------------------------------------
+
+def hpl_dat(deck: Deck, output_file: str = "HPL.out", device: int = 6) -> str:
+    """HPL.dat for xhpl (HPL 2.x): one N, one NB, one grid, one of each algorithm choice."""
+    a = deck.algorithm
+    lines = [
+        ("HPLinpack benchmark input file", None),
+        ("Innovative Computing Laboratory, University of Tennessee (written by scalebench)", None),
+        (output_file, "output file name (if any)"),
+        (device, "device out (6=stdout,7=stderr,file)"),
+        (1, "# of problems sizes (N)"),
+        (deck.n, "Ns"),
+        (1, "# of NBs"),
+        (deck.nb, "NBs"),
+        (_PMAP[a.pmap], "PMAP process mapping (0=Row-,1=Column-major)"),
+        (1, "# of process grids (P x Q)"),
+        (deck.p, "Ps"),
+        (deck.q, "Qs"),
+        (a.threshold, "threshold"),
+        (1, "# of panel fact"),
+        (_PFACT[a.pfact], "PFACTs (0=left, 1=Crout, 2=Right)"),
+        (1, "# of recursive stopping criterium"),
+        (a.nbmin, "NBMINs (>= 1)"),
+        (1, "# of panels in recursion"),
+        (a.ndiv, "NDIVs"),
+        (1, "# of recursive panel fact."),
+        (_PFACT[a.rfact], "RFACTs (0=left, 1=Crout, 2=Right)"),
+        (1, "# of broadcast"),
+        (_BCAST[a.bcast], "BCASTs (0=1rg,1=1rM,2=2rg,3=2rM,4=Lng,5=LnM)"),
+        (1, "# of lookahead depth"),
+        (a.depth, "DEPTHs (>=0)"),
+        (_SWAP[a.swap], "SWAP (0=bin-exch,1=long,2=mix)"),
+        (a.swap_threshold, "swapping threshold"),
+        (0 if a.l1_transposed else 1, "L1 in (0=transposed,1=no-transposed) form"),
+        (0 if a.u_transposed else 1, "U  in (0=transposed,1=no-transposed) form"),
+        (1 if a.equilibration else 0, "Equilibration (0=no,1=yes)"),
+        (a.alignment, "memory alignment in double (> 0)"),
+    ]
+    return "".join(f"{value}\n" if comment is None else f"{str(value):<12} {comment}\n"
+                   for value, comment in lines)
+
+
+def hpccinf_txt(deck: Deck) -> str:
+    """hpccinf.txt for hpcc: HPL.dat lines 1-31, then PTRANS sizes (none beyond HPL's own N)."""
+    return hpl_dat(deck) + (
+        "##### This line (no. 32) is ignored (it serves as a separator). ######\n"
+        "0                               Number of additional problem sizes for PTRANS\n"
+        "0                               values of N\n"
+        "0                               number of additional blocking sizes for PTRANS\n"
+        "0                               values of NB\n"
+    )

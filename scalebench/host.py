@@ -1,0 +1,100 @@
+"""What this machine is: cores, memory, CPU model, nominal clock (pure /proc and /sys reads)."""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from scalebench.errors import InputError
+
+_MODEL_CLOCK = re.compile(r"@\s*([0-9.]+)\s*GHz", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Clock:
+    ghz: float
+    source: str
+
+
+@dataclass(frozen=True)
+class HostInfo:
+    cpus: int  # logical CPUs this process may use
+    cores: int  # physical cores among them
+    sockets: int
+    model_name: str
+    microarch: str
+    clock: Clock | None
+    memory_bytes: int
+
+    @property
+    def cpus_per_core(self) -> int:
+        return max(1, self.cpus // self.cores)
+
+
+def _cpuinfo_blocks(text: str) -> list[dict[str, str]]:
+    blocks = []
+    for chunk in text.split("\n\n"):
+        fields = {}
+        for line in chunk.splitlines():
+            key, sep, value = line.partition(":")
+            if sep:
+                fields[key.strip()] = value.strip()
+        if "processor" in fields:
+            blocks.append(fields)
+    return blocks
+
+
+def nominal_clock(cpuinfo: str, sysfs: Path = Path("/sys/devices/system/cpu/cpu0/cpufreq")) -> Clock | None:
+    """Nominal (base) clock: model-name '@ X GHz', else cpufreq base_frequency, else cpuinfo 'cpu MHz'."""
+    blocks = _cpuinfo_blocks(cpuinfo)
+    model = blocks[0].get("model name", "") if blocks else ""
+    match = _MODEL_CLOCK.search(model)
+    if match:
+        return Clock(float(match.group(1)), f"CPU model name ({model!r})")
+    base = sysfs / "base_frequency"
+    if base.is_file():
+        return Clock(int(base.read_text()) / 1e6, f"{base} (kHz)")
+    if blocks and "cpu MHz" in blocks[0]:
+        return Clock(float(blocks[0]["cpu MHz"]) / 1000,
+                     "/proc/cpuinfo 'cpu MHz' (the current or virtualised clock: check it is the base clock)")
+    return None
+
+
+def physical_cores(cpuinfo: str, allowed: set[int]) -> tuple[int, int]:
+    """(cores, sockets) among the allowed logical CPUs; each CPU its own core when ids are absent."""
+    cores, sockets = set(), set()
+    for block in _cpuinfo_blocks(cpuinfo):
+        cpu = int(block["processor"])
+        if cpu not in allowed:
+            continue
+        socket = block.get("physical id", "0")
+        sockets.add(socket)
+        cores.add((socket, block.get("core id", str(cpu))))
+    return max(1, len(cores)), max(1, len(sockets))
+
+
+def memory_bytes(meminfo: str) -> int:
+    match = re.search(r"^MemTotal:\s+(\d+)\s*kB", meminfo, re.MULTILINE)
+    if not match:
+        raise InputError("/proc/meminfo: no MemTotal line")
+    return int(match.group(1)) * 1024
+
+
+def microarch_name() -> str:
+    import archspec.cpu
+
+    return archspec.cpu.host().name
+
+
+def detect() -> HostInfo:
+    cpuinfo = Path("/proc/cpuinfo").read_text()
+    allowed = os.sched_getaffinity(0)
+    cores, sockets = physical_cores(cpuinfo, allowed)
+    blocks = _cpuinfo_blocks(cpuinfo)
+    return HostInfo(
+        cpus=len(allowed), cores=cores, sockets=sockets,
+        model_name=blocks[0].get("model name", "unknown") if blocks else "unknown",
+        microarch=microarch_name(), clock=nominal_clock(cpuinfo),
+        memory_bytes=memory_bytes(Path("/proc/meminfo").read_text()),
+    )

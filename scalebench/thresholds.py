@@ -1,0 +1,24 @@
+"""Performance floors kept as data (site_configs/efficiency_floors.yaml)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from scalebench import paths
+from scalebench.errors import InputError
+
+
+def efficiency_floor(system: str, partition: str, path: Path | None = None) -> float:
+    """The most specific floor for system:partition (then system:*, then *)."""
+    path = path or paths.SITE_CONFIGS / "efficiency_floors.yaml"
+    floors = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(floors, dict):
+        raise InputError(f"{path}: expected a mapping of 'system:partition' keys to floors")
+    for key in (f"{system}:{partition}", f"{system}:*", "*"):
+        if key in floors:
+            value = floors[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+                raise InputError(f"{path}: {key}: efficiency floor must be a fraction in [0, 1], got {value!r}")
+            return float(value)
+    raise InputError(f"{path}: no floor for {system}:{partition} and no '*' entry")
