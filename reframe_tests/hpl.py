@@ -1,0 +1,173 @@
+"""HPL: residual-checked Rmax and efficiency (Rmax/Rpeak) at each scale of a partition.
+
+Runs hpcc (its HPL section) or a site's xhpl with a deck written by scalebench.deck. Partition
+extras give the Rpeak inputs and limits (see site_configs/); environment extras give the binary,
+the launcher options and the stack name.
+"""
+import os
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.builtins import (parameter, performance_function, run_after, run_before,
+                                   sanity_function, variable)
+
+from scalebench import blas, deck, peak, scales, thresholds
+from scalebench.errors import ParseError
+from scalebench.parse.hpcc import parse_hpcc
+from scalebench.parse.hpl import parse_hpl
+
+
+@rfm.simple_test
+class HPLCheck(rfm.RunOnlyRegressionTest):
+    descr = 'HPL Rmax and efficiency vs Rpeak, residual-checked'
+    valid_systems = ['+hpl']
+    valid_prog_environs = ['+hpl']
+    scale = parameter(scales.scale_names(), loggable=True)
+
+    hpl_binary = variable(str, value='')  # '' = the environment's extras['hpl_binary'], else xhpl
+    threads_per_rank = variable(int, value=1, loggable=True)
+    ranks_per_node = variable(int, type(None), value=None, loggable=True)  # None: fill the cores
+    nb = variable(int, type(None), value=None)  # None: frozen deck or hpl_decks/rules.yaml
+    memory_fraction = variable(float, type(None), value=None)
+    fixed_n = variable(int, type(None), value=None)  # strong scaling: one N at every scale
+    time_budget_s = variable(float, type(None), value=None)  # None: partition extras, else memory
+    expected_efficiency = variable(float, value=0.75)  # only for sizing N from a time budget
+    efficiency_floor = variable(float, type(None), value=None)  # None: site_configs/efficiency_floors.yaml
+
+    # Recorded in every perflog line and report.
+    num_nodes = variable(int, value=0, loggable=True)
+    stack = variable(str, value='', loggable=True)
+    deck_summary = variable(str, value='', loggable=True)
+    n_policy = variable(str, value='', loggable=True)
+    blas_kernel = variable(str, value='', loggable=True)
+    rpeak_derivation = variable(str, value='', loggable=True)
+    hpl_deck = variable(dict, value={})  # the deck as JSON, for reports
+
+    @run_after('setup')
+    def set_geometry(self):
+        extras = self.current_partition.extras
+        scale = scales.get_scale(self.scale)
+        cores = int(extras.get('cores_per_node') or self.current_partition.processor.num_cores)
+        needed = self.ranks_per_node * self.threads_per_rank if self.ranks_per_node else None
+        reason = scales.skip_reason(scale, cores, int(extras.get('max_nodes', 1)), needed)
+        self.skip_if(reason is not None, reason)
+        self.geometry = scales.geometry(scale, cores, self.threads_per_rank, self.ranks_per_node)
+        self.num_nodes = self.geometry.nodes
+        self.num_tasks = self.geometry.ranks
+        self.num_tasks_per_node = self.geometry.ranks_per_node
+        self.num_cpus_per_task = self.geometry.threads_per_rank
+        self.stack = self.current_environ.extras.get('stack', self.current_environ.name)
+        self.peak = peak.peak_inputs(extras, host=None)
+        self.rpeak = self.peak.rpeak_gflops(self.geometry.nodes, self.geometry.cores_per_node)
+        self.rpeak_derivation = '; '.join(extras.get('rpeak_derivation') or self.peak.derivation)
+
+    @run_after('setup')
+    def set_executable(self):
+        env_extras = self.current_environ.extras
+        self.hpl_binary = self.hpl_binary or env_extras.get('hpl_binary', 'xhpl')
+        self.is_hpcc = os.path.basename(self.hpl_binary) == 'hpcc'
+        self.executable = self.hpl_binary
+        self.output_file = 'hpccoutf.txt' if self.is_hpcc else self.job.stdout
+        self.keep_files = ['hpccoutf.txt', 'hpccinf.txt'] if self.is_hpcc else ['HPL.dat']
+        threads = str(self.geometry.threads_per_rank)
+        self.env_vars.update(OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads,
+                             MKL_NUM_THREADS=threads)
+        choice = blas.choose_coretype(os.environ, self.peak.microarch)
+        if choice.value:
+            self.env_vars['OPENBLAS_CORETYPE'] = choice.value
+        self.blas_kernel = f'{choice.value or "auto"}: {choice.reason}'
+        if choice.warning:
+            self.blas_kernel += f' (warning: {choice.warning})'
+        self.job.launcher.options = [
+            opt.format(threads_per_rank=self.geometry.threads_per_rank)
+            for opt in env_extras.get('launcher_options', [])
+        ]
+
+    @run_after('setup')
+    def set_deck(self):
+        extras = self.current_partition.extras
+        budget = self.time_budget_s or extras.get('hpl_time_budget_s')
+        max_n, reason = None, ''
+        if budget:
+            expected = self.expected_efficiency * self.rpeak
+            max_n = deck.largest_n_within(float(budget), expected)
+            reason = (f'time budget: {float(budget):g} s at {self.expected_efficiency:.0%} of '
+                      f'Rpeak {self.rpeak:.1f} Gflop/s')
+        request = deck.DeckRequest(
+            nodes=self.geometry.nodes, ranks_per_node=self.geometry.ranks_per_node,
+            threads_per_rank=self.geometry.threads_per_rank,
+            memory_per_node=int(extras['memory_per_node']), memory_fraction=self.memory_fraction,
+            nb=self.nb, max_n=max_n, max_n_reason=reason)
+        rules = deck.load_rules()
+        self.deck = deck.make_deck(request, rules)
+        if self.fixed_n:
+            self.deck = deck.with_sizes(self.deck, self.fixed_n)
+        self.n_policy = self.deck.n_policy
+        self.hpl_deck = self.deck.to_json()
+        self.deck_summary = (f'N={self.deck.n} NB={self.deck.nb} {self.deck.p}x{self.deck.q} '
+                             f'mem={self.deck.memory_used_fraction:.1%}')
+
+    @run_before('run')
+    def write_deck(self):
+        name, text = (('hpccinf.txt', deck.hpccinf_txt(self.deck)) if self.is_hpcc
+                      else ('HPL.dat', deck.hpl_dat(self.deck)))
+        with open(os.path.join(self.stagedir, name), 'w') as handle:
+            handle.write(text)
+
+    @run_before('performance')
+    def set_efficiency_floor(self):
+        floor = self.efficiency_floor
+        if floor is None:
+            floor = thresholds.efficiency_floor(self.current_system.name, self.current_partition.name)
+        self.reference = {'*': {'efficiency': (100 * floor, 0, None, '%')}}
+
+    def _parsed(self):
+        if not hasattr(self, '_result'):
+            with open(os.path.join(self.stagedir, self.output_file), errors='replace') as handle:
+                text = handle.read()
+            self._result = parse_hpcc(text) if self.is_hpcc else parse_hpl(text)
+        return self._result
+
+    def _hpl(self):
+        return self._parsed().hpl if self.is_hpcc else self._parsed()
+
+    def _processes_reported(self):
+        if self.is_hpcc:
+            return (self._parsed().last_summary or {}).get('CommWorldProcs')
+        return {row.p * row.q for row in self._hpl().rows}.pop() if self._hpl().rows else None
+
+    @sanity_function
+    def validate(self):
+        try:
+            result = self._hpl()
+        except (OSError, ParseError) as err:
+            return sn.assert_true(False, msg=f'no HPL result in {self.output_file}: {err}')
+        if result is None:
+            return sn.assert_true(False, msg=f'{self.output_file} has no HPL section')
+        problems = result.problems(expected_cases=1)
+        ranks = self._processes_reported()
+        return sn.all([
+            sn.assert_eq(problems, [], msg='HPL run not clean: {0}'),
+            sn.assert_eq(ranks, self.num_tasks,
+                         msg='program reports {0} processes, {1} requested (wrong MPI launcher?)'),
+        ])
+
+    @performance_function('Gflop/s')
+    def rmax(self):
+        return self._hpl().rmax_gflops
+
+    @performance_function('Gflop/s')
+    def rpeak_gflops(self):
+        return self.rpeak
+
+    @performance_function('%')
+    def efficiency(self):
+        return 100 * self._hpl().rmax_gflops / self.rpeak
+
+    @performance_function('N')
+    def n(self):
+        return self._hpl().rows[-1].n
+
+    @performance_function('s')
+    def time(self):
+        return self._hpl().rows[-1].time_s

@@ -1,0 +1,161 @@
+"""Command line: `scalebench deck | peak | parse | report | run`."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from scalebench import paths
+from scalebench.errors import ResultsError, ScalebenchError
+from scalebench.units import parse_size
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line, like every other scalebench error."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
+    return value
+
+
+def cmd_deck(args: argparse.Namespace) -> int:
+    from scalebench import deck
+
+    request = deck.DeckRequest(
+        nodes=args.nodes, ranks_per_node=args.ranks_per_node, threads_per_rank=args.threads_per_rank,
+        memory_per_node=parse_size(args.memory_per_node, "--memory-per-node"),
+        memory_fraction=args.memory_fraction, nb=args.nb)
+    result = deck.make_deck(request, deck.load_rules())
+    fmt = "json" if args.json else args.format
+    if fmt == "json":
+        print(json.dumps(result.to_json(), indent=2))
+    elif fmt == "hpcc":
+        sys.stdout.write(deck.hpccinf_txt(result))
+    else:
+        sys.stdout.write(deck.hpl_dat(result))
+    return 0
+
+
+def cmd_peak(args: argparse.Namespace) -> int:
+    from scalebench import host, peak
+
+    overrides = {"clock_ghz": args.clock_ghz, "flops_per_cycle": args.flops_per_cycle,
+                 "cores_per_node": args.cores}
+    inputs = peak.peak_inputs(overrides, host=host.detect())
+    if args.json:
+        print(json.dumps(inputs.to_json(), indent=2))
+        return 0
+    print(f"Rpeak of this machine: {inputs.rpeak_gflops():.1f} Gflop/s "
+          f"= {inputs.cores_per_node} cores x {inputs.clock_ghz:g} GHz x {inputs.flops_per_cycle} flop/cycle")
+    for line in inputs.derivation:
+        print(f"  {line}")
+    return 0
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    from scalebench.parse import parse_file
+
+    print(json.dumps(parse_file(args.kind, args.file), indent=2))
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from scalebench.report import hpl_terminal_table, write_report
+
+    target, sessions, warnings = write_report(args.results, Path(args.out) if args.out else None)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(hpl_terminal_table(sessions))
+    print(f"\nReport: {target}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """One ReFrame session into a fresh run directory, then (optionally) its report."""
+    from scalebench.siteconf import new_run_dir
+
+    run_dir = new_run_dir(Path(args.results))
+    try:
+        run_dir.mkdir(parents=True, exist_ok=False)
+    except OSError as err:
+        raise ResultsError(f"--results: cannot create {run_dir}: {err.strerror}") from err
+    reframe = Path(sys.executable).with_name("reframe")
+    command = [str(reframe), "-C", args.config, "-c", args.checks, "-r", *args.reframe_args]
+    env = dict(os.environ, SCALEBENCH_RUN_DIR=str(run_dir))
+    print(f"scalebench run: {' '.join(command)}\n  run directory: {run_dir}", flush=True)
+    status = subprocess.call(command, env=env)
+    if args.report:
+        report_args = argparse.Namespace(results=[str(run_dir)], out=str(run_dir / "report"))
+        cmd_report(report_args)
+    if status:
+        print(f"scalebench run: reframe exited with status {status} (failures are listed above)",
+              file=sys.stderr)
+    return status
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="scalebench", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("deck", help="HPL input deck for a node/rank/memory geometry")
+    p.add_argument("--nodes", type=_positive_int, required=True)
+    p.add_argument("--ranks-per-node", type=_positive_int, required=True)
+    p.add_argument("--threads-per-rank", type=_positive_int, default=1)
+    p.add_argument("--memory-per-node", required=True, help="e.g. 16GiB, 256G, 512GB")
+    p.add_argument("--memory-fraction", type=float, default=None, help="share of memory for the matrix (default 0.8)")
+    p.add_argument("--nb", type=_positive_int, default=None, help="block size (default from hpl_decks/rules.yaml)")
+    p.add_argument("--format", choices=("hpl", "hpcc", "json"), default="hpl")
+    p.add_argument("--json", action="store_true", help="same as --format json")
+    p.set_defaults(func=cmd_deck)
+
+    p = sub.add_parser("peak", help="Rpeak of this machine and how it was derived")
+    p.add_argument("--clock-ghz", type=float, default=None, help="override the nominal clock")
+    p.add_argument("--flops-per-cycle", type=_positive_int, default=None, help="override DP flop/cycle/core")
+    p.add_argument("--cores", type=_positive_int, default=None, help="override the core count")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_peak)
+
+    p = sub.add_parser("parse", help="parse a benchmark output into JSON")
+    p.add_argument("kind", help="output kind, e.g. hpl, hpcc")
+    p.add_argument("file")
+    p.set_defaults(func=cmd_parse)
+
+    p = sub.add_parser("report", help="report from run reports under RESULTS")
+    p.add_argument("results", nargs="+", help="run directories, report files or results/")
+    p.add_argument("--out", default=None, help="output directory (default results/reports/<time>)")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("run", help="run ReFrame checks into a new results/runs/ directory")
+    p.add_argument("--config", default=str(paths.SITE_CONFIGS / "local.py"))
+    p.add_argument("--checks", default=str(paths.REPO_ROOT / "reframe_tests"))
+    p.add_argument("--results", default=str(paths.RESULTS))
+    p.add_argument("--report", action="store_true", help="write the run's report when it ends")
+    p.add_argument("reframe_args", nargs=argparse.REMAINDER, help="after --: passed to reframe")
+    p.set_defaults(func=cmd_run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if getattr(args, "reframe_args", None) and args.reframe_args[0] == "--":
+        args.reframe_args = args.reframe_args[1:]
+    try:
+        return int(args.func(args))
+    except ScalebenchError as err:
+        print(f"scalebench {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,79 @@
+"""ReFrame configuration of the embedded default: this machine, local scheduler, OpenMPI's mpirun.
+
+Processor, memory and Rpeak inputs are detected when the configuration loads (scalebench.host);
+set SCALEBENCH_CLOCK_GHZ or SCALEBENCH_FLOPS_PER_CYCLE to override what detection gets wrong.
+"""
+import os
+
+from scalebench import host, peak
+from scalebench.siteconf import general_config, logging_config, system_dirs
+
+_host = host.detect()
+_overrides = {
+    'clock_ghz': float(os.environ['SCALEBENCH_CLOCK_GHZ']) if os.environ.get('SCALEBENCH_CLOCK_GHZ') else None,
+    'flops_per_cycle': (int(os.environ['SCALEBENCH_FLOPS_PER_CYCLE'])
+                        if os.environ.get('SCALEBENCH_FLOPS_PER_CYCLE') else None),
+}
+_peak = peak.peak_inputs(_overrides, host=_host)
+
+site_configuration = {
+    'systems': [
+        {
+            'name': 'local',
+            'descr': f'Embedded default: this machine ({_host.model_name})',
+            'hostnames': ['.*'],
+            'modules_system': 'nomod',
+            **system_dirs(),
+            'partitions': [
+                {
+                    'name': 'default',
+                    'descr': f'{_peak.cores_per_node} cores, local scheduler',
+                    'scheduler': 'local',
+                    'launcher': 'mpirun',
+                    'environs': ['openmpi'],
+                    # Benchmarks must not share cores: one job at a time.
+                    'max_jobs': 1,
+                    'time_limit': '30m',
+                    'features': ['hpl'],
+                    'processor': {
+                        'arch': _host.microarch,
+                        'num_cpus': _host.cpus,
+                        'num_cpus_per_core': _host.cpus_per_core,
+                        'num_sockets': _host.sockets,
+                        'num_cpus_per_socket': _host.cpus // _host.sockets,
+                    },
+                    'extras': {
+                        'max_nodes': 1,
+                        'cores_per_node': _peak.cores_per_node,
+                        'memory_per_node': _host.memory_bytes,
+                        'microarch': _peak.microarch,
+                        'clock_ghz': _peak.clock_ghz,
+                        'flops_per_cycle': _peak.flops_per_cycle,
+                        'rpeak_derivation': list(_peak.derivation),
+                        # A full-memory HPL takes hours here: bound the solve to ~8 s per case.
+                        'hpl_time_budget_s': 8,
+                    },
+                },
+            ],
+        },
+    ],
+    'environments': [
+        {
+            'name': 'openmpi',
+            'features': ['mpi', 'openmpi', 'hpl', 'hpcc'],
+            'env_vars': [
+                # Debian's OpenMPI refuses to run as root without these.
+                ['OMPI_ALLOW_RUN_AS_ROOT', '1'],
+                ['OMPI_ALLOW_RUN_AS_ROOT_CONFIRM', '1'],
+            ],
+            'extras': {
+                'stack': 'openmpi-sm',
+                'hpl_binary': 'hpcc',
+                # One core per BLAS thread, ranks bound to their cores.
+                'launcher_options': ['--map-by', 'slot:PE={threads_per_rank}', '--bind-to', 'core'],
+            },
+        },
+    ],
+    'logging': logging_config(),
+    'general': general_config(),
+}

@@ -1,0 +1,28 @@
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+VENV_BIN = Path(sys.executable).parent
+
+
+def require_tools(*tools: str) -> None:
+    """Skip when a tool is missing, except in CI, where `make test` installs everything: fail there."""
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        message = f"needs {', '.join(missing)} (installed by scripts/install.sh)"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message}: missing in CI")
+        pytest.skip(message)
+
+
+def run_reframe(run_dir: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
+    """Real ReFrame on the embedded default system, writing into run_dir."""
+    env = dict(os.environ, SCALEBENCH_RUN_DIR=str(run_dir))
+    command = [str(VENV_BIN / "reframe"), "-C", str(REPO / "site_configs" / "local.py"),
+               "-c", str(REPO / "reframe_tests" / "hpl.py"), *args]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)

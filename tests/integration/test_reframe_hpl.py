@@ -1,0 +1,66 @@
+"""The real ReFrame HPL check on this machine (hpcc, OpenMPI, OpenBLAS), at a small N."""
+import json
+
+import pytest
+
+from conftest import require_tools, run_reframe
+from scalebench.results import ingest
+
+pytestmark = pytest.mark.integration
+
+SMALL_N = ["-S", "time_budget_s=0.3"]  # N of a few thousand: seconds per case
+
+
+@pytest.fixture(scope="module")
+def hpl_run(tmp_path_factory):
+    require_tools("mpirun", "hpcc")
+    run_dir = tmp_path_factory.mktemp("hpl") / "run"
+    proc = run_reframe(run_dir, "-r", *SMALL_N, "-S", "efficiency_floor=0")
+    return run_dir, proc
+
+
+def test_hpl_cases_pass_with_positive_rmax(hpl_run):
+    run_dir, proc = hpl_run
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    sessions, warnings = ingest([run_dir])
+    assert warnings == []
+    ran = {c.params["scale"]: c for c in sessions[0].cases if c.result != "skip"}
+    # The embedded default scales over ranks 1..cores: 1_core and 1_node at least.
+    assert {"1_core", "1_node"} <= set(ran)
+    for case in ran.values():
+        assert case.result == "pass", case.fail_reason
+        assert case.figure("rmax") > 0
+        assert 0 < case.figure("efficiency") < 150
+        assert case.provenance["hpl_deck"]["p"] * case.provenance["hpl_deck"]["q"] == case.num_tasks
+
+
+def test_raw_outputs_and_perflog_kept(hpl_run):
+    run_dir, _ = hpl_run
+    outputs = list((run_dir / "output").rglob("hpccoutf.txt"))
+    assert len(outputs) >= 2
+    assert all("End of HPL section." in p.read_text() for p in outputs)
+    perflog = next((run_dir / "perflogs").rglob("HPLCheck.log")).read_text().splitlines()
+    header = perflog[0].split("|")
+    assert {"num_nodes", "stack", "job_nodelist", "perf_var", "perf_value"} <= set(header)
+    figures = {line.split("|")[header.index("perf_var")] for line in perflog[1:]}
+    assert {"rmax", "efficiency", "n", "time"} <= figures
+
+
+def test_efficiency_floor_fails_the_performance_stage(tmp_path):
+    require_tools("mpirun", "hpcc")
+    run_dir = tmp_path / "run"
+    proc = run_reframe(run_dir, "-r", "-n", "%scale=1_core", *SMALL_N, "-S", "efficiency_floor=1.0")
+    assert proc.returncode != 0
+    report = json.loads((run_dir / "report.json").read_text())
+    case = next(tc for tc in report["runs"][-1]["testcases"] if tc["result"] != "skip")
+    assert case["fail_phase"] == "performance"
+    assert "efficiency" in case["fail_reason"]
+
+
+def test_existing_run_directory_is_not_overwritten(hpl_run):
+    run_dir, _ = hpl_run
+    before = (run_dir / "report.json").read_bytes()
+    proc = run_reframe(run_dir, "-l")
+    assert proc.returncode != 0
+    assert "already holds a run report" in proc.stdout + proc.stderr
+    assert (run_dir / "report.json").read_bytes() == before
