@@ -42,6 +42,8 @@ class HPLCheck(rfm.RunOnlyRegressionTest):
     blas_kernel = variable(str, value='', loggable=True)
     rpeak_derivation = variable(str, value='', loggable=True)
     hpl_deck = variable(dict, value={})  # the deck as JSON, for reports
+    blas_kernel_used = variable(str, value='', loggable=True)  # what OpenBLAS says it runs
+    ceiling_warnings = variable(str, value='', loggable=True)
 
     @run_after('setup')
     def set_geometry(self):
@@ -71,7 +73,7 @@ class HPLCheck(rfm.RunOnlyRegressionTest):
         self.keep_files = ['hpccoutf.txt', 'hpccinf.txt'] if self.is_hpcc else ['HPL.dat']
         threads = str(self.geometry.threads_per_rank)
         self.env_vars.update(OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads,
-                             MKL_NUM_THREADS=threads)
+                             MKL_NUM_THREADS=threads, OPENBLAS_VERBOSE='2')
         choice = blas.choose_coretype(os.environ, self.peak.microarch)
         if choice.value:
             self.env_vars['OPENBLAS_CORETYPE'] = choice.value
@@ -103,6 +105,10 @@ class HPLCheck(rfm.RunOnlyRegressionTest):
         if self.fixed_n:
             self.deck = deck.with_sizes(self.deck, self.fixed_n)
         self.n_policy = self.deck.n_policy
+        limit = deck.job_time_limit(self.deck.n, self.expected_efficiency * self.rpeak)
+        max_limit = extras.get('max_time_limit_s')
+        deck.check_time_limit(limit, float(max_limit) if max_limit else None)
+        self.time_limit = int(limit)
         self.hpl_deck = self.deck.to_json()
         self.deck_summary = (f'N={self.deck.n} NB={self.deck.nb} {self.deck.p}x{self.deck.q} '
                              f'mem={self.deck.memory_used_fraction:.1%}')
@@ -113,6 +119,22 @@ class HPLCheck(rfm.RunOnlyRegressionTest):
                       else ('HPL.dat', deck.hpl_dat(self.deck)))
         with open(os.path.join(self.stagedir, name), 'w') as handle:
             handle.write(text)
+
+    @run_before('performance')
+    def check_blas_ceiling(self):
+        with open(os.path.join(self.stagedir, self.job.stderr), errors='replace') as handle:
+            self.blas_kernel_used = ','.join(sorted(set(blas.kernels_reported(handle.read())))) or 'not reported'
+        if not self.is_hpcc:
+            self.perf_variables.pop('dgemm_ceiling', None)
+            return
+        flags = thresholds.report_flags()
+        result = blas.ceiling_flags(self._hpl().rmax_gflops, self.dgemm_ceiling_gflops(), self.rpeak,
+                                    flags['min_hpl_over_dgemm'], flags['min_dgemm_over_rpeak'])
+        self.ceiling_warnings = '; '.join(result.warnings)
+
+    def dgemm_ceiling_gflops(self):
+        # hpcc's StarDGEMM is the per-process rate with every process busy: times the ranks.
+        return self._parsed().last_summary['StarDGEMM_Gflops'] * self.num_tasks
 
     @run_before('performance')
     def set_efficiency_floor(self):
@@ -163,6 +185,10 @@ class HPLCheck(rfm.RunOnlyRegressionTest):
     @performance_function('%')
     def efficiency(self):
         return 100 * self._hpl().rmax_gflops / self.rpeak
+
+    @performance_function('Gflop/s')
+    def dgemm_ceiling(self):
+        return self.dgemm_ceiling_gflops()
 
     @performance_function('N')
     def n(self):

@@ -292,3 +292,17 @@ def hpccinf_txt(deck: Deck) -> str:
         "0                               number of additional blocking sizes for PTRANS\n"
         "0                               values of NB\n"
     )
+
+
+def job_time_limit(n: int, expected_gflops: float, safety: float = 3.0, allowance_s: float = 600.0) -> float:
+    """Seconds to request for one HPL solve: safety x the predicted time, plus a fixed allowance
+    for launch, setup and (with hpcc) its other kernels."""
+    return safety * predicted_seconds(n, expected_gflops) + allowance_s
+
+
+def check_time_limit(limit_s: float, partition_limit_s: float | None) -> None:
+    """A prediction the partition cannot grant is an error before submission, not a killed job."""
+    if partition_limit_s is not None and limit_s > partition_limit_s:
+        raise DeckError(f"time limit: the run needs about {limit_s / 3600:.1f} h "
+                        f"(predicted HPL time with safety margin), the partition allows "
+                        f"{partition_limit_s / 3600:.1f} h; lower memory_fraction or set fixed_n")

@@ -22,3 +22,16 @@ def efficiency_floor(system: str, partition: str, path: Path | None = None) -> f
                 raise InputError(f"{path}: {key}: efficiency floor must be a fraction in [0, 1], got {value!r}")
             return float(value)
     raise InputError(f"{path}: no floor for {system}:{partition} and no '*' entry")
+
+
+def report_flags(path: Path | None = None) -> dict[str, float]:
+    """Warning thresholds for reports (site_configs/report_flags.yaml)."""
+    path = path or paths.SITE_CONFIGS / "report_flags.yaml"
+    flags = yaml.safe_load(path.read_text()) or {}
+    expected = {"min_hpl_over_dgemm", "min_dgemm_over_rpeak"}
+    if not isinstance(flags, dict) or set(flags) != expected:
+        raise InputError(f"{path}: expected exactly the keys {', '.join(sorted(expected))}")
+    for key, value in flags.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+            raise InputError(f"{path}: {key}: must be a fraction in (0, 1], got {value!r}")
+    return {k: float(v) for k, v in flags.items()}

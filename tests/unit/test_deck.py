@@ -350,3 +350,15 @@ def test_with_sizes_beyond_memory_is_deck_error():
     base = deck.make_deck(DeckRequest(1, 1, 16 * GiB), Rules())
     with pytest.raises(DeckError, match="^N: 50000 needs"):
         deck.with_sizes(base, 50000)
+
+
+def test_job_time_limit_is_safety_times_prediction_plus_allowance():
+    # N=10000 at 100 Gflop/s: (2/3e12 + 1.5e8) / 1e11 = 6.668167 s; x3 + 600 = 620.0045 s.
+    assert deck.job_time_limit(10000, 100.0) == pytest.approx(3 * 6.66816667 + 600, rel=1e-6)
+
+
+def test_check_time_limit_rejects_a_run_longer_than_the_partition_allows():
+    deck.check_time_limit(3600, 7200)
+    deck.check_time_limit(3600, None)
+    with pytest.raises(DeckError, match="^time limit: .*2.0 h.*partition allows 1.0 h"):
+        deck.check_time_limit(7200, 3600)

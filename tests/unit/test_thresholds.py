@@ -2,6 +2,7 @@
 import pytest
 
 from scalebench.errors import InputError
+from scalebench import thresholds
 from scalebench.thresholds import efficiency_floor
 
 FLOORS = '"*": 0.65\n"big:*": 0.7\n"big:gpu": 0.5\n'
@@ -57,3 +58,16 @@ def test_empty_file_is_no_match(tmp_path):
 def test_not_a_mapping_is_input_error(tmp_path):
     with pytest.raises(InputError, match="expected a mapping"):
         efficiency_floor("small", "cpu", _floors(tmp_path, "- '*'\n"))
+
+
+def test_report_flags_shipped_file_loads():
+    flags = thresholds.report_flags()
+    assert set(flags) == {"min_hpl_over_dgemm", "min_dgemm_over_rpeak"}
+    assert all(0 < v <= 1 for v in flags.values())
+
+
+def test_report_flags_typo_in_key_names_the_file(tmp_path):
+    path = tmp_path / "flags.yaml"
+    path.write_text("min_hpl_over_dgem: 0.75\nmin_dgemm_over_rpeak: 0.5\n")
+    with pytest.raises(InputError, match="flags.yaml: expected exactly the keys"):
+        thresholds.report_flags(path)
