@@ -163,10 +163,25 @@ def _require_positive(name: str, value: Any) -> None:
 def process_grid(ranks: int) -> tuple[int, int]:
     """P x Q with P <= Q and P the largest divisor of ranks not above sqrt(ranks)."""
     _require_positive("ranks", ranks)
-    p = math.isqrt(ranks)
-    while ranks % p:
-        p -= 1
+    root = math.isqrt(ranks)
+    p = max(d for d in _divisors(ranks) if d <= root)
     return p, ranks // p
+
+
+def _divisors(number: int) -> list[int]:
+    """All divisors, from the prime factorisation (trial division stops at the cofactor's root)."""
+    divisors, rest, factor = [1], number, 2
+    while factor * factor <= rest:
+        power = 0
+        while rest % factor == 0:
+            rest //= factor
+            power += 1
+        if power:
+            divisors = [d * factor**k for d in divisors for k in range(power + 1)]
+        factor += 1 if factor == 2 else 2
+    if rest > 1:
+        divisors += [d * rest for d in divisors]
+    return divisors
 
 
 def n_for_memory(memory_bytes: int, nb: int, p: int, q: int, lcm_max_loss: float) -> int:
