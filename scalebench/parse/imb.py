@@ -1,0 +1,246 @@
+"""Parser for Intel MPI Benchmarks output (IMB-MPI1/EXT/NBC/RMA, IMB 3.2 to 2021).
+
+IMB prints a banner (``Intel(R) MPI Benchmarks 2021.3, MPI-1 part``), the
+``# List of Benchmarks to run:`` listing, then one block per benchmark and process count::
+
+    # Benchmarking PingPong
+    # #processes = 2
+    #-----------------------------
+           #bytes #repetitions      t[usec]   Mbytes/sec
+                0         1000         1.68         0.00
+
+Columns differ by benchmark (``t[usec] Mbytes/sec`` for PingPong/PingPing,
+``t_min[usec] t_max[usec] t_avg[usec]`` for collectives, plus ``Mbytes/sec`` for
+Sendrecv/Exchange, no ``#bytes`` for Barrier), so each block keeps its own column names and
+rows are dicts keyed by them. A row counts only when it has exactly one number per column:
+lines the MPI library interleaves are skipped without ending the table. IMB-EXT's
+``MODE: AGGREGATE`` / ``NON-AGGREGATE`` tables become separate blocks with a ``mode`` key.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+from scalebench.errors import ParseError
+from scalebench.parse.hpl import to_value
+
+Value = Union[int, float, str]
+
+_NUM = r"[+-]?(?:\d{1,30}(?:\.\d{0,30})?|\.\d{1,30})(?:[eE][+-]?\d{1,4})?"
+_NONFINITE = r"[+-]?(?i:nan|inf(?:inity)?)"
+_VALUE_RE = re.compile(rf"{_NUM}|{_NONFINITE}")
+_INT_RE = re.compile(r"\d{1,18}")
+
+_VERSION_RE = re.compile(
+    r"#?[ \t]*Intel[ \t]?\(R\)[ \t]+MPI[ \t]+Benchmarks?(?:[ \t]+Suite)?[ \t]+V?(\d[^,]{0,40}),"
+)
+_BENCHMARKING_RE = re.compile(r"#[ \t]*Benchmarking[ \t]+(\S{1,100})")
+_PROCESSES_RE = re.compile(r"#[ \t]*#processes[ \t]*=[ \t]*(\d{1,9})")
+_MODE_RE = re.compile(r"#[ \t]*MODE:[ \t]*([A-Za-z_-]{1,40})")
+_LISTED_RE = re.compile(r"#[ \t]*([A-Za-z][A-Za-z0-9_-]{0,60})")
+_INT_COLUMNS = ("#bytes", "#repetitions")
+_MAX_COLUMNS = 32  # IMB tables have at most eight columns
+_FINALIZE = "# All processes entering MPI_Finalize"
+_LIST_START = "# List of Benchmarks to run:"
+
+
+def _cell(column: str, token: str) -> Optional[Value]:
+    """The typed value of one cell, or None when the token does not fit the column."""
+    if column in _INT_COLUMNS:
+        return int(token) if _INT_RE.fullmatch(token) else None
+    if _VALUE_RE.fullmatch(token):
+        return to_value(token)
+    return None
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, float) and math.isfinite(value)
+
+
+def latency_column(columns: Tuple[str, ...]) -> Optional[str]:
+    """t_avg[usec] for collectives, t[usec] for PingPong; else the first *[usec] column."""
+    for wanted in ("t_avg[usec]", "t[usec]"):
+        if wanted in columns:
+            return wanted
+    return next((c for c in columns if c.endswith("[usec]")), None)
+
+
+@dataclass(frozen=True)
+class ImbBlock:
+    """One benchmark at one process count.
+
+    ``min_latency_usec`` is the smallest latency-column value over rows with #bytes > 0 (all
+    rows when the table has no #bytes column, as for Barrier): the 0-byte row of a
+    collective measures no data movement. ``peak_mbytes_per_sec`` exists only for tables
+    with a Mbytes/sec column.
+    """
+
+    benchmark: Optional[str]
+    processes: Optional[int]
+    columns: Tuple[str, ...]
+    rows: Tuple[Dict[str, Value], ...]
+    mode: Optional[str] = None
+
+    @property
+    def latency_column_used(self) -> Optional[str]:
+        return latency_column(self.columns)
+
+    @property
+    def min_latency_usec(self) -> Optional[float]:
+        column = self.latency_column_used
+        if column is None:
+            return None
+        values = [
+            row[column]
+            for row in self.rows
+            if _finite(row[column]) and ("#bytes" not in row or row["#bytes"] > 0)  # type: ignore[operator]
+        ]
+        return min(values) if values else None  # type: ignore[type-var]
+
+    @property
+    def peak_mbytes_per_sec(self) -> Optional[float]:
+        values = [row["Mbytes/sec"] for row in self.rows if _finite(row.get("Mbytes/sec"))]
+        return max(values) if values else None  # type: ignore[type-var]
+
+    def to_dict(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {
+            "benchmark": self.benchmark,
+            "processes": self.processes,
+            "rows": [dict(row) for row in self.rows],
+            "columns": list(self.columns),
+            "n_rows": len(self.rows),
+        }
+        if "Mbytes/sec" in self.columns:
+            out["peak_mbytes_per_sec"] = self.peak_mbytes_per_sec
+        out["min_latency_usec"] = self.min_latency_usec
+        out["latency_column_used"] = self.latency_column_used
+        if self.mode is not None:
+            out["mode"] = self.mode
+        return out
+
+
+@dataclass(frozen=True)
+class ImbOutput:
+    """All blocks in print order; ``benchmarks_listed`` is None without a listing."""
+
+    imb_version: Optional[str]
+    benchmarks_listed: Optional[Tuple[str, ...]]
+    blocks: Tuple[ImbBlock, ...]
+    finalize_line: bool
+
+    def to_dict(self) -> Dict[str, Any]:
+        listed = self.benchmarks_listed
+        return {
+            "imb_version": self.imb_version,
+            "benchmarks_listed": list(listed) if listed is not None else None,
+            "blocks": [block.to_dict() for block in self.blocks],
+            "finalize_line": self.finalize_line,
+        }
+
+
+@dataclass
+class _Block:
+    benchmark: Optional[str] = None
+    processes: Optional[int] = None
+    mode: Optional[str] = None
+    columns: Optional[Tuple[str, ...]] = None
+    rows: List[Dict[str, Value]] = field(default_factory=list)
+
+    def freeze(self) -> ImbBlock:
+        return ImbBlock(self.benchmark, self.processes, self.columns or (), tuple(self.rows), self.mode)
+
+
+class _Reader:
+    def __init__(self) -> None:
+        self.version: Optional[str] = None
+        self.listed: Optional[List[str]] = None
+        self.listing = False
+        self.blocks: List[_Block] = []
+        self.finalize = False
+
+    def current(self) -> _Block:
+        if not self.blocks:
+            self.blocks.append(_Block())
+        return self.blocks[-1]
+
+    def continued(self) -> _Block:
+        """The current block, or a copy of its identity once it already holds a table."""
+        block = self.current()
+        if block.rows or block.columns is not None:
+            block = _Block(block.benchmark, block.processes, block.mode)
+            self.blocks.append(block)
+        return block
+
+    def feed(self, line: str) -> None:
+        tokens = line.split()
+        if tokens[0] in _INT_COLUMNS and len(tokens) <= _MAX_COLUMNS:  # header starts with '#' too
+            self.listing = False
+            self.continued().columns = tuple(tokens)
+            return
+        if line[0] == "#":
+            self._comment(line)
+            return
+        self.listing = False
+        block = self.current()
+        columns = block.columns
+        if columns is None or len(tokens) != len(columns):
+            return
+        row = {column: _cell(column, token) for column, token in zip(columns, tokens)}
+        if all(value is not None for value in row.values()):
+            block.rows.append(row)  # type: ignore[arg-type]
+
+    def _comment(self, line: str) -> None:
+        if line.startswith("#--"):
+            self.listing = False
+            return
+        if line.startswith(_FINALIZE):
+            self.finalize = True
+            return
+        if line.startswith(_LIST_START):
+            self.listed, self.listing = [], True
+            return
+        match = _BENCHMARKING_RE.match(line)
+        if match:
+            self.listing = False
+            self.blocks.append(_Block(match.group(1)))
+            return
+        if self.listing:
+            match = _LISTED_RE.fullmatch(line)
+            if match and self.listed is not None:
+                self.listed.append(match.group(1))
+            return
+        match = _PROCESSES_RE.match(line)
+        if match:
+            block = self.current()
+            if block.rows:
+                block = self.continued()
+            block.processes = int(match.group(1))
+            return
+        match = _MODE_RE.match(line)
+        if match:
+            self.continued().mode = match.group(1)
+            return
+        if self.version is None:
+            match = _VERSION_RE.match(line)
+            if match:
+                self.version = match.group(1).strip()
+
+
+def parse_imb(text: str) -> ImbOutput:
+    """Parse IMB output; ParseError when no benchmark table row is found."""
+    reader = _Reader()
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line:
+            reader.feed(line)
+    if not any(block.rows for block in reader.blocks):
+        raise ParseError("no IMB result row (a '#bytes #repetitions ...' table) found")
+    return ImbOutput(
+        imb_version=reader.version,
+        benchmarks_listed=tuple(reader.listed) if reader.listed is not None else None,
+        blocks=tuple(block.freeze() for block in reader.blocks),
+        finalize_line=reader.finalize,
+    )

@@ -1,0 +1,472 @@
+"""Parser for LAMMPS log files (log.lammps or captured screen output), 2007 to 2024 releases.
+
+A log may hold several runs (``run``/``minimize`` commands, or several invocations appended),
+each ending in a ``Loop time of ...`` summary followed by the performance lines and a timing
+breakdown. The run reported is the LAST complete one, i.e. the last that printed its Loop
+time, skipping ``run 0`` setup-only runs when a real run exists; the log-level flags
+(``complete``, ``nan_in_thermo``, ``error``) say whether anything went wrong around it.
+
+Formats read:
+
+* ``Performance: X tau/day, Y timesteps/s[, Z katom-step/s]`` (lj units),
+  ``X ns/day, Y hours/ns, Z timesteps/s[, W Matom-step/s]`` (real/metal/...),
+  ``X fs/day, Y hours/fs, Z timesteps/s`` (electron). LAMMPS picks the atom-step prefix
+  (k/M/G) by magnitude, so ``atom_steps_per_s`` is normalised to atom-steps/s;
+* ``P% CPU use with M MPI tasks x T OpenMP threads`` (``x no OpenMP threads`` in builds
+  without OpenMP: ``omp_threads`` is then null);
+* the ``MPI task timing breakdown`` table (with or without the ``%CPU`` column of
+  ``timer full``), and the pre-2013 ``Comm  time (%) = 0.27 (1.88)`` lines;
+* ``Total wall time: H:MM:SS``.
+
+Lines are read one at a time with anchored, bounded expressions, so parsing is linear in the
+size of the text.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Union
+
+from scalebench.errors import ParseError
+from scalebench.parse.hpl import to_value
+
+Value = Union[float, str]
+
+_NUM = r"[+-]?(?:\d{1,30}(?:\.\d{0,30})?|\.\d{1,30})(?:[eE][+-]?\d{1,4})?"
+_NONFINITE = r"[+-]?(?i:nan|inf(?:inity)?)"
+_VALUE = rf"(?:{_NUM}|{_NONFINITE})"
+
+_BANNER_RE = re.compile(r"LAMMPS \(([^()]{1,200})\)")
+_LOOP_RE = re.compile(
+    rf"Loop time of ({_VALUE}) on (\d{{1,18}}) procs(?: \([^()]{{0,100}}\))? for (\d{{1,18}}) steps"
+    rf" with ({_NUM}) atoms"
+)
+_PERF_ITEM_RE = re.compile(rf"({_VALUE})[ \t]+([A-Za-z/-]{{1,20}})")
+_CPU_RE = re.compile(
+    rf"({_VALUE})% CPU use with (\d{{1,18}}) MPI tasks x (\d{{1,18}}|no) OpenMP threads"
+)
+_WALL_RE = re.compile(r"Total wall time:[ \t]*(\d{1,12}):(\d{1,2}):(\d{1,2})")
+_OLD_TIMING_RE = re.compile(
+    rf"([A-Za-z]{{1,12}})[ \t]+time \(%\)[ \t]*=[ \t]*({_VALUE})[ \t]+\(({_VALUE})\)"
+)
+_SECTION_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,30}")
+_ERROR_RE = re.compile(r"ERROR(?: on proc \d{1,9})?:")
+_THERMO_ROW_RE = re.compile(rf"[+-]?\d{{1,18}}(?:[ \t]+{_VALUE}){{1,200}}")
+_MULTI_ROW_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_\[\]]{0,40}[ \t]*=")
+_NONFINITE_TOKEN_RE = re.compile(r"(?<![A-Za-z0-9_.])[+-]?(?i:nan|inf)(?![A-Za-z0-9_])")
+
+# Performance-line units -> field, and the atom-step prefixes LAMMPS chooses by magnitude.
+_PERF_FIELDS = {
+    "tau/day": "tau_per_day",
+    "ns/day": "ns_per_day",
+    "hours/ns": "hours_per_ns",
+    "fs/day": "fs_per_day",
+    "hours/fs": "hours_per_fs",
+    "timesteps/s": "timesteps_per_s",
+}
+_ATOM_STEP_POWERS = {"atom-step/s": 0, "katom-step/s": 3, "Matom-step/s": 6, "Gatom-step/s": 9}
+
+# Old (pre-2013) timing labels are abbreviated to five letters.
+_SECTION_ALIASES = {"Outpt": "Output", "Kspce": "Kspace", "Modfy": "Modify"}
+
+# Timing table column headers -> keys of a timing_breakdown entry.
+_TABLE_COLUMNS = {
+    "min time": "min_s",
+    "avg time": "avg_s",
+    "max time": "max_s",
+    "%varavg": "varavg_pct",
+    "%CPU": "cpu_pct",
+    "%total": "pct_total",
+}
+_TIMING_KEYS = ("min_s", "avg_s", "max_s", "varavg_pct", "cpu_pct", "pct_total")
+
+TimingEntry = Dict[str, Optional[Value]]
+
+
+def _number(token: str) -> Optional[Value]:
+    """A finite float, the token for a non-finite value ("-nan"), None for anything else."""
+    value = to_value(token)
+    if isinstance(value, float) or re.fullmatch(_NONFINITE, token):
+        return value
+    return None
+
+
+def shift_decimal(token: str, power: int) -> Value:
+    """``token`` times 10**power, rounded once (716.083 k -> 716083.0 exactly, not 716082.99...)."""
+    mantissa, _, exponent = token.lower().partition("e")
+    try:
+        value = float(f"{mantissa}e{int(exponent or 0) + power}")
+    except ValueError:
+        return token
+    return value if math.isfinite(value) else token
+
+
+def _atoms(token: str) -> Optional[int]:
+    value = to_value(token)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e18:
+        return int(value)
+    return None
+
+
+@dataclass
+class _Run:
+    """One run's summary as it is read; frozen into LammpsRun."""
+
+    version: Optional[str]
+    loop_time_s: Optional[Value] = None
+    procs: Optional[int] = None
+    steps: Optional[int] = None
+    atoms: Optional[int] = None
+    perf: Dict[str, Optional[Value]] = field(default_factory=dict)
+    cpu_use_pct: Optional[Value] = None
+    mpi_tasks: Optional[int] = None
+    omp_threads: Optional[int] = None
+    table: Dict[str, TimingEntry] = field(default_factory=dict)
+    table_cut: bool = False
+    old_timing: Dict[str, TimingEntry] = field(default_factory=dict)
+
+    @property
+    def has_loop(self) -> bool:
+        return self.loop_time_s is not None
+
+
+@dataclass(frozen=True)
+class LammpsRun:
+    """The figures of one run: its Loop time line, performance lines and timing breakdown.
+
+    ``timing_breakdown`` maps each section (Pair, Bond, Kspace, Neigh, Comm, Output, Modify,
+    Sync, Other) to min/avg/max seconds, %varavg, %CPU and %total; the pre-2013 format gives
+    only the average time and %total.
+    """
+
+    lammps_version: Optional[str]
+    loop_time_s: Optional[Value]
+    procs: Optional[int]
+    steps: Optional[int]
+    atoms: Optional[int]
+    timesteps_per_s: Optional[Value]
+    atom_steps_per_s: Optional[Value]
+    ns_per_day: Optional[Value]
+    hours_per_ns: Optional[Value]
+    tau_per_day: Optional[Value]
+    fs_per_day: Optional[Value]
+    hours_per_fs: Optional[Value]
+    mpi_tasks: Optional[int]
+    omp_threads: Optional[int]
+    cpu_use_pct: Optional[Value]
+    timing_breakdown: Dict[str, TimingEntry]
+    timing_complete: bool
+
+    @classmethod
+    def empty(cls, version: Optional[str]) -> "LammpsRun":
+        """No run figures at all (the log stops before any run summary)."""
+        return cls(version, *([None] * 14), timing_breakdown={}, timing_complete=False)
+
+    @property
+    def complete(self) -> bool:
+        return self.loop_time_s is not None and self.timing_complete
+
+    def _timing(self, section: str, key: str) -> Optional[Value]:
+        entry = self.timing_breakdown.get(section)
+        return entry.get(key) if entry is not None else None
+
+    @property
+    def comm_pct_total(self) -> Optional[Value]:
+        return self._timing("Comm", "pct_total")
+
+    @property
+    def comm_time_s(self) -> Optional[Value]:
+        return self._timing("Comm", "avg_s")
+
+    @property
+    def pair_pct_total(self) -> Optional[Value]:
+        return self._timing("Pair", "pct_total")
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "lammps_version": self.lammps_version,
+            "loop_time_s": self.loop_time_s,
+            "procs": self.procs,
+            "steps": self.steps,
+            "atoms": self.atoms,
+            "timesteps_per_s": self.timesteps_per_s,
+            "atom_steps_per_s": self.atom_steps_per_s,
+            "ns_per_day": self.ns_per_day,
+            "hours_per_ns": self.hours_per_ns,
+            "tau_per_day": self.tau_per_day,
+            "fs_per_day": self.fs_per_day,
+            "hours_per_fs": self.hours_per_fs,
+            "mpi_tasks": self.mpi_tasks,
+            "omp_threads": self.omp_threads,
+            "cpu_use_pct": self.cpu_use_pct,
+            "comm_pct_total": self.comm_pct_total,
+            "comm_time_s": self.comm_time_s,
+            "pair_pct_total": self.pair_pct_total,
+            "timing_breakdown": {name: dict(entry) for name, entry in self.timing_breakdown.items()},
+        }
+
+
+@dataclass(frozen=True)
+class LammpsLog:
+    """A whole log: the reported run plus what the log says about how it ended.
+
+    ``complete`` is true only when a run finished (Loop time and a whole timing table), no
+    later run was cut short, and LAMMPS printed no ERROR line. ``nan_in_thermo`` is true when
+    any thermo output in any run holds a NaN or inf. ``n_runs`` counts runs with a Loop time.
+    """
+
+    run: Optional[LammpsRun]
+    lammps_version: Optional[str]
+    total_wall_time_s: Optional[int]
+    n_runs: int
+    unfinished_run: bool
+    nan_in_thermo: bool
+    error: Optional[str]
+
+    @property
+    def complete(self) -> bool:
+        return (
+            self.run is not None
+            and self.run.complete
+            and not self.unfinished_run
+            and self.error is None
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        run = self.run if self.run is not None else LammpsRun.empty(self.lammps_version)
+        out = run.to_dict()
+        out.update(
+            {
+                "total_wall_time_s": self.total_wall_time_s,
+                "n_runs": self.n_runs,
+                "complete": self.complete,
+                "nan_in_thermo": self.nan_in_thermo,
+                "error": self.error,
+            }
+        )
+        return out
+
+
+def _freeze(run: _Run) -> LammpsRun:
+    perf = run.perf
+    table = run.table or run.old_timing
+    return LammpsRun(
+        lammps_version=run.version,
+        loop_time_s=run.loop_time_s,
+        procs=run.procs,
+        steps=run.steps,
+        atoms=run.atoms,
+        timesteps_per_s=perf.get("timesteps_per_s"),
+        atom_steps_per_s=perf.get("atom_steps_per_s"),
+        ns_per_day=perf.get("ns_per_day"),
+        hours_per_ns=perf.get("hours_per_ns"),
+        tau_per_day=perf.get("tau_per_day"),
+        fs_per_day=perf.get("fs_per_day"),
+        hours_per_fs=perf.get("hours_per_fs"),
+        mpi_tasks=run.mpi_tasks,
+        omp_threads=run.omp_threads,
+        cpu_use_pct=run.cpu_use_pct,
+        timing_breakdown=table,
+        timing_complete=not (run.table and run.table_cut),
+    )
+
+
+def _performance(rest: str) -> Dict[str, Optional[Value]]:
+    """The comma-separated ``value unit`` items after ``Performance:``; unknown units are skipped."""
+    found: Dict[str, Optional[Value]] = {}
+    for item in rest.split(","):
+        match = _PERF_ITEM_RE.fullmatch(item.strip())
+        if not match:
+            continue
+        token, unit = match.groups()
+        if unit in _PERF_FIELDS:
+            found[_PERF_FIELDS[unit]] = to_value(token)
+        elif unit in _ATOM_STEP_POWERS:
+            found["atom_steps_per_s"] = shift_decimal(token, _ATOM_STEP_POWERS[unit])
+    return found
+
+
+def _is_run_start(line: str) -> bool:
+    """Lines LAMMPS prints when a run or minimization starts, before any thermo output."""
+    if line.startswith(("Per MPI rank memory allocation", "Memory usage per processor")):
+        return True
+    if line.startswith("Setting up ") and " run" in line:
+        return True
+    if line.startswith("----") and " Step " in line:  # thermo_style multi
+        return True
+    if line.startswith("Step") and (len(line) == 4 or line[4] in " \t"):  # thermo header
+        return not any(isinstance(to_value(tok), float) for tok in line.split()[1:50])
+    return False
+
+
+def _is_thermo_data(line: str) -> bool:
+    return bool(
+        _THERMO_ROW_RE.fullmatch(line) or _MULTI_ROW_RE.match(line) or line.startswith("- [")
+    )
+
+
+class _Reader:
+    """Line-by-line state: runs read so far and where in a run summary we are."""
+
+    def __init__(self) -> None:
+        self.runs: List[_Run] = []
+        self.current: Optional[_Run] = None  # run whose summary lines are being read
+        self.run_open = False  # a run started and has not printed its Loop time yet
+        self.table_state: Optional[str] = None  # None, "header", "rows"
+        self.columns: List[str] = []
+        self.version: Optional[str] = None
+        self.wall: Optional[int] = None
+        self.nan = False
+        self.error: Optional[str] = None
+        self.recognised = False
+
+    def summary_run(self) -> _Run:
+        """The run summary lines belong to; a partial one if its Loop time line was lost."""
+        if self.current is None:
+            self.current = _Run(self.version)
+            self.runs.append(self.current)
+            self.run_open = False
+        return self.current
+
+    def feed(self, line: str) -> None:
+        if self.table_state is not None and self._table_line(line):
+            return
+        if line.startswith("LAMMPS ("):
+            match = _BANNER_RE.fullmatch(line)
+            if match:
+                self.version = match.group(1).strip()
+                self.recognised = True
+            return
+        if line.startswith("Loop time of "):
+            self._loop(line)
+            return
+        if line.startswith("Performance:"):
+            self.summary_run().perf.update(_performance(line[len("Performance:"):]))
+            self.recognised = True
+            return
+        if "% CPU use with " in line:
+            self._cpu(line)
+            return
+        if line.startswith("MPI task timing breakdown"):
+            run = self.summary_run()
+            run.table, run.table_cut = {}, True
+            self.table_state = "header"
+            self.recognised = True
+            return
+        if " time (%) = " in line:
+            self._old_timing(line)
+            return
+        if line.startswith("Total wall time:"):
+            match = _WALL_RE.match(line)
+            if match:
+                hours, minutes, seconds = (int(g) for g in match.groups())
+                self.wall = hours * 3600 + minutes * 60 + seconds
+                self.recognised = True
+            return
+        if line.startswith("ERROR"):
+            if self.error is None and _ERROR_RE.match(line):
+                self.error = line[:500]
+                self.recognised = True
+            return
+        if _is_run_start(line):
+            self.run_open = True
+            self.current = None
+            self.recognised = True
+            return
+        if self.run_open and not self.nan and _NONFINITE_TOKEN_RE.search(line):
+            self.nan = _is_thermo_data(line)
+
+    def _loop(self, line: str) -> None:
+        match = _LOOP_RE.match(line)
+        if not match:
+            return
+        loop, procs, steps, atoms = match.groups()
+        self.current = _Run(self.version, to_value(loop), int(procs), int(steps), _atoms(atoms))
+        self.runs.append(self.current)
+        self.run_open = False
+        self.recognised = True
+
+    def _cpu(self, line: str) -> None:
+        match = _CPU_RE.match(line)
+        if not match:
+            return
+        pct, tasks, threads = match.groups()
+        run = self.summary_run()
+        run.cpu_use_pct = to_value(pct)
+        run.mpi_tasks = int(tasks)
+        run.omp_threads = None if threads == "no" else int(threads)
+        self.recognised = True
+
+    def _old_timing(self, line: str) -> None:
+        match = _OLD_TIMING_RE.match(line)
+        if not match:
+            return
+        name, seconds, pct = match.groups()
+        name = _SECTION_ALIASES.get(name, name)
+        entry: TimingEntry = {key: None for key in _TIMING_KEYS}
+        entry["avg_s"], entry["pct_total"] = _number(seconds), _number(pct)
+        self.summary_run().old_timing[name] = entry
+        self.recognised = True
+
+    def _table_line(self, line: str) -> bool:
+        """Consume a line of the MPI task timing table; False (and table over) otherwise."""
+        run = self.current
+        if run is None:
+            self.table_state = None
+            return False
+        if self.table_state == "header":
+            if line.startswith("Section") and "|" in line:
+                self.columns = [cell.strip() for cell in line.split("|")]
+                self.table_state = "rows"
+                return True
+            self.table_state = None
+            return False
+        if line.startswith("----"):
+            return True
+        cells = [cell.strip() for cell in line.split("|")] if "|" in line else []
+        if len(cells) != len(self.columns) or not _SECTION_NAME_RE.fullmatch(cells[0]):
+            self.table_state = None
+            return False
+        entry: TimingEntry = {key: None for key in _TIMING_KEYS}
+        for column, cell in zip(self.columns[1:], cells[1:]):
+            key = _TABLE_COLUMNS.get(column)
+            if key is not None and cell:
+                entry[key] = _number(cell)
+        run.table[cells[0]] = entry
+        if cells[0] == "Other":  # always the last row
+            run.table_cut = False
+            self.table_state = None
+        return True
+
+
+def _reported(runs: List[_Run]) -> Optional[_Run]:
+    """The last run with a Loop time and steps > 0; else the last with a Loop time; else the last."""
+    for wanted in (lambda r: r.has_loop and (r.steps or 0) > 0, lambda r: r.has_loop):
+        for run in reversed(runs):
+            if wanted(run):
+                return run
+    return runs[-1] if runs else None
+
+
+def parse_lammps(text: str) -> LammpsLog:
+    """Parse a LAMMPS log; ParseError only when nothing in it is recognisably LAMMPS output."""
+    reader = _Reader()
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line:
+            reader.feed(line)
+    if not reader.recognised:
+        raise ParseError("no LAMMPS banner, run, 'Loop time' or 'Total wall time' line found")
+    chosen = _reported(reader.runs)
+    later = reader.runs[reader.runs.index(chosen) + 1:] if chosen is not None else []
+    return LammpsLog(
+        run=_freeze(chosen) if chosen is not None else None,
+        lammps_version=reader.version,
+        total_wall_time_s=reader.wall,
+        n_runs=sum(1 for run in reader.runs if run.has_loop),
+        unfinished_run=reader.run_open or any(not run.has_loop for run in later),
+        nan_in_thermo=reader.nan,
+        error=reader.error,
+    )

@@ -1,0 +1,117 @@
+"""Parser for NetPIPE 3.7 output (Debian's NPtcp, NPopenmpi, NPmpich2 ...), in either form.
+
+NetPIPE 3.7 writes each measured point twice (src/netpipe.c):
+
+* to its output file (np.out, or ``-o file``) as ``fprintf(out, "%8d %lf %12.8lf", bytes,
+  Mbps, seconds)``, e.g. ``     131 25.317380   0.00003948``, where seconds is the
+  round-trip time divided by two;
+* to the screen (stderr) as ``"%3d: %7d bytes %6d times --> "`` then
+  ``" %8.2lf Mbps in %10.2lf usec"``, e.g.
+  ``  0:       1 bytes   1653 times -->      0.61 Mbps in      12.53 usec``.
+
+Both give ``rows`` of {bytes, mbps, usec}. NetPIPE's "Mbps" is 2**20 bits per second
+(bits / (t * 1024 * 1024)); it is kept as printed, not converted. In bi-directional mode (-2)
+the file's bytes column counts both directions while the screen shows one message. When a
+text holds both forms (screen and file captured together), the screen rows are used.
+Integrity-check runs (-i) print no throughput and give no rows.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+from scalebench.errors import ParseError
+from scalebench.parse.hpl import to_value
+
+Value = Union[float, str]
+
+_NUM = r"[+-]?(?:\d{1,30}(?:\.\d{0,30})?|\.\d{1,30})(?:[eE][+-]?\d{1,4})?"
+_NONFINITE = r"[+-]?(?i:nan|inf(?:inity)?)"
+_VALUE = rf"(?:{_NUM}|{_NONFINITE})"
+
+_FILE_ROW_RE = re.compile(rf"(\d{{1,18}})[ \t]+({_VALUE})[ \t]+({_VALUE})")
+_SCREEN_ROW_RE = re.compile(
+    rf"\d{{1,9}}:[ \t]*(\d{{1,18}})[ \t]+bytes[ \t]+\d{{1,18}}[ \t]+times[ \t]+-->[ \t]*"
+    rf"({_VALUE})[ \t]+Mbps[ \t]+in[ \t]+({_VALUE})[ \t]+usec\b"
+)
+
+FORM_FILE = "np.out"
+FORM_SCREEN = "stdout"
+
+
+def _seconds_to_usec(token: str) -> Value:
+    """Seconds as printed -> microseconds, rounded once (0.00003948 -> 39.48 exactly)."""
+    value = to_value(token)
+    if not isinstance(value, float):
+        return value
+    mantissa, _, exponent = token.lower().partition("e")
+    usec = float(f"{mantissa}e{int(exponent or 0) + 6}")
+    return usec if math.isfinite(usec) else token
+
+
+@dataclass(frozen=True)
+class NetpipeRow:
+    bytes: int
+    mbps: Value
+    usec: Value
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"bytes": self.bytes, "mbps": self.mbps, "usec": self.usec}
+
+
+@dataclass(frozen=True)
+class NetpipeOutput:
+    """The measured points in print order and the form they were read from.
+
+    ``peak_mbps`` is the best throughput and ``min_latency_usec`` the smallest one-way time
+    (normally that of the smallest message); both ignore non-finite values.
+    """
+
+    rows: Tuple[NetpipeRow, ...]
+    form: str
+
+    @property
+    def peak_mbps(self) -> Optional[float]:
+        values = [r.mbps for r in self.rows if isinstance(r.mbps, float) and math.isfinite(r.mbps)]
+        return max(values) if values else None
+
+    @property
+    def min_latency_usec(self) -> Optional[float]:
+        values = [r.usec for r in self.rows if isinstance(r.usec, float) and math.isfinite(r.usec)]
+        return min(values) if values else None
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "rows": [row.to_dict() for row in self.rows],
+            "n_rows": len(self.rows),
+            "peak_mbps": self.peak_mbps,
+            "min_latency_usec": self.min_latency_usec,
+            "form": self.form,
+        }
+
+
+def parse_netpipe(text: str) -> NetpipeOutput:
+    """Parse NetPIPE 3.7 screen output or np.out; ParseError when neither form has a row."""
+    screen: List[NetpipeRow] = []
+    file_rows: List[NetpipeRow] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or not line[0].isdigit():
+            continue
+        match = _SCREEN_ROW_RE.match(line)
+        if match:
+            size, mbps, usec = match.groups()
+            screen.append(NetpipeRow(int(size), to_value(mbps), to_value(usec)))
+            continue
+        match = _FILE_ROW_RE.fullmatch(line)
+        if match:
+            size, mbps, seconds = match.groups()
+            file_rows.append(NetpipeRow(int(size), to_value(mbps), _seconds_to_usec(seconds)))
+    if screen:
+        return NetpipeOutput(tuple(screen), FORM_SCREEN)
+    if file_rows:
+        return NetpipeOutput(tuple(file_rows), FORM_FILE)
+    raise ParseError("no NetPIPE result line (np.out 'bytes Mbps seconds' or '... Mbps in ... usec') found")

@@ -1,0 +1,289 @@
+"""Parser for OpenFOAM solver logs (OpenFOAM 2.x to v2312, Foundation and ESI releases).
+
+A solver log is a banner (``Build  :``, ``Exec   :``, ``nProcs :`` ...), then one block per
+time step: ``Time = 0.005`` (``Time = 0.005s`` in recent Foundation releases), the linear
+solver lines ``Solving for Ux, Initial residual = ..., Final residual = ..., No Iterations N``
+and ``ExecutionTime = 0.11 s  ClockTime = 0 s``, and at the end ``End`` (plus
+``Finalising parallel run`` for parallel runs). ExecutionTime is cumulative CPU time since the
+start, so seconds per step come from the differences between successive values.
+
+The banner's ``Time   : 16:10:47`` (with a colon) is the wall-clock start, never a time step.
+When several runs are appended to one file, the last banner starts the run reported. Lines
+are matched with anchored, bounded expressions, so parsing is linear in the text size.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+from scalebench.errors import ParseError
+from scalebench.parse.hpl import to_value
+
+Value = Union[float, str]
+# A residual: one value, or one per component for coupled (vector) solvers "(1 0.5 0)".
+Residual = Union[Value, List[Value]]
+
+_NUM = r"[+-]?(?:\d{1,30}(?:\.\d{0,30})?|\.\d{1,30})(?:[eE][+-]?\d{1,4})?"
+
+_BANNER_RE = re.compile(r"(Build|Exec|nProcs)[ \t]*:[ \t]*(.*)")
+_NPROCS_RE = re.compile(r"\d{1,9}")
+_TIME_RE = re.compile(rf"Time = ({_NUM})s?")
+_EXEC_TIME_RE = re.compile(
+    rf"ExecutionTime[ \t]*=[ \t]*({_NUM})[ \t]*s(?:[ \t]+ClockTime[ \t]*=[ \t]*({_NUM})[ \t]*s)?"
+)
+_RESIDUAL_RE = re.compile(
+    r"([A-Za-z0-9_:<>]{1,60}):[ \t]+Solving for ([^,]{1,100}), Initial residual = ([^,]{1,300}),"
+    r" Final residual = ([^,]{1,300}), No Iterations (\d{1,18})"
+)
+
+
+def _residual(token: str) -> Residual:
+    token = token.strip()
+    if token.startswith("(") and token.endswith(")"):
+        return [to_value(part) for part in token[1:-1].split()]
+    return to_value(token)
+
+
+def _finite(value: Residual) -> bool:
+    values = value if isinstance(value, list) else [value]
+    return all(isinstance(v, float) and math.isfinite(v) for v in values)
+
+
+@dataclass(frozen=True)
+class SolverResidual:
+    """The last linear solve of one field."""
+
+    solver: str
+    initial: Residual
+    final: Residual
+    iterations: int
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "solver": self.solver,
+            "initial": self.initial,
+            "final": self.final,
+            "iterations": self.iterations,
+        }
+
+
+@dataclass(frozen=True)
+class OpenfoamLog:
+    """What one solver run says about itself.
+
+    ``nprocs`` is the banner's nProcs; 1 for a serial run whose banner omits it (Foundation
+    releases print it only in parallel), None for a parallel run without it.
+    ``final_*`` come from the last ExecutionTime line (its ClockTime may be missing if the log
+    is cut there); ``last_complete_pair`` is the last line that has both values.
+    ``seconds_per_step_mean`` is (last - first ExecutionTime) / (lines - 1), which leaves out
+    the start-up cost folded into the first value; the median is robust to write steps.
+    """
+
+    build: Optional[str]
+    exec: Optional[str]
+    nprocs_line: Optional[int]
+    exec_times: Tuple[float, ...]
+    final_execution_time_s: Optional[Value]
+    final_clock_time_s: Optional[Value]
+    n_execution_time_lines: int
+    last_complete_pair: Optional[Tuple[Value, Value]]
+    n_time_steps: int
+    first_time: Optional[Value]
+    last_time: Optional[Value]
+    finished: bool
+    finalising_parallel_run: bool
+    fatal_error: bool
+    last_residuals: Dict[str, SolverResidual]
+    first_nonfinite_time: Optional[Value]
+    nonfinite_residuals: bool
+
+    @property
+    def application(self) -> Optional[str]:
+        if not self.exec:
+            return None
+        return self.exec.split()[0]
+
+    @property
+    def parallel(self) -> bool:
+        flagged = bool(self.exec) and "-parallel" in self.exec.split()
+        return flagged or (self.nprocs_line or 1) > 1
+
+    @property
+    def nprocs(self) -> Optional[int]:
+        if self.nprocs_line is not None:
+            return self.nprocs_line
+        return None if self.parallel else 1
+
+    @property
+    def step_deltas(self) -> List[float]:
+        times = self.exec_times
+        # Rounded to 1e-9 s: the printed values have at most a few decimals, and the
+        # difference of two binary floats would otherwise show as 0.03000000000000025.
+        return [round(b - a, 9) for a, b in zip(times, times[1:])]
+
+    @property
+    def seconds_per_step_mean(self) -> Optional[float]:
+        times = self.exec_times
+        if len(times) < 2:
+            return None
+        return (times[-1] - times[0]) / (len(times) - 1)
+
+    @property
+    def seconds_per_step_median(self) -> Optional[float]:
+        deltas = self.step_deltas
+        return statistics.median(deltas) if deltas else None
+
+    def to_dict(self) -> Dict[str, Any]:
+        pair = self.last_complete_pair
+        return {
+            "build": self.build,
+            "exec": self.exec,
+            "application": self.application,
+            "parallel": self.parallel,
+            "nprocs": self.nprocs,
+            "final_execution_time_s": self.final_execution_time_s,
+            "final_clock_time_s": self.final_clock_time_s,
+            "n_execution_time_lines": self.n_execution_time_lines,
+            "n_time_steps": self.n_time_steps,
+            "first_time": self.first_time,
+            "last_time": self.last_time,
+            "finished": self.finished,
+            "finalising_parallel_run": self.finalising_parallel_run,
+            "last_complete_pair": (
+                {"execution_time_s": pair[0], "clock_time_s": pair[1]} if pair is not None else None
+            ),
+            "seconds_per_step_mean": self.seconds_per_step_mean,
+            "seconds_per_step_median": self.seconds_per_step_median,
+            "fatal_error": self.fatal_error,
+            "nonfinite_residuals": self.nonfinite_residuals,
+            "first_nonfinite_time": self.first_nonfinite_time,
+            "last_residuals": {name: r.to_dict() for name, r in self.last_residuals.items()},
+        }
+
+
+@dataclass
+class _Run:
+    build: Optional[str] = None
+    exec: Optional[str] = None
+    nprocs: Optional[int] = None
+    exec_times: List[float] = field(default_factory=list)
+    n_exec: int = 0
+    final_exec: Optional[Value] = None
+    final_clock: Optional[Value] = None
+    pair: Optional[Tuple[Value, Value]] = None
+    n_times: int = 0
+    first_time: Optional[Value] = None
+    last_time: Optional[Value] = None
+    finished: bool = False
+    finalising: bool = False
+    fatal: bool = False
+    residuals: Dict[str, SolverResidual] = field(default_factory=dict)
+    first_nonfinite_time: Optional[Value] = None
+    nonfinite: bool = False
+
+    @property
+    def started(self) -> bool:
+        return bool(self.n_times or self.n_exec or self.residuals or self.finished)
+
+    def freeze(self) -> OpenfoamLog:
+        return OpenfoamLog(
+            build=self.build,
+            exec=self.exec,
+            nprocs_line=self.nprocs,
+            exec_times=tuple(self.exec_times),
+            final_execution_time_s=self.final_exec,
+            final_clock_time_s=self.final_clock,
+            n_execution_time_lines=self.n_exec,
+            last_complete_pair=self.pair,
+            n_time_steps=self.n_times,
+            first_time=self.first_time,
+            last_time=self.last_time,
+            finished=self.finished,
+            finalising_parallel_run=self.finalising,
+            fatal_error=self.fatal,
+            last_residuals=dict(self.residuals),
+            first_nonfinite_time=self.first_nonfinite_time,
+            nonfinite_residuals=self.nonfinite,
+        )
+
+
+def _feed(run: _Run, line: str) -> bool:
+    """Read one stripped line into ``run``; True when the line was OpenFOAM output."""
+    if line.startswith("Time = "):
+        match = _TIME_RE.fullmatch(line)
+        if match:
+            value = to_value(match.group(1))
+            run.n_times += 1
+            run.last_time = value
+            if run.first_time is None:
+                run.first_time = value
+            return True
+        return False
+    if line.startswith("ExecutionTime"):
+        match = _EXEC_TIME_RE.match(line)
+        if not match:
+            return False
+        seconds, clock = to_value(match.group(1)), match.group(2)
+        run.n_exec += 1
+        run.final_exec = seconds
+        run.final_clock = to_value(clock) if clock is not None else None
+        if isinstance(seconds, float):
+            run.exec_times.append(seconds)
+        if run.final_clock is not None:
+            run.pair = (seconds, run.final_clock)
+        return True
+    if "Solving for " in line:
+        match = _RESIDUAL_RE.match(line)
+        if not match:
+            return False
+        solver, name, initial, final, iterations = match.groups()
+        result = SolverResidual(solver, _residual(initial), _residual(final), int(iterations))
+        run.residuals[name.strip()] = result
+        if not (_finite(result.initial) and _finite(result.final)):
+            if not run.nonfinite:
+                run.first_nonfinite_time = run.last_time
+            run.nonfinite = True
+        return True
+    if line == "End":
+        run.finished = True
+        return True
+    if line == "Finalising parallel run":
+        run.finalising = True
+        return True
+    if "FOAM FATAL" in line or line.startswith("#0  Foam::error::printStack"):
+        run.fatal = True
+        return True
+    if "Foam::sigFpe::sigHandler" in line or "Foam::sigSegv::sigHandler" in line:
+        run.fatal = True
+        return True
+    match = _BANNER_RE.fullmatch(line)
+    if match:
+        key, value = match.group(1), match.group(2).strip()
+        if key == "Build":
+            run.build = value
+        elif key == "Exec":
+            run.exec = value
+        elif _NPROCS_RE.fullmatch(value):
+            run.nprocs = int(value)
+        return True
+    return False
+
+
+def parse_openfoam(text: str) -> OpenfoamLog:
+    """Parse an OpenFOAM solver log; ParseError when it has no banner, time step or ExecutionTime."""
+    run = _Run()
+    recognised = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("Build") and run.started and _BANNER_RE.fullmatch(line):
+            run = _Run()  # a second run appended to the same file
+        recognised = _feed(run, line) or recognised
+    if not recognised or not (run.build or run.exec or run.n_times or run.n_exec):
+        raise ParseError("no OpenFOAM banner, 'Time =' or 'ExecutionTime =' line found")
+    return run.freeze()

@@ -1,0 +1,283 @@
+"""Parser for OSU Micro-Benchmarks output (OMB 3.x to 7.x), host and CUDA/ROCm/OpenACC variants.
+
+Every OMB program prints the same shape: a title ``# OSU MPI Bandwidth Test v5.9``
+(``# OSU MPI-CUDA Latency Test v7.5`` for device builds), optional comment lines
+(``# Datatype: MPI_CHAR.``, ``# [ pairs: 1 ] [ window size: 64 ]``, ``# Send Buffer on
+DEVICE (D) ...``), an optional column header ``# Size  Bandwidth (MB/s)`` (several columns in
+7.x: ``Avg Latency(us)  Min Latency(us)  Max Latency(us)  Iterations``; ``MB/s  Messages/s``
+for osu_mbw_mr), then one row per message size. The primary metric is the first column after
+Size; ``rows`` are its [size, value] pairs and ``other_columns`` keeps the rest. osu_barrier
+prints no Size column (``# Avg Latency(us)`` then one bare value): its size is None.
+
+A text holding several tables (outputs concatenated by a job script) reports the last table
+with rows; ``n_tables`` says how many there were. Lines are matched with anchored, bounded
+expressions, so parsing is linear in the text size.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+from scalebench.errors import ParseError
+from scalebench.parse.hpl import to_value
+
+Value = Union[float, str]
+Row = Tuple[Optional[int], Value]  # size is None in osu_barrier's size-less table
+
+_NUM = r"[+-]?(?:\d{1,30}(?:\.\d{0,30})?|\.\d{1,30})(?:[eE][+-]?\d{1,4})?"
+_NONFINITE = r"[+-]?(?i:nan|inf(?:inity)?)"
+
+_TITLE_RE = re.compile(r"#[ \t]*OSU[ \t]+(.*)")
+_VERSION_RE = re.compile(r"[ \t]v(\d{1,3}(?:\.\d{1,4}){0,3}[A-Za-z0-9]{0,8})$")
+_PREFIX_RE = re.compile(r"(?:MPI|OpenSHMEM|UPC\+\+|UPC)(?:-[A-Za-z]{1,12})?[ \t]+")
+_DATATYPE_RE = re.compile(r"#[ \t]*Datatype:[ \t]*([A-Za-z0-9_]{1,60})\.?")
+_HEADER_RE = re.compile(r"#[ \t]*Size(?![A-Za-z])(.*)")
+# osu_barrier has no message size: "# Avg Latency(us)" then one bare value.
+_SIZELESS_HEADER_RE = re.compile(r"#[ \t]*((?:Avg[ \t]+)?Latency[ \t]*\(us\).*)")
+_VALUE_RE = re.compile(rf"{_NUM}|{_NONFINITE}")
+_INT_RE = re.compile(r"\d{1,18}")
+_ROW_RE = re.compile(rf"(\d{{1,18}})[ \t]+({_NUM}|{_NONFINITE})(?:[ \t]+(.*))?")
+_COLUMN_SPLIT_RE = re.compile(r"[ \t]{2,}|\t")
+_UNIT_RE = re.compile(r"\(([^()]{1,20})\)")
+_MAX_EXTRA = 30  # columns after Size and the primary metric; OMB prints at most a handful
+
+PEAK_NOTE = (
+    "for latency tests 'peak_value' is the maximum latency (largest message); "
+    "min_latency_us is the small-message latency"
+)
+
+_COLLECTIVES = (
+    "allgather", "allgatherv", "allreduce", "alltoall", "alltoallv", "alltoallw", "barrier",
+    "bcast", "gather", "gatherv", "reduce", "reduce_scatter", "reduce_scatter_block",
+    "scatter", "scatterv",
+)
+# Title (lower case, without the "OSU MPI[-CUDA] " prefix, "Test" and version) -> program.
+_PROGRAMS: Dict[str, str] = {
+    "latency": "osu_latency",
+    "bandwidth": "osu_bw",
+    "bi-directional bandwidth": "osu_bibw",
+    "multiple bandwidth / message rate": "osu_mbw_mr",
+    "multi latency": "osu_multi_lat",
+    "multi-threaded latency": "osu_latency_mt",
+    "mpi_put latency": "osu_put_latency",
+    "mpi_get latency": "osu_get_latency",
+    "mpi_put bandwidth": "osu_put_bw",
+    "mpi_get bandwidth": "osu_get_bw",
+    "mpi_put bi-directional bandwidth": "osu_put_bibw",
+    "mpi_accumulate latency": "osu_acc_latency",
+    "mpi_get_accumulate latency": "osu_get_acc_latency",
+    "mpi_fetch_and_op latency": "osu_fop_latency",
+    "mpi_compare_and_swap latency": "osu_cas_latency",
+}
+for _name in _COLLECTIVES:
+    _PROGRAMS[f"{_name} latency"] = f"osu_{_name}"
+    _PROGRAMS[f"non-blocking {_name} latency"] = f"osu_i{_name}"
+
+
+def _other_cell(token: str) -> Value:
+    """An extra column's cell: int for counts (Iterations), float, or the text ("Pass")."""
+    return int(token) if _INT_RE.fullmatch(token) else to_value(token)
+
+
+def _split_title(title_body: str) -> Tuple[Optional[str], Optional[str]]:
+    """(program name, version) from the text after '# OSU'."""
+    body = title_body.strip()
+    version = None
+    match = _VERSION_RE.search(body)
+    if match:
+        version = match.group(1)
+        body = body[: match.start()].rstrip()
+    prefix = _PREFIX_RE.match(body)
+    if prefix:
+        body = body[prefix.end():]
+    words = body.lower().split()
+    if words and words[-1] == "test":
+        words = words[:-1]
+    return _PROGRAMS.get(" ".join(words)), version
+
+
+def _columns(header_rest: str) -> List[str]:
+    """Column names: OMB separates them by two or more spaces (names contain single spaces)."""
+    return [name for name in _COLUMN_SPLIT_RE.split(header_rest.strip()) if name]
+
+
+def unit_of(metric: Optional[str]) -> Optional[str]:
+    """'Bandwidth (MB/s)' -> 'MB/s', 'Avg Latency(us)' -> 'us', bare 'MB/s' -> 'MB/s'."""
+    if not metric:
+        return None
+    units = _UNIT_RE.findall(metric)
+    if units:
+        return units[-1].strip()
+    if "/" in metric and " " not in metric:
+        return metric
+    return None
+
+
+def _unit_from_title(title: Optional[str]) -> Optional[str]:
+    if title is None:
+        return None
+    lowered = title.lower()
+    if "bandwidth" in lowered:
+        return "MB/s"
+    if "latency" in lowered:
+        return "us"
+    return None
+
+
+def _extreme(rows: List[Row], pick: Any) -> Tuple[Optional[float], Optional[int]]:
+    """(value, size) of the first row whose finite value equals pick() of all finite values."""
+    finite = [(value, size) for size, value in rows if isinstance(value, float) and math.isfinite(value)]
+    if not finite:
+        return None, None
+    best = pick(value for value, _ in finite)
+    return next((value, size) for value, size in finite if value == best)
+
+
+@dataclass
+class _Table:
+    title: Optional[str] = None
+    datatype: Optional[str] = None
+    columns: Optional[List[str]] = None
+    sizeless: bool = False
+    rows: List[Row] = field(default_factory=list)
+    extra: List[List[Union[int, Value]]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class OsuTable:
+    """One benchmark table: title facts, columns and [size, primary value] rows.
+
+    ``metric`` is the primary column name as printed (None without a column header) and
+    ``unit`` its unit, taken from the header or, without one, from the title. For latency
+    tables (unit us) ``peak_value`` is the largest latency and ``min_latency_us`` the
+    smallest; for bandwidth tables ``peak_value`` is the best bandwidth. Ties go to the
+    first row printed. osu_barrier's table has no Size column: its sizes are None.
+    """
+
+    title: Optional[str]
+    benchmark: Optional[str]
+    version: Optional[str]
+    datatype: Optional[str]
+    columns: Optional[Tuple[str, ...]]
+    rows: Tuple[Row, ...]
+    other_columns: Dict[str, List[Optional[Union[int, Value]]]]
+    n_tables: int
+
+    @property
+    def metric(self) -> Optional[str]:
+        first = 1 if self.columns and self.columns[0] == "Size" else 0
+        return self.columns[first] if self.columns and len(self.columns) > first else None
+
+    @property
+    def unit(self) -> Optional[str]:
+        return unit_of(self.metric) if self.metric else _unit_from_title(self.title)
+
+    @property
+    def is_latency(self) -> bool:
+        return self.unit == "us"
+
+    def to_dict(self) -> Dict[str, Any]:
+        rows = list(self.rows)
+        peak, peak_size = _extreme(rows, max)
+        out: Dict[str, Any] = {
+            "benchmark": self.benchmark,
+            "title": self.title,
+            "version": self.version,
+            "datatype": self.datatype,
+            "columns": list(self.columns) if self.columns is not None else None,
+            "metric": self.metric,
+            "unit": self.unit,
+            "rows": [[size, value] for size, value in rows],
+            "n_rows": len(rows),
+            "peak_value": peak,
+            "peak_at_size": peak_size,
+            "other_columns": {name: list(values) for name, values in self.other_columns.items()},
+            "n_tables": self.n_tables,
+        }
+        if self.is_latency:
+            low, low_size = _extreme(rows, min)
+            out["min_latency_us"] = low
+            out["min_latency_at_size"] = low_size
+            out["peak_note"] = PEAK_NOTE
+        return out
+
+
+def _freeze(table: _Table, n_tables: int) -> OsuTable:
+    benchmark, version = (None, None)
+    if table.title is not None:
+        match = _TITLE_RE.fullmatch(table.title)
+        if match:
+            benchmark, version = _split_title(match.group(1))
+    width = max((len(values) for values in table.extra), default=0)
+    skip = 1 if table.sizeless else 2
+    names = list(table.columns[skip:]) if table.columns else []
+    names += [f"column {i + 3}" for i in range(len(names), width)]
+    other = {name: [values[i] if i < len(values) else None for values in table.extra]
+             for i, name in enumerate(names)}
+    return OsuTable(
+        title=table.title,
+        benchmark=benchmark,
+        version=version,
+        datatype=table.datatype,
+        columns=tuple(table.columns) if table.columns is not None else None,
+        rows=tuple(table.rows),
+        other_columns=other,
+        n_tables=n_tables,
+    )
+
+
+def parse_osu(text: str) -> OsuTable:
+    """Parse OMB output; ParseError when no [size value] row is found."""
+    tables: List[_Table] = []
+
+    def fresh() -> _Table:
+        """The table a comment line belongs to: a new one once the current one has rows."""
+        if not tables or tables[-1].rows:
+            tables.append(_Table())
+        return tables[-1]
+
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if line[0] == "#":
+            if _TITLE_RE.fullmatch(line):
+                tables.append(_Table(title=line))
+                continue
+            match = _DATATYPE_RE.fullmatch(line)
+            if match:
+                fresh().datatype = match.group(1)
+                continue
+            match = _HEADER_RE.fullmatch(line)
+            if match:
+                fresh().columns = ["Size"] + _columns(match.group(1))
+                continue
+            match = _SIZELESS_HEADER_RE.fullmatch(line)
+            if match:
+                table = fresh()
+                table.columns, table.sizeless = _columns(match.group(1)), True
+            continue
+        if tables and tables[-1].sizeless:
+            tokens = line.split(None, _MAX_EXTRA + 1)
+            if len(tokens) <= _MAX_EXTRA + 1 and all(_VALUE_RE.fullmatch(tok) for tok in tokens):
+                tables[-1].rows.append((None, to_value(tokens[0])))
+                tables[-1].extra.append([_other_cell(tok) for tok in tokens[1:]])
+            continue
+        match = _ROW_RE.fullmatch(line)
+        if match:
+            size, value, rest = match.groups()
+            extra = rest.split(None, _MAX_EXTRA) if rest else []
+            if len(extra) > _MAX_EXTRA:
+                continue  # no OMB table is this wide: not a result row
+            if not tables:
+                tables.append(_Table())
+            tables[-1].rows.append((int(size), to_value(value)))
+            tables[-1].extra.append([_other_cell(tok) for tok in extra])
+
+    with_rows = [table for table in tables if table.rows]
+    if not with_rows:
+        raise ParseError("no OSU result row (message size and value) found")
+    return _freeze(with_rows[-1], len(with_rows))

@@ -1,0 +1,296 @@
+"""IMB parser: real vectors from tests/data/imb, then outputs built from the IMB print layout."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from pathlib import Path
+from typing import Any, List
+
+import pytest
+
+from scalebench.errors import ParseError
+from scalebench.parse import KINDS, parse_file, parse_text
+from scalebench.parse.imb import latency_column, parse_imb
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "imb"
+VECTORS = sorted(p.name[: -len(".expected.json")] for p in DATA.glob("*.expected.json"))
+
+
+def _explanation(key: str) -> bool:
+    return key == "notes" or key.startswith("derived_")
+
+
+def assert_same(actual: Any, expected: Any, path: str = "$") -> None:
+    """Exact comparison (types included) except floats, which get a 1e-12 relative tolerance."""
+    if isinstance(expected, dict):
+        assert isinstance(actual, dict), path
+        wanted = {k: v for k, v in expected.items() if not _explanation(k)}
+        assert sorted(actual) == sorted(wanted), path
+        for key, value in wanted.items():
+            assert_same(actual[key], value, f"{path}.{key}")
+    elif isinstance(expected, list):
+        assert isinstance(actual, list) and len(actual) == len(expected), path
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_same(a, e, f"{path}[{i}]")
+    elif isinstance(expected, float):
+        assert type(actual) is float and math.isclose(actual, expected, rel_tol=1e-12), (path, actual)
+    else:
+        assert type(actual) is type(expected) and actual == expected, (path, actual, expected)
+
+
+@pytest.mark.parametrize("name", VECTORS)
+def test_vector_matches_expected_json(name: str) -> None:
+    expected = json.loads((DATA / f"{name}.expected.json").read_text(encoding="utf-8"))
+    actual = parse_file("imb", DATA / f"{name}.txt")
+    json.dumps(actual, allow_nan=False)
+    assert_same(actual, expected)
+
+
+def test_all_imb_vectors_present() -> None:
+    assert len(VECTORS) == 3
+    for name in VECTORS:
+        assert (DATA / f"{name}.source.txt").is_file()
+
+
+def test_min_latency_leaves_out_the_zero_byte_row() -> None:
+    # The expected files define min_latency_usec over #bytes > 0: the PingPong vector's
+    # 0-byte row (1.68 usec) is not its minimum; 10971.08 usec at 128 MiB is.
+    out = parse_imb((DATA / "imb2018_pingpong_msglog_ompi.txt").read_text())
+    (block,) = out.blocks
+    assert block.rows[0]["t[usec]"] == 1.68
+    assert block.min_latency_usec == 10971.08
+
+
+# --- synthetic outputs, written from the IMB print layout (IMB_output.c) ---
+
+RULE = "#" + "-" * 77
+
+
+def banner(version_line: str = "#    Intel(R) MPI Benchmarks 2019 Update 6, MPI-1 part    ") -> List[str]:
+    return [
+        "#" + "-" * 60,
+        version_line,
+        "#" + "-" * 60,
+        "# Date                  : Tue Mar  3 10:00:00 2020",
+        "# Machine               : x86_64",
+        "",
+        "# Calling sequence was: ",
+        "",
+        "# ./IMB-MPI1 -npmin 2 PingPong Sendrecv Barrier ",
+        "",
+        "# Minimum message length in bytes:   0",
+        "# Maximum message length in bytes:   4194304",
+        "#",
+        "# MPI_Datatype                   :   MPI_BYTE ",
+        "#",
+        "",
+        "# List of Benchmarks to run:",
+        "",
+        "# PingPong",
+        "# Sendrecv",
+        "# Barrier",
+        "",
+    ]
+
+
+def block(name: str, procs: int, header: str, rows: List[str], waiting: int = 0) -> List[str]:
+    lines = [RULE, f"# Benchmarking {name} ", f"# #processes = {procs} "]
+    if waiting:
+        lines.append(f"# ( {waiting} additional processes waiting in MPI_Barrier)")
+    return lines + [RULE, header] + rows + ["", ""]
+
+
+PINGPONG = "       #bytes #repetitions      t[usec]   Mbytes/sec"
+COLL_BW = "       #bytes #repetitions  t_min[usec]  t_max[usec]  t_avg[usec]   Mbytes/sec"
+BARRIER = " #repetitions  t_min[usec]  t_max[usec]  t_avg[usec]"
+
+
+def full_output() -> List[str]:
+    lines = banner()
+    lines += block(
+        "PingPong",
+        2,
+        PINGPONG,
+        [
+            "            0         1000         0.21         0.00",
+            "            1         1000         0.21         4.55",
+            "[1583229600.123456] [node01:1234:0]    ucp_worker.c:1543 UCX  WARNING  1 2 3",
+            "            2         1000         0.22         9.09",
+            "      4194304           10       372.10     11272.04   ",
+        ],
+        waiting=2,
+    )
+    lines += block(
+        "Sendrecv",
+        2,
+        COLL_BW,
+        [
+            "            0         1000         0.45         0.45         0.45         0.00",
+            "            1         1000         0.46         0.47         0.46         4.26",
+        ],
+        waiting=2,
+    )
+    lines += block(
+        "Sendrecv",
+        4,
+        COLL_BW,
+        [
+            "            0         1000         0.61         0.63         0.62         0.00",
+            "            1         1000         0.64         0.66         0.65         3.03",
+        ],
+    )
+    lines += block("Barrier", 4, BARRIER, ["         1000         1.05         1.06         1.05"])
+    return lines + ["# All processes entering MPI_Finalize", ""]
+
+
+def test_several_benchmarks_and_process_counts() -> None:
+    out = parse_imb("\n".join(full_output()))
+    d = out.to_dict()
+    assert d["imb_version"] == "2019 Update 6"
+    assert d["benchmarks_listed"] == ["PingPong", "Sendrecv", "Barrier"]
+    assert [(b["benchmark"], b["processes"], b["n_rows"]) for b in d["blocks"]] == [
+        ("PingPong", 2, 4),
+        ("Sendrecv", 2, 2),
+        ("Sendrecv", 4, 2),
+        ("Barrier", 4, 1),
+    ]
+    ping, send2, send4, barrier = d["blocks"]
+    assert ping["rows"][-1] == {"#bytes": 4194304, "#repetitions": 10, "t[usec]": 372.1, "Mbytes/sec": 11272.04}
+    assert ping["peak_mbytes_per_sec"] == 11272.04 and ping["min_latency_usec"] == 0.21
+    assert send2["latency_column_used"] == "t_avg[usec]" and send2["min_latency_usec"] == 0.46
+    assert send4["peak_mbytes_per_sec"] == 3.03
+    assert barrier["columns"] == ["#repetitions", "t_min[usec]", "t_max[usec]", "t_avg[usec]"]
+    assert barrier["min_latency_usec"] == 1.05 and "peak_mbytes_per_sec" not in barrier
+    assert d["finalize_line"] is True
+    json.dumps(d, allow_nan=False)
+
+
+def test_ext_modes_become_separate_blocks() -> None:
+    lines = [RULE, "# Benchmarking Unidir_Put ", "# #processes = 2 ", RULE]
+    lines += ["#", "#    MODE: NON-AGGREGATE ", "#", PINGPONG]
+    lines += ["            0          100         0.06         0.00"]
+    lines += ["            4          100         1.42         2.69", ""]
+    lines += ["#", "#    MODE: AGGREGATE ", "#", PINGPONG]
+    lines += ["            0         1000         0.05         0.00"]
+    lines += ["            4         1000         0.33        11.56"]
+    d = parse_imb("\n".join(lines)).to_dict()
+    assert [(b["benchmark"], b["processes"], b["mode"], b["n_rows"]) for b in d["blocks"]] == [
+        ("Unidir_Put", 2, "NON-AGGREGATE", 2),
+        ("Unidir_Put", 2, "AGGREGATE", 2),
+    ]
+    assert d["imb_version"] is None and d["benchmarks_listed"] is None and d["finalize_line"] is False
+
+
+def test_nbc_columns_use_the_first_usec_column() -> None:
+    header = "       #bytes #repetitions  t_ovrl[usec]  t_pure[usec]   t_CPU[usec]    overlap[%]"
+    row = "            4         1000          3.21          1.70          1.68         11.10"
+    lines = block("Iallreduce", 2, header, [row])
+    (b,) = parse_imb("\n".join(lines)).to_dict()["blocks"]
+    assert b["latency_column_used"] == "t_ovrl[usec]" and b["min_latency_usec"] == 3.21
+    assert latency_column(("#bytes", "#repetitions", "Mbytes/sec", "Msg/sec")) is None
+
+
+def test_uniband_has_no_latency_column() -> None:
+    header = "       #bytes #repetitions   Mbytes/sec      Msg/sec"
+    lines = block("Uniband", 2, header, ["            1         1000         4.05      4047511"])
+    (b,) = parse_imb("\n".join(lines)).to_dict()["blocks"]
+    assert b["latency_column_used"] is None and b["min_latency_usec"] is None
+    assert b["peak_mbytes_per_sec"] == 4.05
+    assert b["rows"] == [{"#bytes": 1, "#repetitions": 1000, "Mbytes/sec": 4.05, "Msg/sec": 4047511.0}]
+
+
+def test_truncated_output_keeps_what_was_printed() -> None:
+    lines = full_output()
+    cut = lines[: lines.index("# Benchmarking Barrier ") + 3] + [BARRIER, "         1000         1.0"]
+    d = parse_imb("\n".join(cut)).to_dict()
+    assert d["blocks"][-1]["benchmark"] == "Barrier" and d["blocks"][-1]["n_rows"] == 0
+    assert d["blocks"][-1]["min_latency_usec"] is None
+    assert d["finalize_line"] is False and len(d["blocks"]) == 4
+
+
+def test_rows_without_a_benchmark_header() -> None:
+    d = parse_imb(PINGPONG + "\n    0  1000  1.68  0.00\n    8  1000  1.70  4.49\n").to_dict()
+    (b,) = d["blocks"]
+    assert b["benchmark"] is None and b["processes"] is None and b["n_rows"] == 2
+
+
+@pytest.mark.parametrize(
+    "line, version",
+    [
+        ("#    Intel (R) MPI Benchmarks 2018, MPI-1 part    ", "2018"),
+        ("#    Intel(R) MPI Benchmarks 2021.3, MPI-1 part", "2021.3"),
+        ("#    Intel(R) MPI Benchmarks 2019 Update 6, MPI-1 part    ", "2019 Update 6"),
+        ("#    Intel (R) MPI Benchmark Suite V3.2.4, MPI-1 part    ", "3.2.4"),
+        ("#    Intel(R) MPI Benchmarks 2021.7, MPI-RMA part", "2021.7"),
+    ],
+)
+def test_version_line_forms(line: str, version: str) -> None:
+    lines = banner(line) + block("PingPong", 2, PINGPONG, ["            0         1000         0.21         0.00"])
+    assert parse_imb("\n".join(lines)).imb_version == version
+
+
+def test_nonfinite_cell_is_text() -> None:
+    d = parse_imb(PINGPONG + "\n    0  1000  0.00  inf\n    8  1000  1.70  4.49\n").to_dict()
+    (b,) = d["blocks"]
+    assert b["rows"][0]["Mbytes/sec"] == "inf" and b["peak_mbytes_per_sec"] == 4.49
+    json.dumps(d, allow_nan=False)
+
+
+def test_no_row_is_a_parse_error() -> None:
+    for text in ["", "\n", "\n".join(banner()), PINGPONG, "\x00\xff garbage \ufffd", "1 2 3 4\n"]:
+        with pytest.raises(ParseError):
+            parse_imb(text)
+
+
+def test_pathological_lines_parse_in_linear_time() -> None:
+    n = 200_000
+    hostile = [
+        "#bytes " + "x " * n + "\n" + "1 " * n,
+        PINGPONG + "\n" + "1 " * n,
+        PINGPONG + "\n" + "1" * n + " 1 1 1",
+        "# Benchmarking " + "x" * n,
+        "# #processes = " + "1" * n,
+        "#    Intel(R) MPI Benchmarks " + "1" * n,
+        "# List of Benchmarks to run:\n# " + "a" * n,
+        "#" * n,
+        PINGPONG + "\n0 1000 1e" + "9" * n + " 1",
+    ]
+    start = time.perf_counter()
+    for line in hostile:
+        try:
+            json.dumps(parse_imb(line).to_dict(), allow_nan=False)
+        except ParseError:
+            pass
+    assert time.perf_counter() - start < 5.0
+
+
+def test_mutated_real_outputs_give_a_result_or_parse_error() -> None:
+    samples = [p.read_text() for p in sorted(DATA.glob("*.txt")) if not p.name.endswith(".source.txt")]
+    samples.append("\n".join(full_output()))
+    rng = random.Random(20240605)
+    alphabet = "#bytes[usec]/0123456789.e+-nan \n\r\t"
+    for _ in range(300):
+        text = list(rng.choice(samples))
+        for _ in range(rng.randint(1, 30)):
+            pos = rng.randrange(len(text))
+            action = rng.randrange(3)
+            if action == 0:
+                del text[pos]
+            elif action == 1:
+                text.insert(pos, rng.choice(alphabet))
+            else:
+                text[pos] = chr(rng.randrange(0x20, 0x3000))
+        try:
+            out = parse_imb("".join(text)[: rng.randrange(1, len(text) + 1)])
+        except ParseError:
+            continue
+        json.dumps(out.to_dict(), allow_nan=False)
+
+
+def test_registry_entry() -> None:
+    assert "imb" in KINDS
+    text = "\n".join(full_output())
+    assert parse_text("imb", text) == parse_imb(text).to_dict()
