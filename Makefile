@@ -11,7 +11,9 @@ install:
 run: install
 	$(VENV)/bin/scalebench run --report
 
-test: install
+# The tests also start a throwaway Slurm cluster: they need the Slurm packages too.
+test:
+	bash scripts/install.sh scripts/debian-packages-slurm.txt
 	$(PY) -m pytest -ra tests
 
 clean-venv:

@@ -1,0 +1,852 @@
+"""A throwaway Slurm cluster on this machine: `python -m scalebench.cluster start | stop | status | exec`.
+
+Two modes (see shared notes "slurm-on-one-machine"):
+  loopback  N slurmd on 127.0.0.1 (multiple-slurmd: NodeHostname=localhost, one port per node);
+  netns     one network namespace per node (own address 10.77.0.(10+i) and hostname n<i>), joined by
+            a bridge in a head namespace (10.77.0.1) that runs slurmctld and must run the clients
+            (`exec` does that); links can be rate-shaped (--shape, site_configs/link_profiles.yaml).
+
+Everything lives under DIR: slurm.conf, logs, spool, state. DIR/state.json records, as they happen,
+every process and namespace that `start` created, so `stop` removes exactly those (also after a
+failed start) and never kills by name. Accounting is off (accounting_storage/none): ReFrame must use
+its `squeue` scheduler, not `slurm` (which polls sacct). MPI: MpiDefault=pmix (OpenMPI is PMIx-only).
+
+Root only; pure stdlib (PyYAML, a project dependency, only for --shape).
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from scalebench.errors import ScalebenchError
+
+PARTITION = "debug"
+SUBNET = "10.77.0"  # only ever configured inside namespaces this module creates
+HEAD_ADDR = f"{SUBNET}.1"
+HEAD_HOSTNAME = "head"
+NODE_ADDR_OFFSET = 10
+MAX_NODES = 64
+# Slurm puts unix sockets under DIR (spool/n64/stepd.slurm.pmix.JOBID.STEPID, <= 46 characters);
+# sun_path holds 107: a longer DIR makes every srun fail with "task launch failed: Unspecified error".
+MAX_DIR_LEN = 60
+STATE_FILE = "state.json"
+MARKER_ENV = "SCALEBENCH_CLUSTER_TOKEN"  # set on every daemon we start; inherited by slurmstepd
+MUNGE_SOCKET_DIR = Path("/run/munge")
+CMD_TIMEOUT = 15.0  # default for every subprocess call
+READY_TIMEOUT = 30.0
+SCANCEL_WAIT = 15.0
+TERM_WAIT = 5.0
+KILL_WAIT = 3.0
+
+# In loopback mode every node is "localhost": OpenMPI's shared-memory transport then mixes ranks of
+# different nodes and segfaults/hangs, and binding puts every node's rank 0 on core 0.
+LOOPBACK_MPI_ENV = {
+    "OMPI_MCA_btl": "tcp,self",
+    "OMPI_MCA_pml": "ob1",
+    "OMPI_MCA_btl_tcp_if_include": "lo",
+    "OMPI_MCA_oob_tcp_if_include": "lo",
+    "OMPI_MCA_hwloc_base_binding_policy": "none",
+}
+NETNS_MPI_ENV = {
+    "OMPI_MCA_btl_tcp_if_include": f"{SUBNET}.0/24",
+    "OMPI_MCA_oob_tcp_if_include": f"{SUBNET}.0/24",
+}
+COMMON_MPI_ENV = {
+    "SLURM_MPI_TYPE": "pmix",
+    "OMPI_ALLOW_RUN_AS_ROOT": "1",
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+}
+
+
+class ClusterError(ScalebenchError):
+    """The throwaway Slurm cluster cannot be started, queried or stopped (one-line reason)."""
+
+
+class ClusterTimeout(ClusterError):
+    """A bounded wait (a command, the nodes becoming idle, processes exiting) ran out."""
+
+
+# --------------------------------------------------------------------------- small helpers
+
+def _run(argv: Sequence[str], *, timeout: float = CMD_TIMEOUT, check: bool = True, input: str | None = None,
+         env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run one command with a timeout; failures become one-line ClusterErrors."""
+    try:
+        proc = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, input=input,
+                              env=env, stdin=None if input is not None else subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise ClusterTimeout(f"`{' '.join(argv)}` did not finish within {timeout:g} s") from None
+    except OSError as err:
+        raise ClusterError(f"cannot run `{argv[0]}`: {err.strerror}") from None
+    if check and proc.returncode != 0:
+        detail = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
+        raise ClusterError(f"`{' '.join(argv)}` exited {proc.returncode}: {detail[-1] if detail else 'no output'}")
+    return proc
+
+
+def _last_line(path: Path) -> str:
+    try:
+        lines = [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return "(no log)"
+    return lines[-1].strip() if lines else "(empty log)"
+
+
+def _proc_stat(pid: int) -> tuple[str, int] | None:
+    """(state letter, start time in clock ticks) of a process, None when it does not exist."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2:].split()
+    return fields[0], int(fields[19])
+
+
+def _starttime(pid: int) -> int | None:
+    stat = _proc_stat(pid)
+    return stat[1] if stat else None
+
+
+def _reap(pid: int) -> None:
+    """Collect the exit status when the process is our own child (no zombie left behind)."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except (ChildProcessError, OSError):
+        pass
+
+
+def is_alive(pid: int, starttime: int | None = None) -> bool:
+    """Alive, not a zombie, and (when given) the same process as recorded (no PID reuse)."""
+    _reap(pid)
+    stat = _proc_stat(pid)
+    if stat is None or stat[0] in ("Z", "X"):
+        return False
+    return starttime is None or stat[1] == starttime
+
+
+def _environ_has(pid: int, entry: bytes) -> bool:
+    try:
+        return entry in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+
+
+def _all_pids() -> list[int]:
+    return [int(p) for p in os.listdir("/proc") if p.isdigit()]
+
+
+def _ppid(pid: int) -> int | None:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(text[text.rindex(")") + 2:].split()[1])
+
+
+def _cluster_id(directory: Path) -> str:
+    return hashlib.sha1(str(directory).encode()).hexdigest()[:6]
+
+
+def machine_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - non-Linux
+        return os.cpu_count() or 1
+
+
+def machine_memory_mb() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            return int(line.split()[1]) // 1024
+    raise ClusterError("/proc/meminfo: no MemTotal line")
+
+
+def node_names(nodes: int) -> list[str]:
+    return [f"n{i}" for i in range(1, nodes + 1)]
+
+
+def node_addr(index: int) -> str:
+    """Address of node n<index> (1-based) in netns mode."""
+    return f"{SUBNET}.{NODE_ADDR_OFFSET + index}"
+
+
+def load_link_profiles(path: Path | None = None) -> dict[str, dict]:
+    import yaml  # project dependency; only --shape needs it
+
+    from scalebench import paths
+
+    path = path or paths.SITE_CONFIGS / "link_profiles.yaml"
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except OSError as err:
+        raise ClusterError(f"cannot read link profiles {path}: {err.strerror}") from None
+    if not isinstance(data, dict) or not all(isinstance(v, dict) and "rate" in v for v in data.values()):
+        raise ClusterError(f"{path}: expected 'NAME: {{rate: ..., burst: ..., latency: ...}}' entries")
+    return data
+
+
+# --------------------------------------------------------------------------- state file
+
+class State:
+    """DIR/state.json, rewritten atomically after every change so a half-done start is recorded."""
+
+    def __init__(self, directory: Path, data: dict):
+        self.dir = directory
+        self.data = data
+
+    @property
+    def path(self) -> Path:
+        return self.dir / STATE_FILE
+
+    @classmethod
+    def load(cls, directory: Path) -> "State | None":
+        path = directory / STATE_FILE
+        if not path.exists():
+            return None
+        try:
+            return cls(directory, json.loads(path.read_text()))
+        except (OSError, ValueError) as err:
+            raise ClusterError(f"{path}: unreadable cluster state ({err})") from None
+
+    def save(self) -> None:
+        tmp = self.path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(self.data, indent=2) + "\n")
+        os.replace(tmp, self.path)
+
+    def add_process(self, role: str, pid: int, argv: Sequence[str], log: Path) -> None:
+        self.data["processes"].append({"role": role, "pid": pid, "starttime": _starttime(pid),
+                                       "argv": list(argv), "log": str(log)})
+        self.save()
+
+    def add_created(self, kind: str, name: str) -> None:
+        self.data["created"].append({"kind": kind, "name": name})
+        self.save()
+
+    @property
+    def netns_head(self) -> str | None:
+        return self.data.get("netns_head")
+
+    @property
+    def slurm_conf(self) -> Path:
+        return Path(self.data["slurm_conf"])
+
+    def client_env(self, base: dict | None = None) -> dict:
+        env = dict(os.environ if base is None else base)
+        env.update(self.data.get("env", {}))
+        env.pop(MARKER_ENV, None)
+        return env
+
+    def client_argv(self, argv: Sequence[str]) -> list[str]:
+        """argv to run a Slurm/MPI client against this cluster (inside the head namespace in netns mode)."""
+        head = self.netns_head
+        if head:
+            return ["nsenter", f"--net=/run/netns/{head}", "--", *argv]
+        return list(argv)
+
+    def run_client(self, argv: Sequence[str], *, timeout: float = CMD_TIMEOUT, check: bool = True,
+                   env: dict | None = None) -> subprocess.CompletedProcess:
+        return _run(self.client_argv(argv), timeout=timeout, check=check, env=self.client_env(env))
+
+
+def exports(state: State) -> str:
+    """Shell lines a client needs (eval-able); comments say how to reach a netns cluster."""
+    lines = [f"export {k}={v}" for k, v in state.data.get("env", {}).items()]
+    if state.netns_head:
+        lines.append(f"# netns mode: run clients in the head namespace, e.g. "
+                     f"nsenter --net=/run/netns/{state.netns_head} -- srun ..., "
+                     f"or: python -m scalebench.cluster exec --dir {state.dir} -- srun ...")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- configuration
+
+@dataclass(frozen=True)
+class Spec:
+    directory: Path
+    nodes: int
+    mode: str = "loopback"
+    cpus_per_node: int | None = None
+    memory_per_node_mb: int | None = None
+    shape: str | None = None
+
+
+def _free_ports(count: int, seed: str) -> list[int]:
+    """`count` free TCP ports (Slurm binds all addresses), below the ephemeral range, from a per-DIR offset."""
+    start = 20000 + (int(seed, 16) % 900) * 10
+    ports: list[int] = []
+    port = start
+    while len(ports) < count:
+        if port >= 32000:
+            port = 20000
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("", port))
+                ports.append(port)
+            except OSError:
+                pass
+        port += 1
+        if port == start:
+            raise ClusterError("not enough free TCP ports in 20000-31999")
+    return ports
+
+
+def slurm_conf_text(spec: Spec, cluster_id: str, ports: list[int] | None) -> str:
+    d = spec.directory
+    cpus = spec.cpus_per_node or machine_cpus()
+    memory = spec.memory_per_node_mb or machine_memory_mb()
+    names = node_names(spec.nodes)
+    lines = [
+        "# Written by scalebench/cluster.py: a throwaway cluster; `stop` removes what `start` created.",
+        f"ClusterName=sb{cluster_id}",
+    ]
+    if spec.mode == "loopback":
+        lines += ["SlurmctldHost=localhost", f"SlurmctldPort={ports[0]}"]
+    else:
+        lines += [f"SlurmctldHost={HEAD_HOSTNAME}({HEAD_ADDR})"]
+    lines += [
+        "SlurmUser=root",
+        "SlurmdUser=root",
+        "AuthType=auth/munge",
+        "CredType=cred/munge",
+        "ProctrackType=proctrack/linuxproc",
+        "TaskPlugin=task/none",
+        "JobAcctGatherType=jobacct_gather/none",
+        "AccountingStorageType=accounting_storage/none",
+        "JobCompType=jobcomp/none",
+        "SelectType=select/cons_tres",
+        "SelectTypeParameters=CR_Core",
+        "MpiDefault=pmix",
+        "ReturnToService=2",
+        "MailProg=/bin/true",
+        "SlurmdParameters=config_overrides",
+        "InactiveLimit=0",
+        "KillWait=5",
+        "MinJobAge=300",
+        f"StateSaveLocation={d}/ctld",
+        f"SlurmdSpoolDir={d}/spool/%n",
+        f"TmpFS={d}/tmp/%n",
+        f"SlurmctldPidFile={d}/run/slurmctld.pid",
+        f"SlurmdPidFile={d}/run/slurmd-%n.pid",
+        f"SlurmctldLogFile={d}/log/slurmctld.log",
+        f"SlurmdLogFile={d}/log/slurmd-%n.log",
+        "SlurmctldDebug=info",
+        "SlurmdDebug=info",
+    ]
+    hw = f"Sockets=1 CoresPerSocket={cpus} ThreadsPerCore=1 RealMemory={memory} State=UNKNOWN"
+    for i, name in enumerate(names, start=1):
+        if spec.mode == "loopback":
+            lines.append(f"NodeName={name} NodeHostname=localhost NodeAddr=127.0.0.1 Port={ports[i]} {hw}")
+        else:
+            lines.append(f"NodeName={name} NodeHostname={name} NodeAddr={node_addr(i)} {hw}")
+    lines.append(f"PartitionName={PARTITION} Nodes=ALL Default=YES MaxTime=INFINITE State=UP")
+    return "\n".join(lines) + "\n"
+
+
+def _check_prerequisites(spec: Spec) -> None:
+    if os.geteuid() != 0:
+        raise ClusterError("the throwaway Slurm cluster needs root (daemons run as root, namespaces)")
+    tools = ["slurmctld", "slurmd", "sinfo", "squeue", "scancel", "srun", "munge", "unmunge"]
+    if spec.mode == "netns":
+        tools += ["ip", "nsenter", "unshare", "mount", "hostname"]
+    if spec.shape:
+        tools.append("tc")
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        raise ClusterError(f"missing {', '.join(missing)}: "
+                           "bash scripts/install.sh scripts/debian-packages-slurm.txt")
+
+
+def _munged_path() -> str:
+    path = shutil.which("munged") or "/usr/sbin/munged"
+    if not os.access(path, os.X_OK):
+        raise ClusterError("munged not found: bash scripts/install.sh scripts/debian-packages-slurm.txt")
+    return path
+
+
+def munge_answers() -> bool:
+    try:
+        cred = _run(["munge", "-n"], timeout=5, check=False)
+        if cred.returncode != 0:
+            return False
+        return _run(["unmunge"], timeout=5, check=False, input=cred.stdout).returncode == 0
+    except ClusterTimeout:
+        return False
+
+
+# --------------------------------------------------------------------------- start
+
+def _spawn(state: State, role: str, argv: list[str], log: Path, env: dict, **popen_kw) -> subprocess.Popen:
+    with open(log, "ab") as out:
+        try:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                    env=env, start_new_session=True, close_fds=True, **popen_kw)
+        except OSError as err:
+            raise ClusterError(f"cannot start {role} ({argv[0]}): {err.strerror}") from None
+    state.add_process(role, proc.pid, argv, log)
+    return proc
+
+
+def _start_munged(state: State, env: dict) -> None:
+    if munge_answers():
+        state.data["munged"] = {"started": False, "reason": "a munged was already answering on "
+                                f"{MUNGE_SOCKET_DIR}/munge.socket.2; left alone"}
+        state.save()
+        return
+    MUNGE_SOCKET_DIR.mkdir(mode=0o755, exist_ok=True)
+    shutil.chown(MUNGE_SOCKET_DIR, "munge", "munge")
+    log = state.dir / "log" / "munged.log"
+    argv = [_munged_path(), "--foreground"]
+    proc = _spawn(state, "munged", argv, log, env, user="munge", group="munge", extra_groups=[])
+    state.data["munged"] = {"started": True, "pid": proc.pid}
+    state.save()
+    deadline = time.monotonic() + 10
+    while not munge_answers():
+        if proc.poll() is not None:
+            raise ClusterError(f"munged exited {proc.returncode}: {_last_line(log)}")
+        if time.monotonic() > deadline:
+            raise ClusterTimeout("munged did not answer within 10 s")
+        time.sleep(0.1)
+
+
+def _setup_netns(state: State, spec: Spec, cid: str, profile: dict | None) -> None:
+    head = f"sb{cid}-head"
+    if Path(f"/run/netns/{head}").exists():
+        raise ClusterError(f"network namespace {head} already exists (a cluster in {spec.directory} "
+                           "still running? stop it first)")
+    _run(["ip", "netns", "add", head])
+    state.data["netns_head"] = head
+    state.add_created("netns", head)
+    _run(["ip", "-n", head, "link", "set", "lo", "up"])
+    _run(["ip", "-n", head, "link", "add", "br0", "type", "bridge"])
+    state.add_created("bridge", f"{head}/br0")
+    _run(["ip", "-n", head, "addr", "add", f"{HEAD_ADDR}/24", "dev", "br0"])
+    _run(["ip", "-n", head, "link", "set", "br0", "up"])
+    if profile:
+        state.data["shape"] = {"profile": spec.shape, **{k: str(v) for k, v in profile.items()}}
+    for i, name in enumerate(node_names(spec.nodes), start=1):
+        ns = f"sb{cid}-{name}"
+        _run(["ip", "netns", "add", ns])
+        state.add_created("netns", ns)
+        _run(["ip", "-n", ns, "link", "set", "lo", "up"])
+        _run(["ip", "-n", head, "link", "add", f"v{name}", "type", "veth", "peer", "name", "eth0", "netns", ns])
+        state.add_created("veth", f"{head}/v{name}")
+        _run(["ip", "-n", head, "link", "set", f"v{name}", "master", "br0", "up"])
+        _run(["ip", "-n", ns, "addr", "add", f"{node_addr(i)}/24", "dev", "eth0"])
+        _run(["ip", "-n", ns, "link", "set", "eth0", "up"])
+        if profile:
+            # Shape both directions: node egress on eth0, node ingress as head-side egress on v<name>.
+            tbf = ["root", "tbf", "rate", str(profile["rate"]), "burst", str(profile.get("burst", "64kb")),
+                   "latency", str(profile.get("latency", "50ms"))]
+            _run(["tc", "-n", ns, "qdisc", "replace", "dev", "eth0", *tbf])
+            _run(["tc", "-n", head, "qdisc", "replace", "dev", f"v{name}", *tbf])
+    hosts = ["127.0.0.1 localhost", f"{HEAD_ADDR} {HEAD_HOSTNAME}"]
+    hosts += [f"{node_addr(i)} {n}" for i, n in enumerate(node_names(spec.nodes), start=1)]
+    (spec.directory / "hosts").write_text("\n".join(hosts) + "\n")
+
+
+def _in_namespace(ns: str, hostname: str, hosts: Path, argv: list[str]) -> list[str]:
+    """nsenter + unshare, exec'ing through to argv (same PID): own net, UTS (hostname) and /etc/hosts.
+
+    Not `ip netns exec`: it remounts /sys and slurmd 22.05 then dies ("No filesystem mounted on
+    /sys/fs/cgroup"). unshare's default mount propagation is private: the bind stays inside.
+    """
+    script = 'hostname "$1" && mount --bind "$2" /etc/hosts && shift 2 && exec "$@"'
+    return ["nsenter", f"--net=/run/netns/{ns}", "--", "unshare", "--uts", "--mount", "--",
+            "/bin/sh", "-c", script, "sh", hostname, str(hosts), *argv]
+
+
+def _node_states(state: State) -> dict[str, str]:
+    proc = state.run_client(["sinfo", "--noheader", "--Node", "--format=%N %T"], timeout=10, check=False)
+    if proc.returncode != 0:
+        return {}
+    states = {}
+    for line in proc.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 2:
+            states[parts[0]] = parts[1]
+    return states
+
+
+def _wait_ready(state: State, procs: dict[str, subprocess.Popen], nodes: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    names = node_names(nodes)
+    seen: dict[str, str] = {}
+    while True:
+        for role, proc in procs.items():
+            if proc.poll() is not None:
+                log = next(Path(p["log"]) for p in state.data["processes"] if p["pid"] == proc.pid)
+                raise ClusterError(f"{role} exited {proc.returncode} during start: {_last_line(log)} "
+                                   f"(log {log})")
+        if time.monotonic() >= deadline:
+            shown = ", ".join(f"{n}={seen.get(n, '?')}" for n in names)
+            raise ClusterTimeout(f"nodes not all idle after {timeout:g} s ({shown}); logs in {state.dir}/log")
+        seen = _node_states(state)
+        if all(seen.get(n) == "idle" for n in names):
+            return
+        time.sleep(0.2)
+
+
+def start(directory: Path | str, nodes: int, mode: str = "loopback", cpus_per_node: int | None = None,
+          memory_per_node_mb: int | None = None, shape: str | None = None, ready_timeout: float = READY_TIMEOUT,
+          cleanup_on_failure: bool = True) -> State:
+    """Start the cluster; on failure stop what was started (unless cleanup_on_failure=False) and raise."""
+    directory = Path(directory).resolve()
+    spec = Spec(directory, nodes, mode, cpus_per_node, memory_per_node_mb, shape)
+    if mode not in ("loopback", "netns"):
+        raise ClusterError(f"unknown mode {mode!r} (loopback or netns)")
+    if not 1 <= nodes <= MAX_NODES:
+        raise ClusterError(f"--nodes must be 1..{MAX_NODES}, got {nodes}")
+    if shape and mode != "netns":
+        raise ClusterError("--shape needs --mode netns (loopback traffic cannot be shaped per node)")
+    for value, name in ((cpus_per_node, "--cpus-per-node"), (memory_per_node_mb, "--memory-per-node-mb")):
+        if value is not None and value <= 0:
+            raise ClusterError(f"{name} must be positive, got {value}")
+    profile = None
+    if shape:
+        profiles = load_link_profiles()
+        if shape not in profiles:
+            raise ClusterError(f"unknown link profile {shape!r}; known: {', '.join(profiles)}")
+        profile = profiles[shape]
+    if len(str(directory)) > MAX_DIR_LEN:
+        raise ClusterError(f"--dir path is {len(str(directory))} characters, at most {MAX_DIR_LEN}: "
+                           "Slurm's unix sockets under it would exceed 107 characters")
+    _check_prerequisites(spec)
+    directory.mkdir(parents=True, exist_ok=True)
+    previous = State.load(directory)
+    if previous is not None and previous.data.get("phase") != "stopped":
+        raise ClusterError(f"{directory} holds a cluster in phase {previous.data.get('phase')!r}: "
+                           "run `stop --dir` on it first")
+    for sub in ("log", "run", "ctld", "spool", "tmp"):
+        (directory / sub).mkdir(exist_ok=True)
+    for name in node_names(nodes):
+        (directory / "spool" / name).mkdir(exist_ok=True)
+        (directory / "tmp" / name).mkdir(exist_ok=True)
+
+    cid = _cluster_id(directory)
+    token = uuid.uuid4().hex
+    conf = directory / "slurm.conf"
+    env = {"SLURM_CONF": str(conf), **COMMON_MPI_ENV,
+           **(LOOPBACK_MPI_ENV if mode == "loopback" else NETNS_MPI_ENV)}
+    state = State(directory, {
+        "version": 1, "phase": "starting", "dir": str(directory), "mode": mode, "nodes": nodes,
+        "node_names": node_names(nodes), "partition": PARTITION, "cluster_id": cid, "token": token,
+        "slurm_conf": str(conf), "env": env, "started_at": time.time(), "munged": None,
+        "processes": [], "created": [], "netns_head": None})
+    state.save()
+    t0 = time.monotonic()
+    try:
+        ports = _free_ports(nodes + 1, cid) if mode == "loopback" else None
+        conf.write_text(slurm_conf_text(spec, cid, ports))
+        state.data["ports"] = ports
+        if mode == "netns":
+            _setup_netns(state, spec, cid, profile)
+        daemon_env = dict(os.environ, SLURM_CONF=str(conf), **{MARKER_ENV: token})
+        _start_munged(state, daemon_env)
+        procs: dict[str, subprocess.Popen] = {}
+        ctld = ["slurmctld", "-D", "-c", "-f", str(conf)]
+        if mode == "netns":
+            ctld = _in_namespace(state.netns_head, HEAD_HOSTNAME, directory / "hosts", ctld)
+        procs["slurmctld"] = _spawn(state, "slurmctld", ctld, directory / "log" / "slurmctld.out", daemon_env)
+        for name in node_names(nodes):
+            argv = ["slurmd", "-D", "-f", str(conf), "-N", name]
+            if mode == "netns":
+                argv = _in_namespace(f"sb{cid}-{name}", name, directory / "hosts", argv)
+            procs[f"slurmd {name}"] = _spawn(state, f"slurmd {name}", argv,
+                                            directory / "log" / f"slurmd-{name}.out", daemon_env)
+        _wait_ready(state, procs, nodes, ready_timeout)
+    except BaseException as err:
+        state.data["phase"] = "failed"
+        state.data["error"] = str(err)
+        state.save()
+        if cleanup_on_failure:
+            try:
+                stop(directory)
+            except ClusterError as stop_err:
+                raise ClusterError(f"{err}; and the cleanup failed: {stop_err}") from None
+        raise
+    state.data["phase"] = "running"
+    state.data["start_seconds"] = round(time.monotonic() - t0, 2)
+    state.save()
+    return state
+
+
+# --------------------------------------------------------------------------- stop
+
+def _marked_and_descendants(token: str, roots: list[int]) -> list[int]:
+    """Processes carrying our token (daemons, slurmstepd) plus all their descendants (job tasks)."""
+    entry = f"{MARKER_ENV}={token}".encode()
+    pids = _all_pids()
+    children: dict[int, list[int]] = {}
+    for pid in pids:
+        parent = _ppid(pid)
+        if parent is not None:
+            children.setdefault(parent, []).append(pid)
+    found = set(roots) | {pid for pid in pids if _environ_has(pid, entry)}
+    todo = list(found)
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return sorted(pid for pid in found if is_alive(pid))
+
+
+def _terminate(records: list[dict]) -> list[dict]:
+    """TERM, wait, KILL, wait; returns the records still alive."""
+    def alive() -> list[dict]:
+        return [r for r in records if is_alive(r["pid"], r.get("starttime"))]
+
+    for sig, wait in ((signal.SIGTERM, TERM_WAIT), (signal.SIGKILL, KILL_WAIT)):
+        for record in alive():
+            try:
+                os.kill(record["pid"], sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + wait
+        while alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not alive():
+            return []
+    return alive()
+
+
+def _wait_vanished(records: list[dict], timeout: float) -> None:
+    """Give init a moment to reap our dead daemons, so `pgrep` shows no <defunct> right after stop."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if all(r.get("starttime") is None or _starttime(r["pid"]) != r["starttime"] for r in records):
+            return
+        for r in records:
+            _reap(r["pid"])
+        time.sleep(0.05)
+
+
+def _cancel_jobs(state: State) -> None:
+    ctld = [p for p in state.data["processes"] if p["role"] == "slurmctld"]
+    if not ctld or not is_alive(ctld[0]["pid"], ctld[0].get("starttime")):
+        return
+    head = state.netns_head
+    if head and not Path(f"/run/netns/{head}").exists():
+        return
+    listing = state.run_client(["squeue", "--noheader", "--format=%A"], timeout=10, check=False)
+    jobs = listing.stdout.split() if listing.returncode == 0 else []
+    if not jobs:
+        return
+    state.run_client(["scancel", *jobs], timeout=10, check=False)
+    deadline = time.monotonic() + SCANCEL_WAIT
+    while time.monotonic() < deadline:
+        left = state.run_client(["squeue", "--noheader", "--format=%A"], timeout=10, check=False)
+        if left.returncode != 0 or not left.stdout.split():
+            return
+        time.sleep(0.3)
+
+
+def stop(directory: Path | str) -> bool:
+    """Stop what DIR/state.json says `start` created. Returns False when there was nothing to do."""
+    directory = Path(directory).resolve()
+    state = State.load(directory)
+    if state is None:
+        return False
+    data = state.data
+    slurm_records = [p for p in data["processes"] if p["role"] != "munged"]
+    live_daemons = [p for p in slurm_records if is_alive(p["pid"], p.get("starttime"))]
+    if data.get("phase") == "stopped" and not live_daemons:
+        return False
+    data["phase"] = "stopping"
+    state.save()
+    _record_descendants(state, [p["pid"] for p in live_daemons])
+    try:
+        _cancel_jobs(state)
+    except ClusterError:
+        pass  # the controller is going away anyway; the process sweep below catches what is left
+    _record_descendants(state, [p["pid"] for p in live_daemons])
+    left = _terminate([p for p in data["processes"] if p["role"] != "munged"])
+    left += _terminate([p for p in data["processes"] if p["role"] == "munged"])
+    _wait_vanished(data["processes"], KILL_WAIT)
+    errors = []
+    if left:
+        errors.append("still alive after SIGKILL: " + ", ".join(f"{p['role']} pid {p['pid']}" for p in left))
+    for created in reversed(data["created"]):
+        if created["kind"] != "netns":
+            continue  # veths and the bridge live inside the namespaces and go with them
+        name = created["name"]
+        if not Path(f"/run/netns/{name}").exists():
+            continue
+        try:
+            _run(["ip", "netns", "delete", name], timeout=10)
+        except ClusterError as err:
+            errors.append(str(err))
+    data["phase"] = "stopped" if not errors else "stop-failed"
+    data["stopped_at"] = time.time()
+    state.save()
+    if errors:
+        raise ClusterError("; ".join(errors))
+    return True
+
+
+def _record_descendants(state: State, roots: list[int]) -> None:
+    """Record everything our daemons started (slurmstepd, job tasks) before anything is killed.
+
+    Taken before and after scancel: job processes that exit meanwhile are then also waited for.
+    """
+    data = state.data
+    token = data.get("token", "")
+    if not token:
+        return
+    recorded = {p["pid"] for p in data["processes"]}
+    for pid in _marked_and_descendants(token, roots):
+        if pid in recorded:
+            continue
+        data["processes"].append({"role": "descendant", "pid": pid, "starttime": _starttime(pid),
+                                  "argv": _cmdline(pid), "log": ""})
+        recorded.add(pid)
+    state.save()
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        return [a.decode(errors="replace") for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if a]
+    except OSError:
+        return []
+
+
+# --------------------------------------------------------------------------- status
+
+def status(directory: Path | str) -> dict:
+    """Summary of DIR's cluster: phase, processes alive, namespaces present, node states."""
+    directory = Path(directory).resolve()
+    state = State.load(directory)
+    if state is None:
+        raise ClusterError(f"no cluster recorded in {directory} (no {STATE_FILE})")
+    data = state.data
+    procs = [{"role": p["role"], "pid": p["pid"], "alive": is_alive(p["pid"], p.get("starttime"))}
+             for p in data["processes"]]
+    namespaces = {c["name"]: Path(f"/run/netns/{c['name']}").exists()
+                  for c in data["created"] if c["kind"] == "netns"}
+    daemons_up = bool(procs) and all(p["alive"] for p in procs if p["role"] != "descendant")
+    nodes = _node_states(state) if daemons_up and data.get("phase") == "running" else {}
+    healthy = daemons_up and data.get("phase") == "running" and all(namespaces.values())
+    return {"dir": str(directory), "phase": data.get("phase"), "mode": data.get("mode"),
+            "healthy": healthy, "partition": data.get("partition"), "nodes": nodes,
+            "processes": procs, "namespaces": namespaces, "munged": data.get("munged"),
+            "netns_head": data.get("netns_head"), "env": data.get("env", {})}
+
+
+# --------------------------------------------------------------------------- CLI
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="slurm-cluster", description="A throwaway Slurm cluster on this machine (root).")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    p = sub.add_parser("start", help="write slurm.conf under DIR, start the daemons, wait for idle nodes")
+    p.add_argument("--dir", required=True, type=Path, help="directory for config, logs, spool, state.json")
+    p.add_argument("--nodes", required=True, type=_positive_int)
+    p.add_argument("--mode", choices=["loopback", "netns"], default="loopback")
+    p.add_argument("--cpus-per-node", type=_positive_int, default=None,
+                   help=f"CPUs each node advertises (default: this machine's, {machine_cpus()})")
+    p.add_argument("--memory-per-node-mb", type=_positive_int, default=None,
+                   help="RealMemory of each node (default: this machine's MemTotal)")
+    p.add_argument("--shape", metavar="PROFILE", default=None,
+                   help="netns only: rate-shape every node link (site_configs/link_profiles.yaml)")
+    p.add_argument("--timeout", type=float, default=READY_TIMEOUT, help="seconds to wait for idle nodes")
+    p.add_argument("--keep-on-failure", action="store_true", help="leave a failed start for inspection")
+    p = sub.add_parser("stop", help="cancel jobs, kill the recorded processes, remove the namespaces")
+    p.add_argument("--dir", required=True, type=Path)
+    p = sub.add_parser("status", help="phase, processes, namespaces and node states")
+    p.add_argument("--dir", required=True, type=Path)
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--env", action="store_true", help="print only the client environment (export lines)")
+    group.add_argument("--json", action="store_true")
+    p = sub.add_parser("exec", help="run a client command against the cluster (in the head netns if any)")
+    p.add_argument("--dir", required=True, type=Path)
+    p.add_argument("argv", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "start":
+            t0 = time.monotonic()
+            state = start(args.dir, args.nodes, args.mode, args.cpus_per_node, args.memory_per_node_mb,
+                          args.shape, ready_timeout=args.timeout, cleanup_on_failure=not args.keep_on_failure)
+            print(f"slurm-cluster: {args.nodes} node(s) idle in partition {PARTITION} "
+                  f"({args.mode}, {time.monotonic() - t0:.1f} s); stop: slurm-cluster stop --dir {state.dir}",
+                  file=sys.stderr)
+            sys.stdout.write(exports(state))
+            return 0
+        if args.command == "stop":
+            t0 = time.monotonic()
+            did = stop(args.dir)
+            print(f"slurm-cluster: stopped ({time.monotonic() - t0:.1f} s)" if did
+                  else "slurm-cluster: nothing to stop", file=sys.stderr)
+            return 0
+        if args.command == "status":
+            if args.env:
+                state = State.load(args.dir.resolve())
+                if state is None:
+                    raise ClusterError(f"no cluster recorded in {args.dir} (no {STATE_FILE})")
+                sys.stdout.write(exports(state))
+                return 0
+            info = status(args.dir)
+            if args.json:
+                print(json.dumps(info, indent=2))
+            else:
+                print(f"{info['dir']}: {info['phase']} ({info['mode']}), "
+                      f"{'healthy' if info['healthy'] else 'NOT healthy'}")
+                for p in info["processes"]:
+                    print(f"  {p['role']:<12} pid {p['pid']:<8} {'alive' if p['alive'] else 'gone'}")
+                for name, present in info["namespaces"].items():
+                    print(f"  netns {name}: {'present' if present else 'gone'}")
+                for node, node_state in info["nodes"].items():
+                    print(f"  node {node}: {node_state}")
+            return 0 if info["healthy"] else 1
+        if args.command == "exec":
+            command = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+            if not command:
+                raise ClusterError("exec needs a command: exec --dir DIR -- COMMAND [ARGS...]")
+            state = State.load(args.dir.resolve())
+            if state is None:
+                raise ClusterError(f"no cluster recorded in {args.dir} (no {STATE_FILE})")
+            full = state.client_argv(command)
+            try:
+                os.execvpe(full[0], full, state.client_env())
+            except OSError as err:
+                raise ClusterError(f"cannot run {full[0]}: {err.strerror}") from None
+    except ScalebenchError as err:
+        print(f"slurm-cluster {args.command}: error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"slurm-cluster {args.command}: interrupted", file=sys.stderr)
+        return 130
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,260 @@
+"""The throwaway Slurm cluster (scalebench/cluster.py): real slurmctld/slurmd/munged, real srun/sbatch/MPI.
+
+Every subprocess has a timeout; clusters come from slurm_fixtures, whose finalizer always stops them.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, require_tools
+from scalebench import cluster
+from slurm_fixtures import slurm_cluster_factory  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.integration
+
+HELLO_C = r"""
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    int rank, size, sum = 0;
+    char host[256];
+    const char *node = getenv("SLURMD_NODENAME");
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    gethostname(host, sizeof host);
+    printf("rank %d of %d host %s node %s sum %d\n", rank, size, host, node ? node : "?", sum);
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
+def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "scalebench.cluster", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=REPO)
+
+
+def recorded_pids(directory: Path) -> list[dict]:
+    return json.loads((directory / "state.json").read_text())["processes"]
+
+
+def assert_all_gone(directory: Path) -> None:
+    state = json.loads((directory / "state.json").read_text())
+    assert state["phase"] == "stopped"
+    alive = [p for p in state["processes"] if cluster.is_alive(p["pid"], p["starttime"])]
+    assert alive == []
+    leftover = [c["name"] for c in state["created"] if Path(f"/run/netns/{c['name']}").exists()]
+    assert leftover == []
+
+
+@pytest.fixture(scope="module")
+def loopback(slurm_cluster_factory):
+    return slurm_cluster_factory(nodes=2, mode="loopback")
+
+
+@pytest.fixture(scope="module")
+def netns(slurm_cluster_factory):
+    return slurm_cluster_factory(nodes=2, mode="netns", shape="100Mb")
+
+
+@pytest.fixture(scope="module")
+def hello(tmp_path_factory):
+    require_tools("mpicc")
+    out = tmp_path_factory.mktemp("mpi")
+    (out / "hello.c").write_text(HELLO_C)
+    subprocess.run(["mpicc", "-o", str(out / "hello"), str(out / "hello.c")], check=True, timeout=60,
+                   capture_output=True)
+    return out / "hello"
+
+
+# --------------------------------------------------------------------------- loopback mode
+
+def test_loopback_nodes_idle_and_everything_recorded(loopback):
+    nodes = loopback.run_client(["sinfo", "--noheader", "--Node", "--format=%N %P %T %c"], timeout=10)
+    assert sorted(nodes.stdout.split("\n")[:2]) == [f"n1 {cluster.PARTITION}* idle {cluster.machine_cpus()}",
+                                                   f"n2 {cluster.PARTITION}* idle {cluster.machine_cpus()}"]
+    roles = [p["role"] for p in recorded_pids(loopback.dir)]
+    assert roles.count("slurmctld") == 1 and {"slurmd n1", "slurmd n2"} <= set(roles)
+    assert all(cluster.is_alive(p["pid"], p["starttime"]) for p in recorded_pids(loopback.dir))
+    munged = loopback.data["munged"]
+    assert (munged["started"] and "munged" in roles) or (not munged["started"] and "munged" not in roles)
+    conf = loopback.slurm_conf.read_text()
+    for line in ("AccountingStorageType=accounting_storage/none", "MpiDefault=pmix", f"TmpFS={loopback.dir}/tmp/%n",
+                 "SlurmdParameters=config_overrides"):
+        assert line in conf.splitlines()
+    assert "NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=" in conf
+
+
+def test_srun_runs_one_task_on_each_node(loopback):
+    proc = loopback.run_client(["srun", "-N2", "-n2", "hostname"], timeout=30)
+    assert len(proc.stdout.split()) == 2
+    proc = loopback.run_client(["srun", "-N2", "-n2", "printenv", "SLURMD_NODENAME"], timeout=30)
+    assert sorted(proc.stdout.split()) == ["n1", "n2"]
+
+
+def test_sbatch_wrap_completes_and_squeue_reports_it(loopback, tmp_path):
+    out = tmp_path / "job.out"
+    proc = loopback.run_client(["sbatch", "--parsable", "--wait", "-N1", "-o", str(out),
+                                "--wrap", "echo done on $SLURMD_NODENAME"], timeout=30)
+    job_id = proc.stdout.split(";")[0].strip()
+    assert out.read_text().startswith("done on n")
+    # No accounting: finished jobs are visible only in squeue (for MinJobAge=300 s) and only with
+    # `-t all`. ReFrame's `squeue` scheduler polls without it, so it sees no finished job at all and
+    # calls it COMPLETED: a job's exit code never reaches ReFrame, only its sanity checks catch failures.
+    finished = loopback.run_client(["squeue", "-h", "-t", "all", "-j", job_id, "-o", "%i|%T|%N|%r"], timeout=10)
+    assert finished.stdout.split("|")[1] == "COMPLETED"
+    polled = loopback.run_client(["squeue", "-h", "-j", job_id, "-o", "%i|%T|%N|%r"], timeout=10)
+    assert polled.stdout.strip() == ""
+
+
+def test_mpi_hello_across_two_nodes_with_pmix(loopback, hello):
+    proc = loopback.run_client(["srun", "--mpi=pmix", "-N2", "-n2", str(hello)], timeout=60)
+    lines = sorted(proc.stdout.splitlines())
+    assert [ln.split(" host ")[0] for ln in lines] == ["rank 0 of 2", "rank 1 of 2"]
+    assert sorted(ln.split(" node ")[1].split()[0] for ln in lines) == ["n1", "n2"]
+    assert all(ln.endswith("sum 1") for ln in lines)
+
+
+def test_status_cli_prints_the_client_environment(loopback):
+    env = cli("status", "--dir", str(loopback.dir), "--env")
+    assert env.returncode == 0, env.stderr
+    lines = env.stdout.splitlines()
+    assert f"export SLURM_CONF={loopback.dir}/slurm.conf" in lines
+    assert {"export OMPI_MCA_btl=tcp,self", "export OMPI_MCA_btl_tcp_if_include=lo",
+            "export SLURM_MPI_TYPE=pmix"} <= set(lines)
+    summary = cli("status", "--dir", str(loopback.dir))
+    assert summary.returncode == 0 and "healthy" in summary.stdout and "node n2: idle" in summary.stdout
+
+
+# --------------------------------------------------------------------------- netns mode
+
+def test_netns_nodes_have_their_own_hostname_and_address(netns):
+    proc = netns.run_client(["srun", "-N2", "-n2", "sh", "-c", 'echo "$(hostname) $(hostname -I)"'], timeout=30)
+    assert sorted(ln.strip() for ln in proc.stdout.splitlines()) == [
+        f"n1 {cluster.node_addr(1)}", f"n2 {cluster.node_addr(2)}"]
+
+
+def test_netns_mpi_hello_across_two_nodes(netns, hello):
+    proc = netns.run_client(["srun", "--mpi=pmix", "-N2", "-n2", str(hello)], timeout=60)
+    hosts = sorted(ln.split(" host ")[1].split()[0] for ln in proc.stdout.splitlines())
+    assert hosts == ["n1", "n2"]
+    assert all(ln.endswith("sum 1") for ln in proc.stdout.splitlines())
+
+
+RECEIVER = r"""
+import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], 5201)); s.listen(1); s.settimeout(10); print("ready", flush=True)
+c, _ = s.accept(); c.settimeout(10); n = 0; t0 = None
+while True:
+    b = c.recv(1 << 16)
+    if not b: break
+    t0 = t0 or time.monotonic(); n += len(b)
+print(n * 8 / (time.monotonic() - t0) / 1e6)
+"""
+SENDER = "import socket, sys; c = socket.create_connection((sys.argv[1], 5201), timeout=10); " \
+         "c.sendall(b'x' * 3_000_000); c.close()"
+
+
+def test_netns_links_are_shaped_by_the_profile(netns):
+    profile = cluster.load_link_profiles()["100Mb"]
+    ns = {n: f"sb{netns.data['cluster_id']}-{n}" for n in ("n1", "n2")}
+    qdisc = subprocess.run(["tc", "-n", ns["n1"], "qdisc", "show", "dev", "eth0"], capture_output=True,
+                           text=True, timeout=10, check=True).stdout
+    assert "tbf" in qdisc and "100Mbit" in qdisc and profile["rate"] == "100mbit"
+    receiver = subprocess.Popen(["nsenter", f"--net=/run/netns/{ns['n2']}", sys.executable, "-c", RECEIVER,
+                                 cluster.node_addr(2)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert receiver.stdout.readline().strip() == "ready"
+        subprocess.run(["nsenter", f"--net=/run/netns/{ns['n1']}", sys.executable, "-c", SENDER,
+                        cluster.node_addr(2)], check=True, timeout=20)
+        mbit = float(receiver.communicate(timeout=20)[0])
+    finally:
+        receiver.kill()
+        receiver.wait(timeout=5)
+    assert 20 < mbit < 130  # ~97 measured; unshaped veth carries several Gbit/s
+
+
+# --------------------------------------------------------------------------- stop
+
+def test_stop_with_a_running_job_kills_exactly_what_start_recorded(slurm_cluster_factory, tmp_path):
+    state = slurm_cluster_factory(nodes=1, mode="loopback")
+    state.run_client(["sbatch", "-N1", "-o", "/dev/null", "--wrap", "srun sleep 300"], timeout=10)
+    deadline = time.monotonic() + 15
+    while "RUNNING" not in state.run_client(["squeue", "-h", "-o", "%T"], timeout=10).stdout:
+        assert time.monotonic() < deadline, "job did not start"
+        time.sleep(0.2)
+    t0 = time.monotonic()
+    proc = cli("stop", "--dir", str(state.dir))
+    assert proc.returncode == 0, proc.stderr
+    assert time.monotonic() - t0 < 30
+    assert_all_gone(state.dir)
+    # slurmstepd and the job's processes were found through the daemons and recorded before the kill.
+    assert any(p["role"] == "descendant" for p in recorded_pids(state.dir))
+    again = cli("stop", "--dir", str(state.dir))
+    assert again.returncode == 0 and "nothing to stop" in again.stderr
+
+
+def test_stop_netns_cluster_removes_its_namespaces_and_spares_a_shared_munged(slurm_cluster_factory, loopback):
+    state = slurm_cluster_factory(nodes=2, mode="netns")
+    names = [c["name"] for c in state.data["created"] if c["kind"] == "netns"]
+    assert len(names) == 3 and all(Path(f"/run/netns/{n}").exists() for n in names)
+    assert state.data["munged"]["started"] is False  # the loopback cluster's (or another) munged answered
+    assert cluster.stop(state.dir) is True
+    assert_all_gone(state.dir)
+    assert not any(Path(f"/run/netns/{n}").exists() for n in names)
+    assert cluster.stop(state.dir) is False
+    # the other cluster and its munged are untouched
+    assert loopback.run_client(["srun", "-N2", "-n2", "true"], timeout=30).returncode == 0
+
+
+def test_a_half_started_cluster_is_recorded_and_stop_cleans_it(slurm_cluster_factory):
+    with pytest.raises(cluster.ClusterTimeout, match="not all idle"):
+        slurm_cluster_factory(nodes=1, mode="netns", ready_timeout=0, cleanup_on_failure=False)
+    directory = slurm_cluster_factory._dirs[-1][0]
+    state = json.loads((directory / "state.json").read_text())
+    assert state["phase"] == "failed"
+    assert any(p["role"] == "slurmctld" for p in state["processes"]) and state["created"]
+    assert cluster.stop(directory) is True
+    assert_all_gone(directory)
+
+
+def test_a_failed_start_cleans_up_by_itself(slurm_cluster_factory):
+    with pytest.raises(cluster.ClusterTimeout):
+        slurm_cluster_factory(nodes=1, mode="loopback", ready_timeout=0)
+    assert_all_gone(slurm_cluster_factory._dirs[-1][0])
+
+
+# --------------------------------------------------------------------------- errors (no Slurm needed)
+
+def test_errors_are_named_and_one_line(tmp_path):
+    with pytest.raises(cluster.ClusterError, match="needs --mode netns"):
+        cluster.start(tmp_path, 2, "loopback", shape="1GbE")
+    with pytest.raises(cluster.ClusterError, match="unknown link profile 'nope'"):
+        cluster.start(tmp_path, 2, "netns", shape="nope")
+    with pytest.raises(cluster.ClusterError, match="at most 60"):
+        cluster.start(tmp_path / ("x" * 70), 2)
+    with pytest.raises(cluster.ClusterError, match="no cluster recorded"):
+        cluster.status(tmp_path)
+    assert cluster.stop(tmp_path) is False
+    proc = cli("status", "--dir", str(tmp_path))
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "error: no cluster recorded" in proc.stderr
+    proc = cli("start", "--dir", str(tmp_path), "--nodes", "0")
+    assert proc.returncode == 2 and "must be positive" in proc.stderr
+
+
+def test_link_profiles_have_a_rate_each():
+    profiles = cluster.load_link_profiles()
+    assert {"100Mb", "1GbE", "10GbE"} <= set(profiles)
+    assert all(str(p["rate"]).endswith("bit") for p in profiles.values())
