@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple
 
 from scalebench.errors import ParseError
-from scalebench.parse.hpl import HplOutput, parse_hpl, to_value
+from scalebench.parse._common import TypedValue, int_or_value, lines_of
+from scalebench.parse.hpl import HplOutput, parse_hpl
 
 # int, finite float, or the text as printed (letters such as "f", "-", and "-nan"/"inf").
-SummaryValue = Union[int, float, str]
+SummaryValue = TypedValue
 
 # The headline metrics of each HPCC test, in the order HPCC's own summary tables use.
 KEY_METRICS: Tuple[str, ...] = (
@@ -54,14 +55,11 @@ _SECTION_RE = re.compile(r"(Begin|End) of ([A-Za-z0-9_]+) section\.")
 _ALL_DONE = "End of HPC Challenge tests."
 _HOST_RE = re.compile(r"Hostname:[ \t]*'([^']*)'")
 _KV_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)")
-_INT_RE = re.compile(r"[+-]?\d{1,18}")
 
 
 def summary_value(raw: str) -> SummaryValue:
     """Type a Summary value: int, finite float, else the original string."""
-    if _INT_RE.fullmatch(raw):
-        return int(raw)
-    return to_value(raw)
+    return int_or_value(raw, signed=True)
 
 
 @dataclass(frozen=True)
@@ -202,7 +200,7 @@ def _try_hpl(lines: List[str]) -> Optional[HplOutput]:
 
 def parse_hpcc(text: str) -> HpccOutput:
     """Parse a whole hpccoutf.txt; ParseError when it has neither a complete Summary nor an HPL row."""
-    lines = [raw.strip() for raw in text.splitlines()]
+    lines = list(lines_of(text))  # blank lines say nothing in any section
     builders = _read_runs(lines)
     if builders:
         runs = tuple(b.freeze() for b in builders)

@@ -9,27 +9,28 @@ linear in the size of the text even on hostile input.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple
 
 from scalebench.errors import ParseError
-
-# A value HPL printed: a finite float, or the token as printed when it is not a finite
-# number ("-nan", "inf", "1.#QNAN"), because JSON has no NaN and the text is the evidence.
-Value = Union[float, str]
-
-_FINITE = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
-_NONFINITE = r"[+-]?(?i:nan|inf(?:inity)?)"
-_FLOAT_RE = re.compile(_FINITE)
+from scalebench.parse._common import (
+    FINITE,
+    NONFINITE,
+    Value,  # a finite float, or the token as printed ("-nan", "inf", "1.#QNAN")
+    finite_max,
+    finite_values,
+    is_finite,
+    lines_of,
+    to_value,
+)
 
 # T/V code, then N NB P Q Time Gflops positionally; anything after Gflops (NVIDIA's
 # "( per-GPU Gflops )" column) is ignored. The T/V code is W, R|C (process order), a digit
 # (depth), then the rest of the variant ("WR11C2R4", MKL "WC00C2R2", NVIDIA "WC0").
 _ROW_RE = re.compile(
     r"(W[RC]\d[0-9A-Za-z]*)[ \t]+(\d{1,18})[ \t]+(\d{1,18})[ \t]+(\d{1,18})[ \t]+(\d{1,18})"
-    rf"[ \t]+({_FINITE}|{_NONFINITE})[ \t]+({_FINITE}|{_NONFINITE})(?:[ \t].*)?"
+    rf"[ \t]+({FINITE}|{NONFINITE})[ \t]+({FINITE}|{NONFINITE})(?:[ \t].*)?"
 )
 # "||Ax-b||_oo/(eps*(...)*N)=   1.18e-03 ...... PASSED" (2.x) or the three HPL 1.0 lines.
 _RESID_RE = re.compile(r"\|\|Ax-b\|\|_oo([^=]*)=[ \t]*(\S+)[ \t]+\.+[ \t]*(PASSED|FAILED)\b")
@@ -39,9 +40,9 @@ _PASSED_RE = re.compile(r"(\d{1,18})[ \t]+tests?[ \t]+completed and passed resid
 _FAILED_RE = re.compile(r"(\d{1,18})[ \t]+tests?[ \t]+completed and failed residual checks")
 _SKIPPED_RE = re.compile(r"(\d{1,18})[ \t]+tests?[ \t]+skipped because of illegal input values")
 _END_RE = re.compile(r"End of Tests\.?[ \t]*")
-_EPS_RE = re.compile(rf"-?[ \t]*The relative machine precision \(eps\) is taken to be[ \t]+({_FINITE})")
+_EPS_RE = re.compile(rf"-?[ \t]*The relative machine precision \(eps\) is taken to be[ \t]+({FINITE})")
 _THRESHOLD_RE = re.compile(
-    rf"-?[ \t]*Computational tests pass if scaled residuals are less than[ \t]+({_FINITE})"
+    rf"-?[ \t]*Computational tests pass if scaled residuals are less than[ \t]+({FINITE})"
 )
 _BANNER_RE = re.compile(
     r"HPL(?:inpack)?[ \t]+v?(\d{1,4}(?:\.\d{1,4}){1,3}[A-Za-z0-9]{0,8})[ \t]+-{1,2}[ \t]+"
@@ -49,23 +50,6 @@ _BANNER_RE = re.compile(
 )
 
 THREE_RESIDUAL_VERSION = "1.0 (three-residual format)"
-
-
-def to_value(token: str) -> Value:
-    """A finite float for a numeric token; the token itself otherwise (non-finite or junk)."""
-    if _FLOAT_RE.fullmatch(token):
-        number = float(token)
-        if math.isfinite(number):
-            return number
-    return token
-
-
-def is_finite(value: Optional[Value]) -> bool:
-    return isinstance(value, float) and math.isfinite(value)
-
-
-def _finite(values: Iterable[Optional[Value]]) -> List[float]:
-    return [v for v in values if isinstance(v, float) and math.isfinite(v)]
 
 
 def _plural_tests(count: int) -> str:
@@ -143,8 +127,7 @@ class HplOutput:
 
     @property
     def rmax_gflops(self) -> Optional[float]:
-        rates = _finite(r.gflops for r in self.rows if r.status == "PASSED")
-        return max(rates) if rates else None
+        return finite_max(r.gflops for r in self.rows if r.status == "PASSED")
 
     def to_dict(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {
@@ -190,7 +173,7 @@ def _row_problems(index: int, row: HplRow, threshold: Optional[float]) -> List[s
         found.append(f"residual of {label} is missing: the output stops before its check")
         return found
     values = row.residuals if row.residuals is not None else (row.residual,)
-    finite = _finite(values)
+    finite = finite_values(values)
     if len(finite) < len(values):
         bad = next(v for v in values if not is_finite(v))
         found.append(f"residual of {label} is not finite ({bad})")
@@ -313,10 +296,7 @@ def parse_hpl(text: str) -> HplOutput:
     rows_at_end: Optional[int] = None
     header = _Header()
 
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line:
-            continue
+    for line in lines_of(text):
         first = line[0]
         if first == "W":
             match = _ROW_RE.fullmatch(line)

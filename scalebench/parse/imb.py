@@ -19,20 +19,14 @@ lines the MPI library interleaves are skipped without ending the table. IMB-EXT'
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple
 
 from scalebench.errors import ParseError
-from scalebench.parse.hpl import to_value
+from scalebench.parse._common import VALUE_RE, TypedValue, finite_max, finite_min, lines_of, parse_int, to_value
 
-Value = Union[int, float, str]
-
-_NUM = r"[+-]?(?:\d{1,30}(?:\.\d{0,30})?|\.\d{1,30})(?:[eE][+-]?\d{1,4})?"
-_NONFINITE = r"[+-]?(?i:nan|inf(?:inity)?)"
-_VALUE_RE = re.compile(rf"{_NUM}|{_NONFINITE}")
-_INT_RE = re.compile(r"\d{1,18}")
+Value = TypedValue
 
 _VERSION_RE = re.compile(
     r"#?[ \t]*Intel[ \t]?\(R\)[ \t]+MPI[ \t]+Benchmarks?(?:[ \t]+Suite)?[ \t]+V?(\d[^,]{0,40}),"
@@ -50,14 +44,10 @@ _LIST_START = "# List of Benchmarks to run:"
 def _cell(column: str, token: str) -> Optional[Value]:
     """The typed value of one cell, or None when the token does not fit the column."""
     if column in _INT_COLUMNS:
-        return int(token) if _INT_RE.fullmatch(token) else None
-    if _VALUE_RE.fullmatch(token):
+        return parse_int(token)
+    if VALUE_RE.fullmatch(token):
         return to_value(token)
     return None
-
-
-def _finite(value: Any) -> bool:
-    return isinstance(value, float) and math.isfinite(value)
 
 
 def latency_column(columns: Tuple[str, ...]) -> Optional[str]:
@@ -93,17 +83,15 @@ class ImbBlock:
         column = self.latency_column_used
         if column is None:
             return None
-        values = [
+        return finite_min(
             row[column]
             for row in self.rows
-            if _finite(row[column]) and ("#bytes" not in row or row["#bytes"] > 0)  # type: ignore[operator]
-        ]
-        return min(values) if values else None  # type: ignore[type-var]
+            if "#bytes" not in row or row["#bytes"] > 0  # type: ignore[operator]
+        )
 
     @property
     def peak_mbytes_per_sec(self) -> Optional[float]:
-        values = [row["Mbytes/sec"] for row in self.rows if _finite(row.get("Mbytes/sec"))]
-        return max(values) if values else None  # type: ignore[type-var]
+        return finite_max(row.get("Mbytes/sec") for row in self.rows)
 
     def to_dict(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {
@@ -232,10 +220,8 @@ class _Reader:
 def parse_imb(text: str) -> ImbOutput:
     """Parse IMB output; ParseError when no benchmark table row is found."""
     reader = _Reader()
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line:
-            reader.feed(line)
+    for line in lines_of(text):
+        reader.feed(line)
     if not any(block.rows for block in reader.blocks):
         raise ParseError("no IMB result row (a '#bytes #repetitions ...' table) found")
     return ImbOutput(

@@ -24,36 +24,30 @@ size of the text.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional
 
 from scalebench.errors import ParseError
-from scalebench.parse.hpl import to_value
-
-Value = Union[float, str]
-
-_NUM = r"[+-]?(?:\d{1,30}(?:\.\d{0,30})?|\.\d{1,30})(?:[eE][+-]?\d{1,4})?"
-_NONFINITE = r"[+-]?(?i:nan|inf(?:inity)?)"
-_VALUE = rf"(?:{_NUM}|{_NONFINITE})"
+from scalebench.parse._common import NONFINITE_RE, NUM, VALUE, Value, lines_of, to_value
+from scalebench.parse._common import shift_decimal  # part of this module's API
 
 _BANNER_RE = re.compile(r"LAMMPS \(([^()]{1,200})\)")
 _LOOP_RE = re.compile(
-    rf"Loop time of ({_VALUE}) on (\d{{1,18}}) procs(?: \([^()]{{0,100}}\))? for (\d{{1,18}}) steps"
-    rf" with ({_NUM}) atoms"
+    rf"Loop time of ({VALUE}) on (\d{{1,18}}) procs(?: \([^()]{{0,100}}\))? for (\d{{1,18}}) steps"
+    rf" with ({NUM}) atoms"
 )
-_PERF_ITEM_RE = re.compile(rf"({_VALUE})[ \t]+([A-Za-z/-]{{1,20}})")
+_PERF_ITEM_RE = re.compile(rf"({VALUE})[ \t]+([A-Za-z/-]{{1,20}})")
 _CPU_RE = re.compile(
-    rf"({_VALUE})% CPU use with (\d{{1,18}}) MPI tasks x (\d{{1,18}}|no) OpenMP threads"
+    rf"({VALUE})% CPU use with (\d{{1,18}}) MPI tasks x (\d{{1,18}}|no) OpenMP threads"
 )
 _WALL_RE = re.compile(r"Total wall time:[ \t]*(\d{1,12}):(\d{1,2}):(\d{1,2})")
 _OLD_TIMING_RE = re.compile(
-    rf"([A-Za-z]{{1,12}})[ \t]+time \(%\)[ \t]*=[ \t]*({_VALUE})[ \t]+\(({_VALUE})\)"
+    rf"([A-Za-z]{{1,12}})[ \t]+time \(%\)[ \t]*=[ \t]*({VALUE})[ \t]+\(({VALUE})\)"
 )
 _SECTION_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,30}")
 _ERROR_RE = re.compile(r"ERROR(?: on proc \d{1,9})?:")
-_THERMO_ROW_RE = re.compile(rf"[+-]?\d{{1,18}}(?:[ \t]+{_VALUE}){{1,200}}")
+_THERMO_ROW_RE = re.compile(rf"[+-]?\d{{1,18}}(?:[ \t]+{VALUE}){{1,200}}")
 _MULTI_ROW_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_\[\]]{0,40}[ \t]*=")
 _NONFINITE_TOKEN_RE = re.compile(r"(?<![A-Za-z0-9_.])[+-]?(?i:nan|inf)(?![A-Za-z0-9_])")
 
@@ -88,19 +82,9 @@ TimingEntry = Dict[str, Optional[Value]]
 def _number(token: str) -> Optional[Value]:
     """A finite float, the token for a non-finite value ("-nan"), None for anything else."""
     value = to_value(token)
-    if isinstance(value, float) or re.fullmatch(_NONFINITE, token):
+    if isinstance(value, float) or NONFINITE_RE.fullmatch(token):
         return value
     return None
-
-
-def shift_decimal(token: str, power: int) -> Value:
-    """``token`` times 10**power, rounded once (716.083 k -> 716083.0 exactly, not 716082.99...)."""
-    mantissa, _, exponent = token.lower().partition("e")
-    try:
-        value = float(f"{mantissa}e{int(exponent or 0) + power}")
-    except ValueError:
-        return token
-    return value if math.isfinite(value) else token
 
 
 def _atoms(token: str) -> Optional[int]:
@@ -453,10 +437,8 @@ def _reported(runs: List[_Run]) -> Optional[_Run]:
 def parse_lammps(text: str) -> LammpsLog:
     """Parse a LAMMPS log; ParseError only when nothing in it is recognisably LAMMPS output."""
     reader = _Reader()
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line:
-            reader.feed(line)
+    for line in lines_of(text):
+        reader.feed(line)
     if not reader.recognised:
         raise ParseError("no LAMMPS banner, run, 'Loop time' or 'Total wall time' line found")
     chosen = _reported(reader.runs)

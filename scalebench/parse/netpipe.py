@@ -18,24 +18,17 @@ Integrity-check runs (-i) print no throughput and give no rows.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple
 
 from scalebench.errors import ParseError
-from scalebench.parse.hpl import to_value
+from scalebench.parse._common import VALUE, Value, finite_max, finite_min, lines_of, shift_decimal, to_value
 
-Value = Union[float, str]
-
-_NUM = r"[+-]?(?:\d{1,30}(?:\.\d{0,30})?|\.\d{1,30})(?:[eE][+-]?\d{1,4})?"
-_NONFINITE = r"[+-]?(?i:nan|inf(?:inity)?)"
-_VALUE = rf"(?:{_NUM}|{_NONFINITE})"
-
-_FILE_ROW_RE = re.compile(rf"(\d{{1,18}})[ \t]+({_VALUE})[ \t]+({_VALUE})")
+_FILE_ROW_RE = re.compile(rf"(\d{{1,18}})[ \t]+({VALUE})[ \t]+({VALUE})")
 _SCREEN_ROW_RE = re.compile(
     rf"\d{{1,9}}:[ \t]*(\d{{1,18}})[ \t]+bytes[ \t]+\d{{1,18}}[ \t]+times[ \t]+-->[ \t]*"
-    rf"({_VALUE})[ \t]+Mbps[ \t]+in[ \t]+({_VALUE})[ \t]+usec\b"
+    rf"({VALUE})[ \t]+Mbps[ \t]+in[ \t]+({VALUE})[ \t]+usec\b"
 )
 
 FORM_FILE = "np.out"
@@ -45,11 +38,7 @@ FORM_SCREEN = "stdout"
 def _seconds_to_usec(token: str) -> Value:
     """Seconds as printed -> microseconds, rounded once (0.00003948 -> 39.48 exactly)."""
     value = to_value(token)
-    if not isinstance(value, float):
-        return value
-    mantissa, _, exponent = token.lower().partition("e")
-    usec = float(f"{mantissa}e{int(exponent or 0) + 6}")
-    return usec if math.isfinite(usec) else token
+    return shift_decimal(token, 6) if isinstance(value, float) else value
 
 
 @dataclass(frozen=True)
@@ -75,13 +64,11 @@ class NetpipeOutput:
 
     @property
     def peak_mbps(self) -> Optional[float]:
-        values = [r.mbps for r in self.rows if isinstance(r.mbps, float) and math.isfinite(r.mbps)]
-        return max(values) if values else None
+        return finite_max(r.mbps for r in self.rows)
 
     @property
     def min_latency_usec(self) -> Optional[float]:
-        values = [r.usec for r in self.rows if isinstance(r.usec, float) and math.isfinite(r.usec)]
-        return min(values) if values else None
+        return finite_min(r.usec for r in self.rows)
 
     def to_dict(self) -> Dict[str, Any]:
         return {
@@ -97,9 +84,8 @@ def parse_netpipe(text: str) -> NetpipeOutput:
     """Parse NetPIPE 3.7 screen output or np.out; ParseError when neither form has a row."""
     screen: List[NetpipeRow] = []
     file_rows: List[NetpipeRow] = []
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or not line[0].isdigit():
+    for line in lines_of(text):
+        if not line[0].isdigit():
             continue
         match = _SCREEN_ROW_RE.match(line)
         if match:

@@ -14,26 +14,22 @@ are matched with anchored, bounded expressions, so parsing is linear in the text
 
 from __future__ import annotations
 
-import math
 import re
 import statistics
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from scalebench.errors import ParseError
-from scalebench.parse.hpl import to_value
+from scalebench.parse._common import NUM, Value, is_finite, lines_of, to_value
 
-Value = Union[float, str]
 # A residual: one value, or one per component for coupled (vector) solvers "(1 0.5 0)".
 Residual = Union[Value, List[Value]]
 
-_NUM = r"[+-]?(?:\d{1,30}(?:\.\d{0,30})?|\.\d{1,30})(?:[eE][+-]?\d{1,4})?"
-
 _BANNER_RE = re.compile(r"(Build|Exec|nProcs)[ \t]*:[ \t]*(.*)")
 _NPROCS_RE = re.compile(r"\d{1,9}")
-_TIME_RE = re.compile(rf"Time = ({_NUM})s?")
+_TIME_RE = re.compile(rf"Time = ({NUM})s?")
 _EXEC_TIME_RE = re.compile(
-    rf"ExecutionTime[ \t]*=[ \t]*({_NUM})[ \t]*s(?:[ \t]+ClockTime[ \t]*=[ \t]*({_NUM})[ \t]*s)?"
+    rf"ExecutionTime[ \t]*=[ \t]*({NUM})[ \t]*s(?:[ \t]+ClockTime[ \t]*=[ \t]*({NUM})[ \t]*s)?"
 )
 _RESIDUAL_RE = re.compile(
     r"([A-Za-z0-9_:<>]{1,60}):[ \t]+Solving for ([^,]{1,100}), Initial residual = ([^,]{1,300}),"
@@ -50,7 +46,7 @@ def _residual(token: str) -> Residual:
 
 def _finite(value: Residual) -> bool:
     values = value if isinstance(value, list) else [value]
-    return all(isinstance(v, float) and math.isfinite(v) for v in values)
+    return all(is_finite(v) for v in values)
 
 
 @dataclass(frozen=True)
@@ -277,10 +273,7 @@ def parse_openfoam(text: str) -> OpenfoamLog:
     """Parse an OpenFOAM solver log; ParseError when it has no banner, time step or ExecutionTime."""
     run = _Run()
     recognised = False
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line:
-            continue
+    for line in lines_of(text):
         if line.startswith("Build") and run.started and _BANNER_RE.fullmatch(line):
             run = _Run()  # a second run appended to the same file
         recognised = _feed(run, line) or recognised

@@ -16,19 +16,14 @@ expressions, so parsing is linear in the text size.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from scalebench.errors import ParseError
-from scalebench.parse.hpl import to_value
+from scalebench.parse._common import VALUE, VALUE_RE, Value, int_or_value, is_finite, lines_of, to_value
 
-Value = Union[float, str]
 Row = Tuple[Optional[int], Value]  # size is None in osu_barrier's size-less table
-
-_NUM = r"[+-]?(?:\d{1,30}(?:\.\d{0,30})?|\.\d{1,30})(?:[eE][+-]?\d{1,4})?"
-_NONFINITE = r"[+-]?(?i:nan|inf(?:inity)?)"
 
 _TITLE_RE = re.compile(r"#[ \t]*OSU[ \t]+(.*)")
 _VERSION_RE = re.compile(r"[ \t]v(\d{1,3}(?:\.\d{1,4}){0,3}[A-Za-z0-9]{0,8})$")
@@ -37,9 +32,7 @@ _DATATYPE_RE = re.compile(r"#[ \t]*Datatype:[ \t]*([A-Za-z0-9_]{1,60})\.?")
 _HEADER_RE = re.compile(r"#[ \t]*Size(?![A-Za-z])(.*)")
 # osu_barrier has no message size: "# Avg Latency(us)" then one bare value.
 _SIZELESS_HEADER_RE = re.compile(r"#[ \t]*((?:Avg[ \t]+)?Latency[ \t]*\(us\).*)")
-_VALUE_RE = re.compile(rf"{_NUM}|{_NONFINITE}")
-_INT_RE = re.compile(r"\d{1,18}")
-_ROW_RE = re.compile(rf"(\d{{1,18}})[ \t]+({_NUM}|{_NONFINITE})(?:[ \t]+(.*))?")
+_ROW_RE = re.compile(rf"(\d{{1,18}})[ \t]+({VALUE})(?:[ \t]+(.*))?")
 _COLUMN_SPLIT_RE = re.compile(r"[ \t]{2,}|\t")
 _UNIT_RE = re.compile(r"\(([^()]{1,20})\)")
 _MAX_EXTRA = 30  # columns after Size and the primary metric; OMB prints at most a handful
@@ -79,7 +72,7 @@ for _name in _COLLECTIVES:
 
 def _other_cell(token: str) -> Value:
     """An extra column's cell: int for counts (Iterations), float, or the text ("Pass")."""
-    return int(token) if _INT_RE.fullmatch(token) else to_value(token)
+    return int_or_value(token)
 
 
 def _split_title(title_body: str) -> Tuple[Optional[str], Optional[str]]:
@@ -129,7 +122,7 @@ def _unit_from_title(title: Optional[str]) -> Optional[str]:
 
 def _extreme(rows: List[Row], pick: Any) -> Tuple[Optional[float], Optional[int]]:
     """(value, size) of the first row whose finite value equals pick() of all finite values."""
-    finite = [(value, size) for size, value in rows if isinstance(value, float) and math.isfinite(value)]
+    finite = [(value, size) for size, value in rows if is_finite(value)]
     if not finite:
         return None, None
     best = pick(value for value, _ in finite)
@@ -239,10 +232,7 @@ def parse_osu(text: str) -> OsuTable:
             tables.append(_Table())
         return tables[-1]
 
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line:
-            continue
+    for line in lines_of(text):
         if line[0] == "#":
             if _TITLE_RE.fullmatch(line):
                 tables.append(_Table(title=line))
@@ -262,7 +252,7 @@ def parse_osu(text: str) -> OsuTable:
             continue
         if tables and tables[-1].sizeless:
             tokens = line.split(None, _MAX_EXTRA + 1)
-            if len(tokens) <= _MAX_EXTRA + 1 and all(_VALUE_RE.fullmatch(tok) for tok in tokens):
+            if len(tokens) <= _MAX_EXTRA + 1 and all(VALUE_RE.fullmatch(tok) for tok in tokens):
                 tables[-1].rows.append((None, to_value(tokens[0])))
                 tables[-1].extra.append([_other_cell(tok) for tok in tokens[1:]])
             continue

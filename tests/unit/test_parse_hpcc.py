@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import json
-import math
-import random
-import time
-from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import pytest
 
 from scalebench.errors import ParseError
-from scalebench.parse import parse_file, parse_text
 from scalebench.parse.hpcc import KEY_METRICS, parse_hpcc, summary_value
+from vectors import assert_linear_time, assert_registered, assert_result_or_parse_error, assert_same
+from vectors import assert_sources_present, load_vector, mutated_texts, pop_extra, read_vector, sample_texts
+from vectors import vector_names
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "hpcc"
-VECTORS = sorted(p.name[: -len(".expected.json")] for p in DATA.glob("*.expected.json"))
+VECTORS = vector_names("hpcc")
 
 # The expected files predate the `hpl` key (the HPL block of the LAST run); checked here instead,
 # from the HPL section of each file's last run: (rows, counts, rmax, statuses).
@@ -47,35 +44,10 @@ HPL_OF_LAST_RUN: Dict[str, Optional[Dict[str, Any]]] = {
 }
 
 
-def _explanation(key: str) -> bool:
-    return key == "notes" or key.startswith("derived_")
-
-
-def assert_same(actual: Any, expected: Any, path: str = "$") -> None:
-    """Exact comparison (types included) except floats, which get a 1e-12 relative tolerance."""
-    if isinstance(expected, dict):
-        assert isinstance(actual, dict), path
-        wanted = {k: v for k, v in expected.items() if not _explanation(k)}
-        assert sorted(actual) == sorted(wanted), path
-        for key, value in wanted.items():
-            assert_same(actual[key], value, f"{path}.{key}")
-    elif isinstance(expected, list):
-        assert isinstance(actual, list) and len(actual) == len(expected), path
-        for i, (a, e) in enumerate(zip(actual, expected)):
-            assert_same(a, e, f"{path}[{i}]")
-    elif isinstance(expected, float):
-        assert type(actual) is float and math.isclose(actual, expected, rel_tol=1e-12), (path, actual)
-    else:
-        assert type(actual) is type(expected) and actual == expected, (path, actual, expected)
-
-
 @pytest.mark.parametrize("name", VECTORS)
 def test_vector_matches_expected_json(name: str) -> None:
-    expected = json.loads((DATA / f"{name}.expected.json").read_text(encoding="utf-8"))
-    actual = parse_file("hpcc", DATA / f"{name}.txt")
-    json.dumps(actual, allow_nan=False)
-    hpl = actual.pop("hpl")
-    assert "hpl" not in expected
+    actual, expected = load_vector("hpcc", name)
+    hpl = pop_extra(actual, expected, "hpl")
     assert_same(actual, expected)
     want = HPL_OF_LAST_RUN[name]
     if want is None:
@@ -91,12 +63,11 @@ def test_vector_matches_expected_json(name: str) -> None:
 
 def test_all_hpcc_vectors_present() -> None:
     assert sorted(HPL_OF_LAST_RUN) == VECTORS
-    for name in VECTORS:
-        assert (DATA / f"{name}.source.txt").is_file()
+    assert_sources_present("hpcc", VECTORS)
 
 
 def test_nan_hpl_in_hpcc_is_a_problem() -> None:
-    out = parse_hpcc((DATA / "hpcc150_hpl_failed_nan_success0.txt").read_text())
+    out = parse_hpcc(read_vector("hpcc", "hpcc150_hpl_failed_nan_success0"))
     assert out.hpl is not None
     assert out.hpl.rows[0].residual == "-nan"
     assert out.hpl.problems() == [
@@ -327,8 +298,7 @@ def test_nothing_usable_is_a_parse_error(text: str) -> None:
 
 
 def test_registry_kind() -> None:
-    text = "\n".join(run(summary=["Success=1"]))
-    assert parse_text("hpcc", text) == parse_hpcc(text).to_dict()
+    assert_registered("hpcc", parse_hpcc, "\n".join(run(summary=["Success=1"])))
 
 
 def test_pathological_lines_parse_in_linear_time() -> None:
@@ -340,29 +310,10 @@ def test_pathological_lines_parse_in_linear_time() -> None:
         "=" * n,
         "Hostname: '" + "x" * n,
     ]
-    start = time.perf_counter()
-    for line in hostile:
-        try:
-            json.dumps(parse_hpcc(line).to_dict(), allow_nan=False)
-        except ParseError:
-            pass
-    assert time.perf_counter() - start < 5.0
+    assert_linear_time(parse_hpcc, hostile)
 
 
 def test_mutated_real_outputs_give_a_result_or_parse_error() -> None:
-    samples = [p.read_text() for p in sorted(DATA.glob("*.txt")) if not p.name.endswith(".source.txt")]
-    rng = random.Random(7)
     alphabet = "=#\n\r. -0123456789eBeginEndofSummarysection"
-    for _ in range(150):
-        text = list(rng.choice(samples))
-        for _ in range(rng.randint(1, 40)):
-            pos = rng.randrange(len(text))
-            if rng.random() < 0.5:
-                del text[pos]
-            else:
-                text.insert(pos, rng.choice(alphabet))
-        try:
-            out = parse_hpcc("".join(text)[: rng.randrange(1, len(text) + 1)])
-        except ParseError:
-            continue
-        json.dumps(out.to_dict(), allow_nan=False)
+    texts = mutated_texts(sample_texts("hpcc"), seed=7, rounds=150, max_edits=40, alphabet=alphabet, replace=False)
+    assert_result_or_parse_error(parse_hpcc, texts)

@@ -3,62 +3,33 @@
 from __future__ import annotations
 
 import json
-import math
-import random
-import time
-from pathlib import Path
-from typing import Any, List
+from typing import List
 
 import pytest
 
-from scalebench.errors import ParseError
-from scalebench.parse import KINDS, parse_file, parse_text
 from scalebench.parse.imb import latency_column, parse_imb
+from vectors import assert_linear_time, assert_parse_errors, assert_registered, assert_result_or_parse_error
+from vectors import assert_same, assert_sources_present, load_vector, mutated_texts, read_vector, sample_texts
+from vectors import vector_names
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "imb"
-VECTORS = sorted(p.name[: -len(".expected.json")] for p in DATA.glob("*.expected.json"))
-
-
-def _explanation(key: str) -> bool:
-    return key == "notes" or key.startswith("derived_")
-
-
-def assert_same(actual: Any, expected: Any, path: str = "$") -> None:
-    """Exact comparison (types included) except floats, which get a 1e-12 relative tolerance."""
-    if isinstance(expected, dict):
-        assert isinstance(actual, dict), path
-        wanted = {k: v for k, v in expected.items() if not _explanation(k)}
-        assert sorted(actual) == sorted(wanted), path
-        for key, value in wanted.items():
-            assert_same(actual[key], value, f"{path}.{key}")
-    elif isinstance(expected, list):
-        assert isinstance(actual, list) and len(actual) == len(expected), path
-        for i, (a, e) in enumerate(zip(actual, expected)):
-            assert_same(a, e, f"{path}[{i}]")
-    elif isinstance(expected, float):
-        assert type(actual) is float and math.isclose(actual, expected, rel_tol=1e-12), (path, actual)
-    else:
-        assert type(actual) is type(expected) and actual == expected, (path, actual, expected)
+VECTORS = vector_names("imb")
 
 
 @pytest.mark.parametrize("name", VECTORS)
 def test_vector_matches_expected_json(name: str) -> None:
-    expected = json.loads((DATA / f"{name}.expected.json").read_text(encoding="utf-8"))
-    actual = parse_file("imb", DATA / f"{name}.txt")
-    json.dumps(actual, allow_nan=False)
+    actual, expected = load_vector("imb", name)
     assert_same(actual, expected)
 
 
 def test_all_imb_vectors_present() -> None:
     assert len(VECTORS) == 3
-    for name in VECTORS:
-        assert (DATA / f"{name}.source.txt").is_file()
+    assert_sources_present("imb", VECTORS)
 
 
 def test_min_latency_leaves_out_the_zero_byte_row() -> None:
     # The expected files define min_latency_usec over #bytes > 0: the PingPong vector's
     # 0-byte row (1.68 usec) is not its minimum; 10971.08 usec at 128 MiB is.
-    out = parse_imb((DATA / "imb2018_pingpong_msglog_ompi.txt").read_text())
+    out = parse_imb(read_vector("imb", "imb2018_pingpong_msglog_ompi"))
     (block,) = out.blocks
     assert block.rows[0]["t[usec]"] == 1.68
     assert block.min_latency_usec == 10971.08
@@ -240,9 +211,7 @@ def test_nonfinite_cell_is_text() -> None:
 
 
 def test_no_row_is_a_parse_error() -> None:
-    for text in ["", "\n", "\n".join(banner()), PINGPONG, "\x00\xff garbage \ufffd", "1 2 3 4\n"]:
-        with pytest.raises(ParseError):
-            parse_imb(text)
+    assert_parse_errors(parse_imb, ["", "\n", "\n".join(banner()), PINGPONG, "\x00\xff garbage \ufffd", "1 2 3 4\n"])
 
 
 def test_pathological_lines_parse_in_linear_time() -> None:
@@ -258,39 +227,15 @@ def test_pathological_lines_parse_in_linear_time() -> None:
         "#" * n,
         PINGPONG + "\n0 1000 1e" + "9" * n + " 1",
     ]
-    start = time.perf_counter()
-    for line in hostile:
-        try:
-            json.dumps(parse_imb(line).to_dict(), allow_nan=False)
-        except ParseError:
-            pass
-    assert time.perf_counter() - start < 5.0
+    assert_linear_time(parse_imb, hostile)
 
 
 def test_mutated_real_outputs_give_a_result_or_parse_error() -> None:
-    samples = [p.read_text() for p in sorted(DATA.glob("*.txt")) if not p.name.endswith(".source.txt")]
-    samples.append("\n".join(full_output()))
-    rng = random.Random(20240605)
+    samples = sample_texts("imb") + ["\n".join(full_output())]
     alphabet = "#bytes[usec]/0123456789.e+-nan \n\r\t"
-    for _ in range(300):
-        text = list(rng.choice(samples))
-        for _ in range(rng.randint(1, 30)):
-            pos = rng.randrange(len(text))
-            action = rng.randrange(3)
-            if action == 0:
-                del text[pos]
-            elif action == 1:
-                text.insert(pos, rng.choice(alphabet))
-            else:
-                text[pos] = chr(rng.randrange(0x20, 0x3000))
-        try:
-            out = parse_imb("".join(text)[: rng.randrange(1, len(text) + 1)])
-        except ParseError:
-            continue
-        json.dumps(out.to_dict(), allow_nan=False)
+    texts = mutated_texts(samples, seed=20240605, rounds=300, max_edits=30, alphabet=alphabet)
+    assert_result_or_parse_error(parse_imb, texts)
 
 
 def test_registry_entry() -> None:
-    assert "imb" in KINDS
-    text = "\n".join(full_output())
-    assert parse_text("imb", text) == parse_imb(text).to_dict()
+    assert_registered("imb", parse_imb, "\n".join(full_output()))

@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import json
-import math
-import random
-import time
-from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import pytest
 
-from scalebench.errors import ParseError
-from scalebench.parse import KINDS, parse_file, parse_text
 from scalebench.parse.lammps import parse_lammps, shift_decimal
+from vectors import assert_extra_keys, assert_linear_time, assert_parse_errors, assert_registered
+from vectors import assert_result_or_parse_error, assert_same, assert_sources_present, check_extras
+from vectors import load_vector, mutated_texts, read_vector, sample_texts, vector_names
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "lammps"
-VECTORS = sorted(p.name[: -len(".expected.json")] for p in DATA.glob("*.expected.json"))
+VECTORS = vector_names("lammps")
 
 # Keys the parser always adds beyond the expected files (the lammps2007 vector also lists
 # comm_time_s and pair_pct_total, so for it those two are compared, not extra).
@@ -56,50 +52,22 @@ SECTIONS = {
 }
 
 
-def _explanation(key: str) -> bool:
-    return key == "notes" or key.startswith("derived_")
-
-
-def assert_same(actual: Any, expected: Any, path: str = "$") -> None:
-    """Exact comparison (types included) except floats, which get a 1e-12 relative tolerance."""
-    if isinstance(expected, dict):
-        assert isinstance(actual, dict), path
-        wanted = {k: v for k, v in expected.items() if not _explanation(k)}
-        assert sorted(actual) == sorted(wanted), path
-        for key, value in wanted.items():
-            assert_same(actual[key], value, f"{path}.{key}")
-    elif isinstance(expected, list):
-        assert isinstance(actual, list) and len(actual) == len(expected), path
-        for i, (a, e) in enumerate(zip(actual, expected)):
-            assert_same(a, e, f"{path}[{i}]")
-    elif isinstance(expected, float):
-        assert type(actual) is float and math.isclose(actual, expected, rel_tol=1e-12), (path, actual)
-    else:
-        assert type(actual) is type(expected) and actual == expected, (path, actual, expected)
-
-
 @pytest.mark.parametrize("name", VECTORS)
 def test_vector_matches_expected_json(name: str) -> None:
-    expected = json.loads((DATA / f"{name}.expected.json").read_text(encoding="utf-8"))
-    actual = parse_file("lammps", DATA / f"{name}.txt")
-    json.dumps(actual, allow_nan=False)
-    wanted = {k for k in expected if not _explanation(k)}
-    extra = set(actual) - wanted
-    assert extra == EXTRA_KEYS - wanted
+    actual, expected = load_vector("lammps", name)
+    assert_extra_keys(actual, expected, EXTRA_KEYS)
     assert sorted(actual.pop("timing_breakdown")) == sorted(SECTIONS[name])
-    for key, value in {**CLEAN_LOG, **EXTRA_VALUES[name]}.items():
-        assert_same(actual.pop(key), value, key)
+    check_extras(actual, expected, {**CLEAN_LOG, **EXTRA_VALUES[name]})
     assert_same(actual, expected)
 
 
 def test_all_lammps_vectors_present() -> None:
     assert sorted(EXTRA_VALUES) == VECTORS == sorted(SECTIONS)
-    for name in VECTORS:
-        assert (DATA / f"{name}.source.txt").is_file()
+    assert_sources_present("lammps", VECTORS)
 
 
 def test_vector_timing_breakdown_keeps_every_column() -> None:
-    new = parse_lammps((DATA / "lammps2018_protein_nsday_no_katom_4procs.txt").read_text())
+    new = parse_lammps(read_vector("lammps", "lammps2018_protein_nsday_no_katom_4procs"))
     assert new.run is not None
     assert new.run.timing_breakdown["Kspace"] == {
         "min_s": 0.4651, "avg_s": 0.61064, "max_s": 0.69123,
@@ -109,7 +77,7 @@ def test_vector_timing_breakdown_keeps_every_column() -> None:
         "min_s": None, "avg_s": 0.009451, "max_s": None,
         "varavg_pct": None, "cpu_pct": None, "pct_total": 0.15,
     }
-    old = parse_lammps((DATA / "lammps2007_old_timing_format_1proc.txt").read_text())
+    old = parse_lammps(read_vector("lammps", "lammps2007_old_timing_format_1proc"))
     assert old.run is not None
     assert old.run.timing_breakdown["Output"]["avg_s"] == 0.000846  # printed as 'Outpt'
     assert old.run.timing_breakdown["Output"]["min_s"] is None
@@ -430,9 +398,7 @@ def test_indentation_crlf_and_noise() -> None:
 
 
 def test_nothing_recognisable_is_a_parse_error() -> None:
-    for text in ["", "\n\n", "hello world\n", "\x00\xff garbage \ufffd", "Loop time of x on y"]:
-        with pytest.raises(ParseError):
-            parse_lammps(text)
+    assert_parse_errors(parse_lammps, ["", "\n\n", "hello world\n", "\x00\xff garbage \ufffd", "Loop time of x on y"])
 
 
 def test_pathological_lines_parse_in_linear_time() -> None:
@@ -451,44 +417,16 @@ def test_pathological_lines_parse_in_linear_time() -> None:
         "1 " * n + "x",
         "% CPU use with " * (n // 15),
     ]
-    start = time.perf_counter()
-    for line in hostile:
-        try:
-            json.dumps(parse_lammps(line).to_dict(), allow_nan=False)
-        except ParseError:
-            pass
-        table = "Per MPI rank memory allocation\nMPI task timing breakdown:\n" + line
-        try:
-            json.dumps(parse_lammps(table).to_dict(), allow_nan=False)
-        except ParseError:
-            pass
-    assert time.perf_counter() - start < 5.0
+    in_table = "Per MPI rank memory allocation\nMPI task timing breakdown:\n"
+    assert_linear_time(parse_lammps, [text for line in hostile for text in (line, in_table + line)])
 
 
 def test_mutated_real_outputs_give_a_result_or_parse_error() -> None:
-    samples = [p.read_text() for p in sorted(DATA.glob("*.txt")) if not p.name.endswith(".source.txt")]
-    samples.append(log(run_lines(), run_lines()))
-    rng = random.Random(20240602)
+    samples = sample_texts("lammps") + [log(run_lines(), run_lines())]
     alphabet = "LoopPerformance:|%0123456789.e+-nan katom-step/s\n\r\t"
-    for _ in range(200):
-        text = list(rng.choice(samples))
-        for _ in range(rng.randint(1, 30)):
-            pos = rng.randrange(len(text))
-            action = rng.randrange(3)
-            if action == 0:
-                del text[pos]
-            elif action == 1:
-                text.insert(pos, rng.choice(alphabet))
-            else:
-                text[pos] = chr(rng.randrange(0x20, 0x3000))
-        try:
-            out = parse_lammps("".join(text)[: rng.randrange(1, len(text) + 1)])
-        except ParseError:
-            continue
-        json.dumps(out.to_dict(), allow_nan=False)
+    texts = mutated_texts(samples, seed=20240602, rounds=200, max_edits=30, alphabet=alphabet)
+    assert_result_or_parse_error(parse_lammps, texts)
 
 
 def test_registry_entry() -> None:
-    assert "lammps" in KINDS
-    text = log(run_lines())
-    assert parse_text("lammps", text) == parse_lammps(text).to_dict()
+    assert_registered("lammps", parse_lammps, log(run_lines()))

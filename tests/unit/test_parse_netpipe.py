@@ -10,14 +10,10 @@ print statements of NetPIPE 3.7's src/netpipe.c (numbers made up, formats exact)
 from __future__ import annotations
 
 import json
-import random
-import time
 
-import pytest
-
-from scalebench.errors import ParseError
-from scalebench.parse import KINDS, parse_text
 from scalebench.parse.netpipe import FORM_FILE, FORM_SCREEN, parse_netpipe
+from vectors import assert_linear_time, assert_parse_errors, assert_registered, assert_result_or_parse_error
+from vectors import mutated_texts
 
 # Screen form: `mpirun -np 2 NPmpich2` over Gigabit Ethernet (MPI ranks print their host first).
 SCREEN = """\
@@ -103,9 +99,9 @@ def test_nonfinite_values_are_text() -> None:
 def test_integrity_check_runs_and_garbage_are_parse_errors() -> None:
     integrity_screen = "Now starting the main loop\n  0:       5 bytes      3 times --> Integrity check passed\n"
     integrity_file = "       5 3\n       7 3\n"
-    for text in ["", "\n", integrity_screen, integrity_file, "hello 1 2\n", "\x00\xff\ufffd", "1 2\n"]:
-        with pytest.raises(ParseError):
-            parse_netpipe(text)
+    assert_parse_errors(
+        parse_netpipe, ["", "\n", integrity_screen, integrity_file, "hello 1 2\n", "\x00\xff\ufffd", "1 2\n"]
+    )
 
 
 def test_pathological_lines_parse_in_linear_time() -> None:
@@ -121,36 +117,14 @@ def test_pathological_lines_parse_in_linear_time() -> None:
         "1 1 1e99999",
         "1 1e999 1e999",
     ]
-    start = time.perf_counter()
-    for line in hostile:
-        try:
-            json.dumps(parse_netpipe(line).to_dict(), allow_nan=False)
-        except ParseError:
-            pass
-    assert time.perf_counter() - start < 5.0
+    assert_linear_time(parse_netpipe, hostile)
 
 
 def test_mutated_outputs_give_a_result_or_parse_error() -> None:
-    rng = random.Random(20240606)
     alphabet = "0123456789.e+-: bytesMbpsinusec-->\n\r\t"
-    for _ in range(300):
-        text = list(rng.choice([SCREEN, NP_OUT]))
-        for _ in range(rng.randint(1, 30)):
-            pos = rng.randrange(len(text))
-            action = rng.randrange(3)
-            if action == 0:
-                del text[pos]
-            elif action == 1:
-                text.insert(pos, rng.choice(alphabet))
-            else:
-                text[pos] = chr(rng.randrange(0x20, 0x3000))
-        try:
-            out = parse_netpipe("".join(text)[: rng.randrange(1, len(text) + 1)])
-        except ParseError:
-            continue
-        json.dumps(out.to_dict(), allow_nan=False)
+    texts = mutated_texts([SCREEN, NP_OUT], seed=20240606, rounds=300, max_edits=30, alphabet=alphabet)
+    assert_result_or_parse_error(parse_netpipe, texts)
 
 
 def test_registry_entry() -> None:
-    assert "netpipe" in KINDS
-    assert parse_text("netpipe", NP_OUT) == parse_netpipe(NP_OUT).to_dict()
+    assert_registered("netpipe", parse_netpipe, NP_OUT)

@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import json
-import math
-import random
-import time
-from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import pytest
 
-from scalebench.errors import ParseError
-from scalebench.parse import KINDS, parse_file, parse_text
 from scalebench.parse.openfoam import parse_openfoam
+from vectors import assert_linear_time, assert_parse_errors, assert_registered, assert_result_or_parse_error
+from vectors import assert_same, assert_sources_present, check_extras, load_vector, mutated_texts, read_vector
+from vectors import vector_names
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "openfoam"
-VECTORS = sorted(p.name[: -len(".expected.json")] for p in DATA.glob("*.expected.json"))
+VECTORS = vector_names("openfoam")
 
 # Keys the parser adds beyond the expected files, and their values for each vector.
 EXTRA_VALUES: Dict[str, Dict[str, Any]] = {
@@ -52,43 +48,16 @@ EXTRA_VALUES: Dict[str, Dict[str, Any]] = {
 }
 
 
-def _explanation(key: str) -> bool:
-    return key == "notes" or key.startswith("derived_")
-
-
-def assert_same(actual: Any, expected: Any, path: str = "$", rel_tol: float = 1e-12) -> None:
-    """Exact comparison (types included) except floats, which get a 1e-12 relative tolerance."""
-    if isinstance(expected, dict):
-        assert isinstance(actual, dict), path
-        wanted = {k: v for k, v in expected.items() if not _explanation(k)}
-        assert sorted(actual) == sorted(wanted), path
-        for key, value in wanted.items():
-            assert_same(actual[key], value, f"{path}.{key}", rel_tol)
-    elif isinstance(expected, list):
-        assert isinstance(actual, list) and len(actual) == len(expected), path
-        for i, (a, e) in enumerate(zip(actual, expected)):
-            assert_same(a, e, f"{path}[{i}]", rel_tol)
-    elif isinstance(expected, float):
-        assert type(actual) is float and math.isclose(actual, expected, rel_tol=rel_tol), (path, actual)
-    else:
-        assert type(actual) is type(expected) and actual == expected, (path, actual, expected)
-
-
 @pytest.mark.parametrize("name", VECTORS)
 def test_vector_matches_expected_json(name: str) -> None:
-    expected = json.loads((DATA / f"{name}.expected.json").read_text(encoding="utf-8"))
-    actual = parse_file("openfoam", DATA / f"{name}.txt")
-    json.dumps(actual, allow_nan=False)
-    for key, value in EXTRA_VALUES[name].items():
-        assert key not in expected
-        assert_same(actual.pop(key), value, key, rel_tol=1e-9)
+    actual, expected = load_vector("openfoam", name)
+    check_extras(actual, expected, EXTRA_VALUES[name], rel_tol=1e-9)
     assert_same(actual, expected)
 
 
 def test_all_openfoam_vectors_present() -> None:
     assert sorted(EXTRA_VALUES) == VECTORS
-    for name in VECTORS:
-        assert (DATA / f"{name}.source.txt").is_file()
+    assert_sources_present("openfoam", VECTORS)
 
 
 # --- synthetic logs, written from the solver log layout (argList banner, Time loop) ---
@@ -269,9 +238,8 @@ def test_appended_runs_report_the_last() -> None:
 
 
 def test_nothing_recognisable_is_a_parse_error() -> None:
-    for text in ["", "\n", "End\n", "hello\n", "\x00\xff garbage \ufffd", "Time   : 10:41:22\n"]:
-        with pytest.raises(ParseError):
-            parse_openfoam(text)
+    texts = ["", "\n", "End\n", "hello\n", "\x00\xff garbage \ufffd", "Time   : 10:41:22\n"]
+    assert_parse_errors(parse_openfoam, texts)
 
 
 def test_pathological_lines_parse_in_linear_time() -> None:
@@ -289,39 +257,15 @@ def test_pathological_lines_parse_in_linear_time() -> None:
         "Exec   :" + " " * n + "x",
         "Solving for " * (n // 12),
     ]
-    start = time.perf_counter()
-    for line in hostile:
-        try:
-            json.dumps(parse_openfoam(line).to_dict(), allow_nan=False)
-        except ParseError:
-            pass
-    assert time.perf_counter() - start < 5.0
+    assert_linear_time(parse_openfoam, hostile)
 
 
 def test_mutated_real_outputs_give_a_result_or_parse_error() -> None:
-    samples = [(DATA / "ofv2012_icoFoam_cavity_serial.txt").read_text()[:20000]]
-    samples.append("\n".join(of_log(n_steps=20)))
-    rng = random.Random(20240603)
+    samples = [read_vector("openfoam", "ofv2012_icoFoam_cavity_serial")[:20000], "\n".join(of_log(n_steps=20))]
     alphabet = "Time=ExecutionClock s0123456789.e+-nan,()\n\r\t"
-    for _ in range(200):
-        text = list(rng.choice(samples))
-        for _ in range(rng.randint(1, 40)):
-            pos = rng.randrange(len(text))
-            action = rng.randrange(3)
-            if action == 0:
-                del text[pos]
-            elif action == 1:
-                text.insert(pos, rng.choice(alphabet))
-            else:
-                text[pos] = chr(rng.randrange(0x20, 0x3000))
-        try:
-            out = parse_openfoam("".join(text)[: rng.randrange(1, len(text) + 1)])
-        except ParseError:
-            continue
-        json.dumps(out.to_dict(), allow_nan=False)
+    texts = mutated_texts(samples, seed=20240603, rounds=200, max_edits=40, alphabet=alphabet)
+    assert_result_or_parse_error(parse_openfoam, texts)
 
 
 def test_registry_entry() -> None:
-    assert "openfoam" in KINDS
-    text = "\n".join(of_log())
-    assert parse_text("openfoam", text) == parse_openfoam(text).to_dict()
+    assert_registered("openfoam", parse_openfoam, "\n".join(of_log()))

@@ -3,55 +3,30 @@
 from __future__ import annotations
 
 import json
-import math
-import random
-import time
-from pathlib import Path
-from typing import Any
+from typing import Any, Dict
 
 import pytest
 
-from scalebench.errors import ParseError
-from scalebench.parse import KINDS, parse_file, parse_text
 from scalebench.parse.osu import PEAK_NOTE, parse_osu, unit_of
+from vectors import assert_linear_time, assert_parse_errors, assert_registered, assert_result_or_parse_error
+from vectors import assert_same, assert_sources_present, check_extras, load_vector, mutated_texts, read_vector
+from vectors import sample_texts, vector_names
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "osu"
-VECTORS = sorted(p.name[: -len(".expected.json")] for p in DATA.glob("*.expected.json"))
+VECTORS = vector_names("osu")
 
 # Keys the parser adds beyond the expected files; every vector is one two-column table.
 EXTRA_VALUES = {"other_columns": {}, "n_tables": 1}
 
 
-def _explanation(key: str) -> bool:
-    return key == "notes" or key.startswith("derived_")
-
-
-def assert_same(actual: Any, expected: Any, path: str = "$") -> None:
-    """Exact comparison (types included) except floats, which get a 1e-12 relative tolerance."""
-    if isinstance(expected, dict):
-        assert isinstance(actual, dict), path
-        wanted = {k: v for k, v in expected.items() if not _explanation(k)}
-        assert sorted(actual) == sorted(wanted), path
-        for key, value in wanted.items():
-            assert_same(actual[key], value, f"{path}.{key}")
-    elif isinstance(expected, list):
-        assert isinstance(actual, list) and len(actual) == len(expected), path
-        for i, (a, e) in enumerate(zip(actual, expected)):
-            assert_same(a, e, f"{path}[{i}]")
-    elif isinstance(expected, float):
-        assert type(actual) is float and math.isclose(actual, expected, rel_tol=1e-12), (path, actual)
-    else:
-        assert type(actual) is type(expected) and actual == expected, (path, actual, expected)
+def osu_dict(*lines: str) -> Dict[str, Any]:
+    """The output dict for the lines of one OMB text."""
+    return parse_osu("\n".join(lines)).to_dict()
 
 
 @pytest.mark.parametrize("name", VECTORS)
 def test_vector_matches_expected_json(name: str) -> None:
-    expected = json.loads((DATA / f"{name}.expected.json").read_text(encoding="utf-8"))
-    actual = parse_file("osu", DATA / f"{name}.txt")
-    json.dumps(actual, allow_nan=False)
-    for key, value in EXTRA_VALUES.items():
-        assert key not in expected
-        assert_same(actual.pop(key), value, key)
+    actual, expected = load_vector("osu", name)
+    check_extras(actual, expected, EXTRA_VALUES)
     # `peak_note` is not named notes/derived_*, so by the vectors' README it is parser
     # output: the parser emits this fixed sentence for every latency (unit us) table.
     if "peak_note" in expected:
@@ -61,26 +36,22 @@ def test_vector_matches_expected_json(name: str) -> None:
 
 def test_all_osu_vectors_present() -> None:
     assert len(VECTORS) == 4
-    for name in VECTORS:
-        assert (DATA / f"{name}.source.txt").is_file()
+    assert_sources_present("osu", VECTORS)
 
 
 # --- synthetic tables, written from the OMB print formats (util/osu_util.h, osu_util_mpi.c) ---
 
 
 def test_omb7_full_latency_columns_keep_min_max_and_iterations() -> None:
-    text = "\n".join(
-        [
-            "# OSU MPI Latency Test v7.3",
-            "# Datatype: MPI_CHAR.",
-            "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations",
-            "1                       1.72              1.66              1.94       10000",
-            "2                       1.71              1.65              1.89       10000",
-            "4                       1.73              1.66              1.90       10000",
-            "8192                    4.95              4.80              5.31        1000",
-        ]
+    d = osu_dict(
+        "# OSU MPI Latency Test v7.3",
+        "# Datatype: MPI_CHAR.",
+        "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations",
+        "1                       1.72              1.66              1.94       10000",
+        "2                       1.71              1.65              1.89       10000",
+        "4                       1.73              1.66              1.90       10000",
+        "8192                    4.95              4.80              5.31        1000",
     )
-    d = parse_osu(text).to_dict()
     assert d["benchmark"] == "osu_latency" and d["version"] == "7.3" and d["datatype"] == "MPI_CHAR"
     assert d["columns"] == ["Size", "Avg Latency(us)", "Min Latency(us)", "Max Latency(us)", "Iterations"]
     assert d["metric"] == "Avg Latency(us)" and d["unit"] == "us"
@@ -96,17 +67,14 @@ def test_omb7_full_latency_columns_keep_min_max_and_iterations() -> None:
 
 
 def test_mbw_mr_bandwidth_and_message_rate() -> None:
-    text = "\n".join(
-        [
-            "# OSU MPI Multiple Bandwidth / Message Rate Test v5.6.2",
-            "# [ pairs: 2 ] [ window size: 64 ]",
-            "# Size                  MB/s        Messages/s",
-            "1                       7.22        7222371.58",
-            "2                      14.54        7270098.36",
-            "4194304             24378.50              5.81",
-        ]
+    d = osu_dict(
+        "# OSU MPI Multiple Bandwidth / Message Rate Test v5.6.2",
+        "# [ pairs: 2 ] [ window size: 64 ]",
+        "# Size                  MB/s        Messages/s",
+        "1                       7.22        7222371.58",
+        "2                      14.54        7270098.36",
+        "4194304             24378.50              5.81",
     )
-    d = parse_osu(text).to_dict()
     assert d["benchmark"] == "osu_mbw_mr"
     assert d["metric"] == "MB/s" and d["unit"] == "MB/s"
     assert d["rows"][-1] == [4194304, 24378.5]
@@ -116,47 +84,38 @@ def test_mbw_mr_bandwidth_and_message_rate() -> None:
 
 
 def test_omb7_mbw_mr_header_with_bandwidth_label() -> None:
-    text = "\n".join(
-        [
-            "# OSU MPI Multiple Bandwidth / Message Rate Test v7.4",
-            "# Size      Bandwidth (MB/s)     Messages/s",
-            "64                   3561.11     55642367.34",
-        ]
+    d = osu_dict(
+        "# OSU MPI Multiple Bandwidth / Message Rate Test v7.4",
+        "# Size      Bandwidth (MB/s)     Messages/s",
+        "64                   3561.11     55642367.34",
     )
-    d = parse_osu(text).to_dict()
     assert d["metric"] == "Bandwidth (MB/s)" and d["unit"] == "MB/s"
     assert d["other_columns"] == {"Messages/s": [55642367.34]}
 
 
 def test_allreduce_collective() -> None:
-    text = "\n".join(
-        [
-            "",
-            "# OSU MPI Allreduce Latency Test v5.9",
-            "# Size       Avg Latency(us)",
-            "4                       3.51",
-            "8                       3.49",
-            "1048576               412.33",
-        ]
+    d = osu_dict(
+        "",
+        "# OSU MPI Allreduce Latency Test v5.9",
+        "# Size       Avg Latency(us)",
+        "4                       3.51",
+        "8                       3.49",
+        "1048576               412.33",
     )
-    d = parse_osu(text).to_dict()
     assert d["benchmark"] == "osu_allreduce" and d["metric"] == "Avg Latency(us)"
     assert (d["min_latency_us"], d["min_latency_at_size"]) == (3.49, 8)
     assert d["peak_value"] == 412.33
 
 
 def test_nonblocking_collective_overall_time_is_primary() -> None:
-    text = "\n".join(
-        [
-            "# OSU MPI Non-blocking Allreduce Latency Test v5.9",
-            "# Overall = Coll. Init + Compute + MPI_Test + MPI_Wait",
-            "",
-            "# Size           Overall(us)       Compute(us)    Pure Comm.(us)        Overlap(%)",
-            "4                      12.53              6.41              5.98              0.00",
-            "8                      12.61              6.43              6.01              0.00",
-        ]
+    d = osu_dict(
+        "# OSU MPI Non-blocking Allreduce Latency Test v5.9",
+        "# Overall = Coll. Init + Compute + MPI_Test + MPI_Wait",
+        "",
+        "# Size           Overall(us)       Compute(us)    Pure Comm.(us)        Overlap(%)",
+        "4                      12.53              6.41              5.98              0.00",
+        "8                      12.61              6.43              6.01              0.00",
     )
-    d = parse_osu(text).to_dict()
     assert d["benchmark"] == "osu_iallreduce"
     assert d["metric"] == "Overall(us)" and d["unit"] == "us"
     assert d["other_columns"]["Overlap(%)"] == [0.0, 0.0]
@@ -172,30 +131,24 @@ def test_barrier_has_no_size_column() -> None:
 
 
 def test_cuda_device_buffers_line_is_not_a_header() -> None:
-    text = "\n".join(
-        [
-            "# OSU MPI-CUDA Bandwidth Test v5.6.2",
-            "# Send Buffer on DEVICE (D) and Receive Buffer on DEVICE (D)",
-            "# Size      Bandwidth (MB/s)",
-            "1                       0.27",
-            "4194304             11843.92",
-        ]
+    d = osu_dict(
+        "# OSU MPI-CUDA Bandwidth Test v5.6.2",
+        "# Send Buffer on DEVICE (D) and Receive Buffer on DEVICE (D)",
+        "# Size      Bandwidth (MB/s)",
+        "1                       0.27",
+        "4194304             11843.92",
     )
-    d = parse_osu(text).to_dict()
     assert d["benchmark"] == "osu_bw" and d["title"] == "# OSU MPI-CUDA Bandwidth Test v5.6.2"
     assert d["columns"] == ["Size", "Bandwidth (MB/s)"] and d["peak_value"] == 11843.92
 
 
 def test_validation_column_keeps_text() -> None:
-    text = "\n".join(
-        [
-            "# OSU MPI Latency Test v7.2",
-            "# Size          Avg Latency(us)        Validation",
-            "1                          1.83              Pass",
-            "2                          1.80              Fail",
-        ]
+    d = osu_dict(
+        "# OSU MPI Latency Test v7.2",
+        "# Size          Avg Latency(us)        Validation",
+        "1                          1.83              Pass",
+        "2                          1.80              Fail",
     )
-    d = parse_osu(text).to_dict()
     assert d["rows"] == [[1, 1.83], [2, 1.8]]
     assert d["other_columns"] == {"Validation": ["Pass", "Fail"]}
 
@@ -209,19 +162,16 @@ def test_missing_header_takes_the_unit_from_the_title() -> None:
 
 
 def test_several_tables_report_the_last() -> None:
-    text = "\n".join(
-        [
-            "# OSU MPI Latency Test v5.9",
-            "# Size          Latency (us)",
-            "0                       1.52",
-            "[node02:1234] noise from the launcher",
-            "# OSU MPI Bandwidth Test v5.9",
-            "# Size      Bandwidth (MB/s)",
-            "1                       2.05",
-            "2                       4.07",
-        ]
+    d = osu_dict(
+        "# OSU MPI Latency Test v5.9",
+        "# Size          Latency (us)",
+        "0                       1.52",
+        "[node02:1234] noise from the launcher",
+        "# OSU MPI Bandwidth Test v5.9",
+        "# Size      Bandwidth (MB/s)",
+        "1                       2.05",
+        "2                       4.07",
     )
-    d = parse_osu(text).to_dict()
     assert d["benchmark"] == "osu_bw" and d["n_tables"] == 2 and d["n_rows"] == 2
 
 
@@ -264,9 +214,8 @@ def test_unit_of_column_names() -> None:
 
 
 def test_no_row_is_a_parse_error() -> None:
-    for text in ["", "\n", "# OSU MPI Latency Test v5.9\n# Size  Latency (us)\n", "x 1.0\n", "\x00\xff\ufffd"]:
-        with pytest.raises(ParseError):
-            parse_osu(text)
+    texts = ["", "\n", "# OSU MPI Latency Test v5.9\n# Size  Latency (us)\n", "x 1.0\n", "\x00\xff\ufffd"]
+    assert_parse_errors(parse_osu, texts)
 
 
 def test_pathological_lines_parse_in_linear_time() -> None:
@@ -283,38 +232,14 @@ def test_pathological_lines_parse_in_linear_time() -> None:
         "1 1e" + "9" * n,
         "# Avg Latency(us)" + "  x" * n + "\n" + "1 " * n,
     ]
-    start = time.perf_counter()
-    for line in hostile:
-        try:
-            json.dumps(parse_osu(line).to_dict(), allow_nan=False)
-        except ParseError:
-            pass
-    assert time.perf_counter() - start < 5.0
+    assert_linear_time(parse_osu, hostile)
 
 
 def test_mutated_real_outputs_give_a_result_or_parse_error() -> None:
-    samples = [p.read_text() for p in sorted(DATA.glob("*.txt")) if not p.name.endswith(".source.txt")]
-    rng = random.Random(20240604)
     alphabet = "# OSUSize()MB/s0123456789.e+-nan\n\r\t "
-    for _ in range(300):
-        text = list(rng.choice(samples))
-        for _ in range(rng.randint(1, 30)):
-            pos = rng.randrange(len(text))
-            action = rng.randrange(3)
-            if action == 0:
-                del text[pos]
-            elif action == 1:
-                text.insert(pos, rng.choice(alphabet))
-            else:
-                text[pos] = chr(rng.randrange(0x20, 0x3000))
-        try:
-            out = parse_osu("".join(text)[: rng.randrange(1, len(text) + 1)])
-        except ParseError:
-            continue
-        json.dumps(out.to_dict(), allow_nan=False)
+    texts = mutated_texts(sample_texts("osu"), seed=20240604, rounds=300, max_edits=30, alphabet=alphabet)
+    assert_result_or_parse_error(parse_osu, texts)
 
 
 def test_registry_entry() -> None:
-    assert "osu" in KINDS
-    text = (DATA / "osu59_bw_craympich.txt").read_text()
-    assert parse_text("osu", text) == parse_osu(text).to_dict()
+    assert_registered("osu", parse_osu, read_vector("osu", "osu59_bw_craympich"))

@@ -1,0 +1,94 @@
+"""Value and line helpers shared by the output parsers.
+
+A value a benchmark printed is kept as a finite float, or as the token itself when it is not
+a finite number ("-nan", "inf", "1.#QNAN"): JSON has no NaN, and the text is the evidence.
+The expressions here are anchored by their users (``fullmatch`` or inside an anchored
+expression), so matching stays linear in the size of the text.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Iterable, Iterator, List, Optional, Union
+
+# A value as printed: a finite float, or the token when it is not a finite number.
+Value = Union[float, str]
+# A value typed further: int for integer tokens, else as Value.
+TypedValue = Union[int, float, str]
+
+# A finite decimal number as C's printf writes it, unbounded (HPL's fields).
+FINITE = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+# The same with bounded repetition, to embed in larger expressions.
+NUM = r"[+-]?(?:\d{1,30}(?:\.\d{0,30})?|\.\d{1,30})(?:[eE][+-]?\d{1,4})?"
+# What C libraries print for NaN and infinity, in any case.
+NONFINITE = r"[+-]?(?i:nan|inf(?:inity)?)"
+# A number or a non-finite token: one cell of a result table.
+VALUE = rf"(?:{NUM}|{NONFINITE})"
+
+VALUE_RE = re.compile(VALUE)
+NONFINITE_RE = re.compile(NONFINITE)
+_FLOAT_RE = re.compile(FINITE)
+_UINT_RE = re.compile(r"\d{1,18}")
+_INT_RE = re.compile(r"[+-]?\d{1,18}")
+
+
+def to_value(token: str) -> Value:
+    """A finite float for a numeric token; the token itself otherwise (non-finite or junk)."""
+    if _FLOAT_RE.fullmatch(token):
+        number = float(token)
+        if math.isfinite(number):
+            return number
+    return token
+
+
+def is_finite(value: object) -> bool:
+    return isinstance(value, float) and math.isfinite(value)
+
+
+def finite_values(values: Iterable[object]) -> List[float]:
+    """The finite floats among ``values``, in order."""
+    return [v for v in values if isinstance(v, float) and math.isfinite(v)]
+
+
+def finite_max(values: Iterable[object]) -> Optional[float]:
+    """The largest finite float among ``values``; None when there is none."""
+    finite = finite_values(values)
+    return max(finite) if finite else None
+
+
+def finite_min(values: Iterable[object]) -> Optional[float]:
+    """The smallest finite float among ``values``; None when there is none."""
+    finite = finite_values(values)
+    return min(finite) if finite else None
+
+
+def parse_int(token: str, signed: bool = False) -> Optional[int]:
+    """The int of a token of 1 to 18 digits (with an optional sign when ``signed``); else None."""
+    if (_INT_RE if signed else _UINT_RE).fullmatch(token):
+        return int(token)
+    return None
+
+
+def int_or_value(token: str, signed: bool = False) -> TypedValue:
+    """int for an integer token (see parse_int), else ``to_value(token)``."""
+    number = parse_int(token, signed)
+    return number if number is not None else to_value(token)
+
+
+def shift_decimal(token: str, power: int) -> Value:
+    """``token`` times 10**power, rounded once (716.083 k -> 716083.0 exactly, not 716082.99...)."""
+    mantissa, _, exponent = token.lower().partition("e")
+    try:
+        value = float(f"{mantissa}e{int(exponent or 0) + power}")
+    except ValueError:
+        return token
+    return value if math.isfinite(value) else token
+
+
+def lines_of(text: str) -> Iterator[str]:
+    """The non-blank lines of ``text``, stripped: any line ending (CRLF, CR, LF) and indentation go."""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line:
+            yield line
