@@ -7,13 +7,17 @@ Nothing already in results/ is rewritten.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import time
 from pathlib import Path
 from typing import Any
 
-from scalebench import paths
-from scalebench.errors import ResultsError
+import yaml
+
+from scalebench import paths, peak
+from scalebench.errors import InputError, ResultsError, ScalebenchError
+from scalebench.units import parse_size
 
 # Pipe-separated, one line per performance variable (perflog_multiline): pandas reads it directly.
 PERFLOG_CASE_FIELDS = (
@@ -78,3 +82,114 @@ def general_config() -> list[dict[str, Any]]:
         "check_search_recursive": True,
         "save_log_files": False,
     }]
+
+
+# --- sites described in YAML (site_configs/sites/*.yaml) --------------------------------------
+
+_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+_PARTITION_EXTRAS = ("max_nodes", "cores_per_node", "memory_per_node", "clock_ghz", "flops_per_cycle",
+                     "microarch", "hpl_time_budget_s", "max_time_limit_s")
+_PARTITION_KEYS = {"name", "descr", "scheduler", "launcher", "access", "time_limit", "environs",
+                   "features", "max_jobs", "use_nodes_option", *_PARTITION_EXTRAS}
+_STACK_KEYS = {"name", "descr", "features", "env_vars", "launcher_options", "hpl_binary", "modules",
+               "prepare_cmds"}
+
+
+def _require(mapping: dict[str, Any], key: str, where: str) -> Any:
+    if mapping.get(key) in (None, ""):
+        raise InputError(f"{where}: missing '{key}'")
+    return mapping[key]
+
+
+def _name(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not _NAME.match(value):
+        raise InputError(f"{where}: {value!r} is not a valid name (letters, digits, _ . - only)")
+    return value
+
+
+def _partition(part: dict[str, Any], where: str, stacks: set[str]) -> dict[str, Any]:
+    unknown = sorted(set(part) - _PARTITION_KEYS)
+    if unknown:
+        raise InputError(f"{where}: unknown key(s) {', '.join(unknown)}")
+    name = _name(_require(part, "name", where), f"{where}.name")
+    where = f"{where}[{name}]"
+    environs = _require(part, "environs", where)
+    missing = [e for e in environs if e not in stacks]
+    if missing:
+        raise InputError(f"{where}.environs: unknown stack(s) {', '.join(map(str, missing))} "
+                         f"(defined: {', '.join(sorted(stacks))})")
+    extras = {key: part[key] for key in _PARTITION_EXTRAS if key in part}
+    extras["memory_per_node"] = parse_size(_require(part, "memory_per_node", where),
+                                           f"{where}.memory_per_node")
+    extras.setdefault("max_nodes", _require(part, "max_nodes", where))
+    try:
+        inputs = peak.peak_inputs({k: part.get(k) for k in (*peak.RPEAK_INPUTS, "microarch")})
+    except ScalebenchError as err:
+        raise InputError(f"{where}: {err}") from None
+    extras.update(cores_per_node=inputs.cores_per_node, flops_per_cycle=inputs.flops_per_cycle,
+                  rpeak_derivation=list(inputs.derivation))
+    return {
+        "name": name,
+        "descr": part.get("descr", name),
+        "scheduler": _require(part, "scheduler", where),
+        "launcher": _require(part, "launcher", where),
+        "access": [str(a) for a in part.get("access", [])],
+        "environs": list(environs),
+        "features": ["hpl", *part.get("features", [])],
+        "max_jobs": int(part.get("max_jobs", 8)),
+        **({"time_limit": str(part["time_limit"])} if part.get("time_limit") else {}),
+        "sched_options": {"use_nodes_option": bool(part.get("use_nodes_option", True))},
+        "extras": extras,
+    }
+
+
+def _stack(stack: dict[str, Any], where: str) -> dict[str, Any]:
+    unknown = sorted(set(stack) - _STACK_KEYS)
+    if unknown:
+        raise InputError(f"{where}: unknown key(s) {', '.join(unknown)}")
+    name = _name(_require(stack, "name", where), f"{where}.name")
+    env_vars = stack.get("env_vars") or {}
+    if not isinstance(env_vars, dict):
+        raise InputError(f"{where}[{name}].env_vars: expected a mapping of NAME: value")
+    for var in env_vars:
+        if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", str(var)):
+            raise InputError(f"{where}[{name}].env_vars: {var!r} is not a valid variable name")
+    return {
+        "name": name,
+        "features": ["mpi", "hpl", *stack.get("features", [])],
+        "env_vars": [[str(k), str(v)] for k, v in env_vars.items()],
+        "modules": list(stack.get("modules", [])),
+        "prepare_cmds": list(stack.get("prepare_cmds", [])),
+        "extras": {"stack": name, "hpl_binary": stack.get("hpl_binary", "xhpl"),
+                   "launcher_options": [str(o) for o in stack.get("launcher_options", [])]},
+    }
+
+
+def load_site(path: Path) -> dict[str, Any]:
+    """A ReFrame site configuration from a site description (see site_configs/sites/*.yaml)."""
+    path = Path(path)
+    if not path.is_absolute() and not path.exists():
+        path = paths.REPO_ROOT / path  # ReFrame may load the configuration from another directory
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except OSError as err:
+        raise InputError(f"site file: cannot read {path}: {err.strerror}") from None
+    except yaml.YAMLError as err:
+        raise InputError(f"site file {path}: not valid YAML ({err})") from None
+    where = str(path)
+    if not isinstance(data, dict):
+        raise InputError(f"{where}: expected a mapping with system, partitions and stacks")
+    stacks_in = _require(data, "stacks", where)
+    stacks = [_stack(s, f"{where}: stacks") for s in stacks_in]
+    names = {s["name"] for s in stacks}
+    partitions = [_partition(p, f"{where}: partitions", names) for p in _require(data, "partitions", where)]
+    system = {
+        "name": _name(_require(data, "system", where), f"{where}: system"),
+        "descr": data.get("descr", ""),
+        "hostnames": [str(h) for h in data.get("hostnames", [".*"])],
+        "modules_system": data.get("modules_system", "nomod"),
+        **system_dirs(),
+        "partitions": partitions,
+    }
+    return {"systems": [system], "environments": stacks,
+            "logging": logging_config(), "general": general_config()}

@@ -1,0 +1,15 @@
+"""ReFrame configuration of a Slurm site described in YAML (no Python edits per site).
+
+    SCALEBENCH_SITE=site_configs/sites/<site>.yaml reframe -C site_configs/slurm.py -c reframe_tests -r
+
+The YAML names the system, its partitions (scheduler, launcher, node counts, cores, memory and the
+Rpeak inputs) and its interconnect/MPI stacks (one ReFrame environment each); see
+site_configs/sites/example.yaml.
+"""
+import os
+
+from scalebench import paths
+from scalebench.siteconf import load_site
+
+site_configuration = load_site(os.environ.get('SCALEBENCH_SITE')
+                               or paths.SITE_CONFIGS / 'sites' / 'example.yaml')

@@ -1,0 +1,53 @@
+"""The HPL check at 1, 2 and 4 nodes through a real (throwaway) Slurm cluster, with the generic
+YAML-described Slurm site (site_configs/slurm.py + site_configs/sites/testcluster.yaml)."""
+import pytest
+
+from conftest import REPO, run_reframe
+from scalebench.results import ingest
+from slurm_fixtures import slurm_cluster_factory  # noqa: F401
+
+pytestmark = pytest.mark.integration
+
+NODE_SCALES = "%scale=(1_node|2_nodes|4_nodes)$"
+
+
+@pytest.fixture(scope="module")
+def slurm_hpl(slurm_cluster_factory, tmp_path_factory):  # noqa: F811
+    cluster = slurm_cluster_factory(nodes=4, mode="loopback")
+    run_dir = tmp_path_factory.mktemp("slurm-hpl") / "run"
+    env = cluster.client_env()
+    env["SCALEBENCH_SITE"] = str(REPO / "site_configs" / "sites" / "testcluster.yaml")
+    # One rank per node: the 4 "nodes" share this machine's cores (a functional test, not timing).
+    proc = run_reframe(run_dir, "-r", "-n", NODE_SCALES, "-S", "ranks_per_node=1",
+                       "-S", "efficiency_floor=0", config="slurm.py", env=env, timeout=900)
+    queue = cluster.run_client(["squeue", "-h", "-o", "%i %T"], timeout=30).stdout
+    return run_dir, proc, queue
+
+
+def test_reframe_exits_zero_and_leaves_no_job(slurm_hpl):
+    _, proc, queue = slurm_hpl
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert queue.strip() == ""
+
+
+def test_each_node_count_ran_on_that_many_slurm_nodes(slurm_hpl):
+    run_dir, _, _ = slurm_hpl
+    sessions, warnings = ingest([run_dir])
+    assert warnings == []
+    cases = {c.num_nodes: c for c in sessions[0].cases if c.result != "skip"}
+    assert sorted(cases) == [1, 2, 4]
+    for nodes, case in cases.items():
+        assert case.result == "pass", case.fail_reason
+        assert case.system == "testcluster" and case.stack == "openmpi-tcp"
+        assert len(set(case.provenance["job_nodelist"])) == nodes
+        assert case.num_tasks == nodes and case.figure("rmax") > 0
+
+
+def test_perflog_lines_carry_nodes_nodelist_and_stack(slurm_hpl):
+    run_dir, _, _ = slurm_hpl
+    lines = next((run_dir / "perflogs").rglob("HPLCheck.log")).read_text().splitlines()
+    header = lines[0].split("|")
+    rows = [dict(zip(header, line.split("|"))) for line in lines[1:]]
+    assert rows and all(r["stack"] == "openmpi-tcp" for r in rows)
+    assert {r["num_nodes"] for r in rows} == {"1", "2", "4"}
+    assert all(r["job_nodelist"].startswith("n") for r in rows)
