@@ -11,7 +11,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import (parameter, performance_function, run_after, run_before,
                                    sanity_function, variable)
 
-from scalebench import blas, deck, peak, scales, thresholds
+from scalebench import blas, deck, peak, scales, thresholds, tune
 from scalebench.errors import ParseError
 from scalebench.parse.hpcc import parse_hpcc
 from scalebench.parse.hpl import parse_hpl
@@ -43,6 +43,7 @@ class HPLCheck(rfm.RunOnlyRegressionTest):
     rpeak_derivation = variable(str, value='', loggable=True)
     hpl_deck = variable(dict, value={})  # the deck as JSON, for reports
     blas_kernel_used = variable(str, value='', loggable=True)  # what OpenBLAS says it runs
+    deck_source = variable(str, value='', loggable=True)  # frozen deck or the generic rules
     ceiling_warnings = variable(str, value='', loggable=True)
 
     @run_after('setup')
@@ -100,8 +101,11 @@ class HPLCheck(rfm.RunOnlyRegressionTest):
             threads_per_rank=self.geometry.threads_per_rank,
             memory_per_node=int(extras['memory_per_node']), memory_fraction=self.memory_fraction,
             nb=self.nb, max_n=max_n, max_n_reason=reason)
-        rules = deck.load_rules()
-        self.deck = deck.make_deck(request, rules)
+        system, partition = self.current_system.name, self.current_partition.name
+        frozen = tune.frozen_path(system, partition)
+        self.deck_source = (f'frozen deck {frozen.relative_to(frozen.parents[2])}' if frozen.exists()
+                            else 'hpl_decks/rules.yaml (no frozen deck for this partition)')
+        self.deck = deck.make_deck(request, tune.rules_for(system, partition))
         if self.fixed_n:
             self.deck = deck.with_sizes(self.deck, self.fixed_n)
         self.n_policy = self.deck.n_policy

@@ -11,7 +11,7 @@ from typing import Sequence
 
 from scalebench import paths
 from scalebench.errors import ResultsError, ScalebenchError
-from scalebench.units import parse_size
+from scalebench.units import parse_size, positive_int_arg
 
 
 class _Parser(argparse.ArgumentParser):
@@ -19,16 +19,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
-    return value
 
 
 def cmd_deck(args: argparse.Namespace) -> int:
@@ -111,20 +101,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("deck", help="HPL input deck for a node/rank/memory geometry")
-    p.add_argument("--nodes", type=_positive_int, required=True)
-    p.add_argument("--ranks-per-node", type=_positive_int, required=True)
-    p.add_argument("--threads-per-rank", type=_positive_int, default=1)
+    p.add_argument("--nodes", type=positive_int_arg, required=True)
+    p.add_argument("--ranks-per-node", type=positive_int_arg, required=True)
+    p.add_argument("--threads-per-rank", type=positive_int_arg, default=1)
     p.add_argument("--memory-per-node", required=True, help="e.g. 16GiB, 256G, 512GB")
     p.add_argument("--memory-fraction", type=float, default=None, help="share of memory for the matrix (default 0.8)")
-    p.add_argument("--nb", type=_positive_int, default=None, help="block size (default from hpl_decks/rules.yaml)")
+    p.add_argument("--nb", type=positive_int_arg, default=None, help="block size (default from hpl_decks/rules.yaml)")
     p.add_argument("--format", choices=("hpl", "hpcc", "json"), default="hpl")
     p.add_argument("--json", action="store_true", help="same as --format json")
     p.set_defaults(func=cmd_deck)
 
     p = sub.add_parser("peak", help="Rpeak of this machine and how it was derived")
     p.add_argument("--clock-ghz", type=float, default=None, help="override the nominal clock")
-    p.add_argument("--flops-per-cycle", type=_positive_int, default=None, help="override DP flop/cycle/core")
-    p.add_argument("--cores", type=_positive_int, default=None, help="override the core count")
+    p.add_argument("--flops-per-cycle", type=positive_int_arg, default=None, help="override DP flop/cycle/core")
+    p.add_argument("--cores", type=positive_int_arg, default=None, help="override the core count")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_peak)
 
@@ -145,6 +135,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--report", action="store_true", help="write the run's report when it ends")
     p.add_argument("reframe_args", nargs=argparse.REMAINDER, help="after --: passed to reframe")
     p.set_defaults(func=cmd_run)
+
+    from scalebench import tune  # imported here: tune's CLI helpers live next to its logic
+
+    tune.add_tune_arguments(sub)
     return parser
 
 

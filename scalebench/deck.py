@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import yaml
 
@@ -53,12 +53,12 @@ class Algorithm:
             if not isinstance(value, str) or value not in table:
                 raise InputError(f"{name}: {getattr(self, name)!r} is not one of {', '.join(table)}")
         for name in ("nbmin", "ndiv", "alignment"):
-            _require_positive(name, getattr(self, name))
+            require_positive(name, getattr(self, name))
         for name in ("depth", "swap_threshold"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InputError(f"{name}: must be an integer >= 0, got {value!r}")
-        if not _is_number(self.threshold) or not self.threshold > 0:
+        if not is_number(self.threshold) or not self.threshold > 0:
             raise InputError(f"threshold: must be a positive number, got {self.threshold!r}")
 
 
@@ -70,12 +70,16 @@ class Rules:
     algorithm: Algorithm = field(default_factory=Algorithm)
 
     def __post_init__(self) -> None:
-        if not _is_number(self.memory_fraction) or not 0 < self.memory_fraction <= 1:
+        if not is_number(self.memory_fraction) or not 0 < self.memory_fraction <= 1:
             raise InputError(f"memory_fraction: must be in (0, 1], got {self.memory_fraction!r}")
-        _require_positive("nb", self.nb)
+        require_positive("nb", self.nb)
         loss = self.lcm_rounding_max_memory_loss
-        if not _is_number(loss) or not 0 <= loss < 1:
+        if not is_number(loss) or not 0 <= loss < 1:
             raise InputError(f"lcm_rounding_max_memory_loss: must be in [0, 1), got {loss!r}")
+
+
+# Keys of rules.yaml that scalebench.tune reads (process-grid choice), not part of Rules.
+GRID_MODEL_KEYS = ("grid_aspect_penalty", "grid_idle_min_gain")
 
 
 def load_rules(path: Path | None = None) -> Rules:
@@ -84,6 +88,8 @@ def load_rules(path: Path | None = None) -> Rules:
     data = yaml.safe_load(path.read_text()) or {}
     if not isinstance(data, dict) or not isinstance(data.get("algorithm") or {}, dict):
         raise InputError(f"{path}: expected a mapping of rules with an 'algorithm' mapping")
+    for key in GRID_MODEL_KEYS:
+        data.pop(key, None)
     algorithm = data.pop("algorithm", None) or {}
     for cls, given in ((Rules, data), (Algorithm, algorithm)):
         unknown = sorted(map(str, set(given) - {f.name for f in fields(cls)}))
@@ -108,13 +114,13 @@ class DeckRequest:
 
     def __post_init__(self) -> None:
         for name in ("nodes", "ranks_per_node", "threads_per_rank", "memory_per_node"):
-            _require_positive(name, getattr(self, name))
+            require_positive(name, getattr(self, name))
         if self.nb is not None:
-            _require_positive("nb", self.nb)
+            require_positive("nb", self.nb)
         if self.memory_fraction is not None and not 0 < self.memory_fraction <= 1:
             raise InputError(f"memory_fraction: must be in (0, 1], got {self.memory_fraction}")
         if self.max_n is not None:
-            _require_positive("max_n", self.max_n)
+            require_positive("max_n", self.max_n)
 
     @property
     def ranks(self) -> int:
@@ -151,18 +157,18 @@ class Deck:
         return data
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _require_positive(name: str, value: Any) -> None:
+def require_positive(name: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise InputError(f"{name}: must be a positive integer, got {value!r}")
 
 
 def process_grid(ranks: int) -> tuple[int, int]:
     """P x Q with P <= Q and P the largest divisor of ranks not above sqrt(ranks)."""
-    _require_positive("ranks", ranks)
+    require_positive("ranks", ranks)
     root = math.isqrt(ranks)
     p = max(d for d in _divisors(ranks) if d <= root)
     return p, ranks // p
@@ -225,7 +231,7 @@ def make_deck(request: DeckRequest, rules: Rules | None = None) -> Deck:
 
 def with_sizes(deck: Deck, n: int) -> Deck:
     """The same deck at another N (e.g. a strong-scaling N fixed across node counts)."""
-    _require_positive("n", n)
+    require_positive("n", n)
     if n < deck.nb:
         raise DeckError(f"N: {n} is smaller than NB={deck.nb}")
     usable = deck.nodes * deck.memory_per_node * deck.memory_fraction
@@ -258,35 +264,104 @@ def largest_n_within(seconds: float, gflops: float) -> int:
 
 # --- writers ----------------------------------------------------------------------------------
 
-def hpl_dat(deck: Deck, output_file: str = "HPL.out", device: int = 6) -> str:
-    """HPL.dat for xhpl (HPL 2.x): one N, one NB, one grid, one of each algorithm choice."""
-    a = deck.algorithm
+# Limits of HPL's input reader (HPL 2.x include/hpl_ptest.h, testing/ptest/HPL_pdinfo.c):
+# - every list line (Ns, NBs, Ps/Qs, PFACTs, NBMINs, NDIVs, RFACTs, BCASTs, DEPTHs) holds 1 to
+#   HPL_MAX_PARAM = 20 values;
+# - each line is read with fgets(line, HPL_LINE_MAX - 2, ...), HPL_LINE_MAX = 256: at most 253
+#   characters including the newline, or the rest of the line is read as the next line;
+# - list values are split with `lineptr += strlen(num) + 1`: a list starts in the first column
+#   with ONE space between values;
+# - N >= 0, NB >= 1, P >= 1, Q >= 1, NBMIN >= 1, NDIV >= 2, DEPTH >= 0.
+# xhpl stops on a violation; hpcc's copy of HPL_pdinfo silently runs its built-in defaults instead.
+HPL_MAX_PARAM = 20
+HPL_LINE_MAX = 256
+_MAX_LINE_CHARS = HPL_LINE_MAX - 3  # fgets(line, 254, ...) keeps 253 characters, newline included
+
+
+def _check_count(label: str, count: int) -> None:
+    if not 1 <= count <= HPL_MAX_PARAM:
+        raise DeckError(f"{label}: {count} values; HPL reads 1 to {HPL_MAX_PARAM} per line "
+                        f"(HPL_MAX_PARAM in HPL's hpl_ptest.h)")
+
+
+def _check_ints(label: str, values: tuple[Any, ...], minimum: int) -> None:
+    _check_count(label, len(values))
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise DeckError(f"{label}: {value!r} is not an integer >= {minimum} (HPL rejects it)")
+
+
+def _check_names(label: str, values: tuple[Any, ...], table: dict[str, int]) -> None:
+    _check_count(label, len(values))
+    for value in values:
+        if not isinstance(value, str) or value not in table:
+            raise DeckError(f"{label}: {value!r} is not one of {', '.join(table)}")
+
+
+def hpl_dat_lists(*, ns: Sequence[int], nbs: Sequence[int], grids: Sequence[tuple[int, int]],
+                  algorithm: Algorithm, pfacts: Sequence[str] | None = None,
+                  nbmins: Sequence[int] | None = None, ndivs: Sequence[int] | None = None,
+                  rfacts: Sequence[str] | None = None, bcasts: Sequence[str] | None = None,
+                  depths: Sequence[int] | None = None, output_file: str = "HPL.out",
+                  device: int = 6) -> str:
+    """HPL.dat for xhpl (HPL 2.x), with lists where HPL takes lists; xhpl runs every combination.
+
+    The one writer of HPL.dat text: `hpl_dat` passes one value per list. A list left as None
+    holds the single value of `algorithm`; PMAP, threshold, SWAP and the lines after it always
+    come from `algorithm`. DeckError when HPL would reject (or, in hpcc, silently replace) the deck.
+    """
+    a = algorithm
+    n_list, nb_list, grid_list = tuple(ns), tuple(nbs), tuple(grids)
+    pf_list = tuple(pfacts) if pfacts is not None else (a.pfact,)
+    nbmin_list = tuple(nbmins) if nbmins is not None else (a.nbmin,)
+    ndiv_list = tuple(ndivs) if ndivs is not None else (a.ndiv,)
+    rf_list = tuple(rfacts) if rfacts is not None else (a.rfact,)
+    bc_list = tuple(bcasts) if bcasts is not None else (a.bcast,)
+    depth_list = tuple(depths) if depths is not None else (a.depth,)
+    _check_ints("Ns", n_list, 0)
+    _check_ints("NBs", nb_list, 1)
+    _check_count("grids", len(grid_list))
+    for grid in grid_list:
+        if len(grid) != 2:
+            raise DeckError(f"grids: {grid!r} is not a (P, Q) pair")
+    _check_ints("Ps", tuple(p for p, _ in grid_list), 1)
+    _check_ints("Qs", tuple(q for _, q in grid_list), 1)
+    _check_names("PFACTs", pf_list, _PFACT)
+    _check_ints("NBMINs", nbmin_list, 1)
+    _check_ints("NDIVs", ndiv_list, 2)
+    _check_names("RFACTs", rf_list, _PFACT)
+    _check_names("BCASTs", bc_list, _BCAST)
+    _check_ints("DEPTHs", depth_list, 0)
+
+    def joined(values: Sequence[Any]) -> str:
+        return " ".join(str(v) for v in values)
+
     lines = [
         ("HPLinpack benchmark input file", None),
         ("Innovative Computing Laboratory, University of Tennessee (written by scalebench)", None),
         (output_file, "output file name (if any)"),
         (device, "device out (6=stdout,7=stderr,file)"),
-        (1, "# of problems sizes (N)"),
-        (deck.n, "Ns"),
-        (1, "# of NBs"),
-        (deck.nb, "NBs"),
+        (len(n_list), "# of problems sizes (N)"),
+        (joined(n_list), "Ns"),
+        (len(nb_list), "# of NBs"),
+        (joined(nb_list), "NBs"),
         (_PMAP[a.pmap], "PMAP process mapping (0=Row-,1=Column-major)"),
-        (1, "# of process grids (P x Q)"),
-        (deck.p, "Ps"),
-        (deck.q, "Qs"),
+        (len(grid_list), "# of process grids (P x Q)"),
+        (joined([p for p, _ in grid_list]), "Ps"),
+        (joined([q for _, q in grid_list]), "Qs"),
         (a.threshold, "threshold"),
-        (1, "# of panel fact"),
-        (_PFACT[a.pfact], "PFACTs (0=left, 1=Crout, 2=Right)"),
-        (1, "# of recursive stopping criterium"),
-        (a.nbmin, "NBMINs (>= 1)"),
-        (1, "# of panels in recursion"),
-        (a.ndiv, "NDIVs"),
-        (1, "# of recursive panel fact."),
-        (_PFACT[a.rfact], "RFACTs (0=left, 1=Crout, 2=Right)"),
-        (1, "# of broadcast"),
-        (_BCAST[a.bcast], "BCASTs (0=1rg,1=1rM,2=2rg,3=2rM,4=Lng,5=LnM)"),
-        (1, "# of lookahead depth"),
-        (a.depth, "DEPTHs (>=0)"),
+        (len(pf_list), "# of panel fact"),
+        (joined([_PFACT[v] for v in pf_list]), "PFACTs (0=left, 1=Crout, 2=Right)"),
+        (len(nbmin_list), "# of recursive stopping criterium"),
+        (joined(nbmin_list), "NBMINs (>= 1)"),
+        (len(ndiv_list), "# of panels in recursion"),
+        (joined(ndiv_list), "NDIVs"),
+        (len(rf_list), "# of recursive panel fact."),
+        (joined([_PFACT[v] for v in rf_list]), "RFACTs (0=left, 1=Crout, 2=Right)"),
+        (len(bc_list), "# of broadcast"),
+        (joined([_BCAST[v] for v in bc_list]), "BCASTs (0=1rg,1=1rM,2=2rg,3=2rM,4=Lng,5=LnM)"),
+        (len(depth_list), "# of lookahead depth"),
+        (joined(depth_list), "DEPTHs (>=0)"),
         (_SWAP[a.swap], "SWAP (0=bin-exch,1=long,2=mix)"),
         (a.swap_threshold, "swapping threshold"),
         (0 if a.l1_transposed else 1, "L1 in (0=transposed,1=no-transposed) form"),
@@ -294,19 +369,34 @@ def hpl_dat(deck: Deck, output_file: str = "HPL.out", device: int = 6) -> str:
         (1 if a.equilibration else 0, "Equilibration (0=no,1=yes)"),
         (a.alignment, "memory alignment in double (> 0)"),
     ]
-    return "".join(f"{value}\n" if comment is None else f"{str(value):<12} {comment}\n"
-                   for value, comment in lines)
+    text = [f"{value}\n" if comment is None else f"{str(value):<12} {comment}\n"
+            for value, comment in lines]
+    for number, line in enumerate(text, 1):
+        if len(line) > _MAX_LINE_CHARS:
+            raise DeckError(f"HPL.dat line {number} ({lines[number - 1][1]}): {len(line)} characters, "
+                            f"HPL reads at most {_MAX_LINE_CHARS} (HPL_LINE_MAX - 3)")
+    return "".join(text)
+
+
+def hpl_dat(deck: Deck, output_file: str = "HPL.out", device: int = 6) -> str:
+    """HPL.dat for xhpl (HPL 2.x): one N, one NB, one grid, one of each algorithm choice."""
+    return hpl_dat_lists(ns=(deck.n,), nbs=(deck.nb,), grids=((deck.p, deck.q),),
+                         algorithm=deck.algorithm, output_file=output_file, device=device)
+
+
+# hpccinf.txt lines 32-36: PTRANS sizes (none beyond HPL's own Ns and NBs).
+HPCCINF_PTRANS_LINES = (
+    "##### This line (no. 32) is ignored (it serves as a separator). ######\n"
+    "0                               Number of additional problem sizes for PTRANS\n"
+    "0                               values of N\n"
+    "0                               number of additional blocking sizes for PTRANS\n"
+    "0                               values of NB\n"
+)
 
 
 def hpccinf_txt(deck: Deck) -> str:
     """hpccinf.txt for hpcc: HPL.dat lines 1-31, then PTRANS sizes (none beyond HPL's own N)."""
-    return hpl_dat(deck) + (
-        "##### This line (no. 32) is ignored (it serves as a separator). ######\n"
-        "0                               Number of additional problem sizes for PTRANS\n"
-        "0                               values of N\n"
-        "0                               number of additional blocking sizes for PTRANS\n"
-        "0                               values of NB\n"
-    )
+    return hpl_dat(deck) + HPCCINF_PTRANS_LINES
 
 
 def job_time_limit(n: int, expected_gflops: float, safety: float = 3.0, allowance_s: float = 600.0) -> float:

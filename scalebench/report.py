@@ -106,7 +106,8 @@ def render_markdown(sessions: Sequence[Session], warnings: Sequence[str]) -> str
                 "Rmax counts only runs whose residual check PASSED. DGEMM is the measured ceiling "
                 "(hpcc StarDGEMM x ranks, all ranks busy): the clock under load can exceed the nominal "
                 "one, so DGEMM may exceed Rpeak.", "", "### How N was chosen", ""]
-        out += sorted({f"- {l.where} {l.stack} {l.scale}: {l.case.provenance.get('n_policy', 'unknown')}"
+        out += sorted({f"- {l.where} {l.stack} {l.scale}: {l.case.provenance.get('n_policy', 'unknown')}; "
+                       f"deck from {l.case.provenance.get('deck_source', 'unknown')}"
                        for l in lines})
         out += ["", "### BLAS kernel and Rpeak inputs", ""]
         out += sorted({f"- {l.where} {l.stack}: BLAS kernel {l.case.provenance.get('blas_kernel', 'unknown')}; "

@@ -1,6 +1,7 @@
 """Parsing of human-written quantities (memory sizes)."""
 from __future__ import annotations
 
+import argparse
 import re
 from decimal import Decimal
 
@@ -38,3 +39,14 @@ def format_size(num_bytes: int) -> str:
         if num_bytes >= factor:
             return f"{num_bytes / factor:.1f} {unit}"
     return f"{num_bytes} B"
+
+
+def positive_int_arg(text: str) -> int:
+    """argparse type for counts: a positive integer."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
+    return value

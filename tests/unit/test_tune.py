@@ -1,0 +1,743 @@
+"""scalebench.tune: sweep decks, T/V decoding, ranking, frozen decks, grid choice, scaling N.
+
+HPL outputs here are synthetic, printed with HPL 2.3's own formats (HPL_pdtest.c):
+row "W%c%1d%c%c%1d%c%1d%12d %5d %5d %5d %18.2f %19.4e", then the scaled-residual line.
+"""
+import itertools
+import json
+import math
+import re
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+import yaml
+
+from scalebench import deck, paths, tune
+from scalebench.cli import _Parser
+from scalebench.deck import Algorithm, Deck, DeckRequest, Rules
+from scalebench.errors import DeckError, InputError, ParseError, ScalebenchError
+from scalebench.parse.hpcc import parse_hpcc
+from scalebench.parse.hpl import parse_hpl
+
+GiB = 2**30
+RULES_YAML = paths.HPL_DECKS / "rules.yaml"
+T0 = datetime(2026, 11, 5, 12, 0, 0, tzinfo=timezone.utc)
+RULES = deck.load_rules()
+
+# --- synthetic HPL output -----------------------------------------------------------------------
+
+_BCAST_CODE = {"1ring": 0, "1ringM": 1, "2ring": 2, "2ringM": 3, "long": 4, "longM": 5}
+_FACT_CHAR = {"left": "L", "crout": "C", "right": "R"}
+
+
+def tv(pmap="R", depth=1, bcast=1, rfact="C", ndiv=2, pfact="R", nbmin=4):
+    return "W%c%1d%c%c%1d%c%1d" % (pmap, depth, str(bcast), rfact, ndiv, pfact, nbmin)
+
+
+def hpl_output(rows):
+    """HPL 2.3 output text; rows are (tv, n, nb, p, q, time_s, gflops, status) with status
+    PASSED, FAILED or None (the run stops before the residual line)."""
+    out = ["=" * 80, "HPLinpack 2.3  --  High-Performance Linpack benchmark  --   December 2, 2018",
+           "=" * 80, "",
+           "- The relative machine precision (eps) is taken to be               1.110223e-16",
+           "- Computational tests pass if scaled residuals are less than                16.0", ""]
+    for code, n, nb, p, q, time_s, gflops, status in rows:
+        out += ["=" * 80,
+                "T/V                N    NB     P     Q               Time                 Gflops",
+                "-" * 80,
+                "%s%12d %5d %5d %5d %18.2f %19.4e" % (code, n, nb, p, q, time_s, gflops),
+                "HPL_pdgesv() start time Thu Nov  5 12:00:00 2026", "",
+                "HPL_pdgesv() end time   Thu Nov  5 12:00:09 2026", ""]
+        if status is None:
+            break
+        residual = 1.23456789e-03 if status == "PASSED" else 3.4e+02
+        out += ["-" * 80,
+                "||Ax-b||_oo/(eps*(||A||_oo*||x||_oo+||b||_oo)*N)=   %.8e ...... %s" % (residual, status)]
+    else:
+        passed = sum(r[7] == "PASSED" for r in rows)
+        out += ["=" * 80, "",
+                "Finished %6d tests with the following results:" % len(rows),
+                "         %6d tests completed and passed residual checks," % passed,
+                "         %6d tests completed and failed residual checks," % (len(rows) - passed),
+                "         %6d tests skipped because of illegal input values." % 0,
+                "-" * 80, "", "End of Tests.", "=" * 80]
+    return "\n".join(out) + "\n"
+
+
+def hpcc_output(hpl_text):
+    return ("This is the DARPA/DOE HPC Challenge Benchmark version 1.5.0 October 2012\n"
+            "Begin of HPL section.\n" + hpl_text + "End of HPL section.\n"
+            "Begin of Summary section.\nHPL_Tflops=0.1\nSuccess=1\nEnd of Summary section.\n"
+            "End of HPC Challenge tests.\n")
+
+
+# --- HPL's reader, for checking what we write ----------------------------------------------------
+
+def hpl_pdinfo(text):
+    """Read an HPL.dat as HPL 2.3's HPL_pdinfo does: each line by fgets(line, 254) (253 characters
+    at most), a count by sscanf(line, "%s"), list values by sscanf(lineptr, "%s") with
+    `lineptr += strlen(num) + 1`. Raises AssertionError where HPL would stop."""
+    pos = 0
+
+    def fgets():
+        nonlocal pos
+        end = text.find("\n", pos)
+        stop = min(len(text) if end < 0 else end + 1, pos + 253)
+        line, pos = text[pos:stop], stop
+        return line
+
+    def first():
+        return fgets().split()[0]
+
+    def count(name):
+        value = int(first())
+        assert 1 <= value <= 20, f"number of values of {name}: {value}"
+        return value
+
+    def values(number):
+        line, ptr, out = fgets(), 0, []
+        for _ in range(number):
+            token = line[ptr:].split()[0]
+            ptr += len(token) + 1
+            out.append(int(token))
+        return out
+
+    fgets(), fgets()
+    dat = {"output_file": first(), "device": int(first())}
+    dat["ns"] = values(count("N"))
+    dat["nbs"] = values(count("NB"))
+    dat["pmap"] = int(first())
+    npqs = count("grids")
+    dat["ps"], dat["qs"] = values(npqs), values(npqs)
+    dat["threshold"] = float(first())
+    for name in ("pfacts", "nbmins", "ndivs", "rfacts", "bcasts", "depths"):
+        dat[name] = values(count(name))
+    for name in ("swap", "swap_threshold", "l1", "u", "equil", "align"):
+        dat[name] = int(first())
+    assert pos == len(text), "text after line 31"
+    assert all(v >= 1 for v in dat["nbs"] + dat["ps"] + dat["qs"] + dat["nbmins"])
+    assert all(v >= 2 for v in dat["ndivs"]) and all(v >= 0 for v in dat["ns"] + dat["depths"])
+    return dat
+
+
+def base_deck(ranks_per_node=7, nodes=1, memory=16 * GiB, **changes):
+    d = deck.make_deck(DeckRequest(nodes, ranks_per_node, memory), RULES)
+    return replace(d, **changes)
+
+
+# --- sweep decks ----------------------------------------------------------------------------------
+
+def test_default_sweep_for_7_ranks():
+    sweep = tune.sweep_deck(base_deck(7))
+    assert sweep.nbs == (64, 96, 128, 192, 256, 384)
+    assert sweep.grids == ((1, 7), (2, 3))  # every P <= Q grid of 7, plus 2x3 with 1 rank idle
+    assert sweep.bcasts == ("1ringM", "2ringM", "longM") and sweep.depths == (0, 1)
+    assert sweep.tests == 6 * 2 * 3 * 2
+    assert any("2x3 leaves 1 of 7 ranks idle" in note for note in sweep.notes)
+
+
+def test_sweep_hpl_dat_reads_back_through_hpl_pdinfo():
+    sweep = tune.sweep_deck(base_deck(7))
+    text = tune.sweep_hpl_dat(sweep)
+    assert len(text.splitlines()) == 31
+    dat = hpl_pdinfo(text)
+    assert dat["ns"] == [sweep.base.n]
+    assert dat["nbs"] == [64, 96, 128, 192, 256, 384]
+    assert list(zip(dat["ps"], dat["qs"])) == [(1, 7), (2, 3)]
+    assert dat["bcasts"] == [1, 3, 5] and dat["depths"] == [0, 1]
+    assert (dat["pfacts"], dat["nbmins"], dat["ndivs"], dat["rfacts"]) == ([2], [4], [2], [1])
+    assert (dat["pmap"], dat["swap"], dat["swap_threshold"], dat["align"]) == (0, 2, 64, 8)
+
+
+def test_sweep_hpccinf_is_sweep_hpl_dat_plus_ptrans_lines():
+    sweep = tune.sweep_deck(base_deck(4))
+    lines = tune.sweep_hpccinf_txt(sweep).splitlines()
+    assert len(lines) == 36 and lines[:31] == tune.sweep_hpl_dat(sweep).splitlines()
+    assert lines[31].startswith("#####") and [line.split()[0] for line in lines[32:]] == ["0"] * 4
+
+
+def test_single_valued_sweep_is_byte_identical_to_hpl_dat():
+    base = base_deck(6)
+    a = base.algorithm
+    sweep = tune.sweep_deck(base, nbs=[base.nb], grids=[(base.p, base.q)], bcasts=[a.bcast], depths=[a.depth])
+    assert sweep.tests == 1
+    assert tune.sweep_hpl_dat(sweep) == deck.hpl_dat(base)
+    assert tune.sweep_hpccinf_txt(sweep) == deck.hpccinf_txt(base)
+
+
+def test_square_rank_count_has_no_idle_option():
+    assert tune.sweep_deck(base_deck(4)).grids == ((1, 4), (2, 2))
+    assert tune.sweep_deck(base_deck(2)).grids == ((1, 2),)
+    assert tune.sweep_deck(base_deck(1)).grids == ((1, 1),)
+
+
+def test_idle_grid_on_several_nodes_states_the_memory_of_busy_nodes():
+    # 2 nodes x 11 ranks: 2x11 is the squarest full grid, 3x7 leaves rank 21 idle. The 11 busy ranks
+    # of node 1 hold 11/21 of the matrix: 11/21 x 2 x 0.8 = 83.8% of its memory instead of 80%.
+    sweep = tune.sweep_deck(base_deck(11, nodes=2))
+    assert sweep.grids == ((1, 22), (2, 11), (3, 7))
+    share = 11 / 21 * sweep.base.n ** 2 * 8 / (16 * GiB)
+    assert f"its busy nodes hold {share:.0%} of their memory" in " ".join(sweep.notes) and share < 0.84
+    # with the matrix sized to all the memory, 104.8% would not fit: no idle-rank grid
+    full = deck.make_deck(DeckRequest(2, 11, 16 * GiB, memory_fraction=1.0), RULES)
+    sweep = tune.sweep_deck(full)
+    assert sweep.grids == ((1, 22), (2, 11))
+    assert any("3x7 (leaving 1 of 22 ranks idle) left out" in note for note in sweep.notes)
+
+
+def test_rows_with_zero_sizes_are_left_out():
+    text = hpl_output([(tv(), 10000, 192, 0, 2, 6.5, 102.6, "PASSED"),
+                       (tv(), 10000, 192, 1, 2, 6.5, 100.0, "PASSED")])
+    ranking = tune.rank(parse_hpl(text).rows)
+    assert [c.p for c in ranking] == [1] and ranking.excluded["zero N/NB/P/Q"] == 1
+
+
+def test_default_nbs_keep_one_block_per_process_row_and_column():
+    # N=2000 on grids 1x7 and 2x3: the widest side is 7, so NB <= 2000 / 7 = 285.7 -> NB 384 is out
+    sweep = tune.sweep_deck(base_deck(7, n=2000))
+    assert sweep.nbs == (64, 96, 128, 192, 256)
+    assert any("NB 384 left out" in note for note in sweep.notes)
+
+
+def test_explicit_nb_too_wide_is_deck_error():
+    with pytest.raises(DeckError, match=r"^NB 384: N=2000 .* grid 1x7 \(needs N >= 2688\)"):
+        tune.sweep_deck(base_deck(7, n=2000), nbs=[192, 384])
+
+
+def test_grid_larger_than_the_rank_count_is_deck_error():
+    with pytest.raises(DeckError, match=r"^grid 2x4: needs 8 ranks, the deck launches 7"):
+        tune.sweep_deck(base_deck(7), grids=[(1, 7), (2, 4)])
+
+
+def test_sweep_n_beyond_memory_is_deck_error():
+    with pytest.raises(DeckError, match="^N: 50000 needs more than 0.8"):
+        tune.sweep_deck(base_deck(1), ns=[50000])
+
+
+def test_more_than_20_values_is_deck_error():
+    # HPL_MAX_PARAM = 20 in HPL's hpl_ptest.h: HPL_pdinfo rejects 21 values on one line
+    base = base_deck(1)
+    tune.sweep_deck(base, nbs=list(range(64, 64 + 20)))
+    with pytest.raises(DeckError, match=r"^NBs: 21 values; HPL reads 1 to 20"):
+        tune.sweep_deck(base, nbs=list(range(64, 64 + 21)))
+    with pytest.raises(DeckError, match=r"^DEPTHs: 21 values"):
+        tune.sweep_deck(base, depths=list(range(21)))
+    with pytest.raises(DeckError, match=r"^BCASTs: 0 values"):
+        tune.sweep_deck(base, bcasts=[])
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"bcasts": ["3ringM"]}, r"^BCASTs: '3ringM' is not one of"),
+    ({"depths": [-1]}, r"^DEPTHs: -1 is not an integer >= 0"),
+    ({"ndivs": [1]}, r"^NDIVs: 1 is not an integer >= 2"),
+    ({"nbmins": [0]}, r"^NBMINs: 0 is not an integer >= 1"),
+    ({"pfacts": ["up"]}, r"^PFACTs: 'up'"),
+])
+def test_values_hpl_rejects_are_deck_errors(changes, message):
+    with pytest.raises(DeckError, match=message):
+        tune.sweep_deck(base_deck(1), **changes)
+
+
+def test_line_longer_than_hpl_reads_is_deck_error():
+    # 20 Ns of 12 digits: 20 * 13 - 1 + 1 + 2 + 1 = 263 characters > 253 (fgets(line, HPL_LINE_MAX - 2))
+    with pytest.raises(DeckError, match=r"^HPL.dat line 6 \(Ns\): 263 characters, HPL reads at most 253"):
+        deck.hpl_dat_lists(ns=[10**11 + i for i in range(20)], nbs=[192], grids=[(1, 1)],
+                           algorithm=Algorithm())
+
+
+def test_longest_legal_lists_read_back():
+    text = deck.hpl_dat_lists(ns=[100000 + i for i in range(20)], nbs=list(range(100, 120)),
+                              grids=[(1, 1)] * 20,
+                              algorithm=Algorithm(), depths=list(range(20)), bcasts=["longM"] * 20)
+    dat = hpl_pdinfo(text)
+    assert dat["ns"] == [100000 + i for i in range(20)] and dat["depths"] == list(range(20))
+
+
+def test_single_deck_reads_back_through_hpl_pdinfo():
+    algorithm = Algorithm(pmap="column", threshold=20.0, pfact="left", nbmin=2, ndiv=3, rfact="right",
+                          bcast="long", depth=0, swap="long", swap_threshold=80, l1_transposed=False,
+                          u_transposed=False, equilibration=False, alignment=16)
+    dat = hpl_pdinfo(deck.hpl_dat(base_deck(6, algorithm=algorithm)))
+    assert (dat["pmap"], dat["pfacts"], dat["rfacts"], dat["bcasts"], dat["l1"], dat["equil"]) == \
+        (1, [0], [2], [4], 1, 0)
+
+
+# --- T/V codes ------------------------------------------------------------------------------------
+
+def test_decode_wr11c2r4():
+    assert tune.decode_tv("WR11C2R4") == {"pmap": "row", "depth": 1, "bcast": "1ringM", "rfact": "crout",
+                                          "ndiv": 2, "pfact": "right", "nbmin": 4}
+
+
+@pytest.mark.parametrize("code, expected", [
+    ("WC03R2R2", ("column", 0, "2ringM", "right", 2, "right", 2)),   # NVIDIA HPL, 8x4 run
+    ("WC00C2R2", ("column", 0, "1ring", "crout", 2, "right", 2)),    # Intel MKL HPL
+    ("WR10L2L2", ("row", 1, "1ring", "left", 2, "left", 2)),
+    ("WR05R3C8", ("row", 0, "longM", "right", 3, "crout", 8)),
+    ("WR121C2R16", ("row", 12, "1ringM", "crout", 2, "right", 16)),  # %1d is a minimum width
+])
+def test_decode_tv_fields(code, expected):
+    decoded = tune.decode_tv(code)
+    assert tuple(decoded[k] for k in tune.TV_KEYS) == expected
+
+
+def test_every_bcast_digit_decodes_to_the_name_the_writer_encodes():
+    for name, code in _BCAST_CODE.items():
+        assert tune.decode_tv(tv(bcast=code))["bcast"] == name
+        assert deck._BCAST[name] == code
+
+
+@pytest.mark.parametrize("code", ["WC0", "WR1", "WR11C2R", "XR11C2R4", "WX11C2R4", "WR11Q2R4",
+                                  "WR11C2R4 ", "", "wr11c2r4"])
+def test_bad_tv_codes_are_parse_errors_naming_the_code(code):
+    with pytest.raises(ParseError, match=r"^T/V code " + re.escape(repr(code)) + ": not HPL's encoded variant"):
+        tune.decode_tv(code)
+
+
+def test_bcast_digit_beyond_5_is_named():
+    with pytest.raises(ParseError, match=r"^T/V code 'WR16C2R4': BCAST digit 6 is not one of HPL's 0-5"):
+        tune.decode_tv("WR16C2R4")
+
+
+def test_ndiv_below_2_is_parse_error():
+    with pytest.raises(ParseError, match="NDIV 1"):
+        tune.decode_tv("WR11C1R4")
+
+
+# --- ranking --------------------------------------------------------------------------------------
+
+def test_failed_row_never_wins_and_is_counted():
+    text = hpl_output([
+        (tv(), 10000, 192, 1, 2, 6.5, 102.6, "PASSED"),
+        (tv(bcast=5), 10000, 256, 1, 2, 5.0, 180.0, "FAILED"),  # fastest, but wrong
+        (tv(depth=0), 10000, 128, 1, 2, 7.0, 95.3, "PASSED"),
+    ])
+    ranking = tune.rank(parse_hpl(text).rows)
+    assert [c.gflops for c in ranking] == [102.6, 95.3]
+    assert all(c.nb != 256 for c in ranking)
+    assert ranking.excluded["failed residual check"] == 1
+    assert ranking.excluded_text() == "1 failed residual check"
+
+
+def test_candidate_carries_the_decoded_algorithm():
+    text = hpl_output([(tv("C", 0, 3, "R", 3, "L", 8), 20000, 96, 2, 3, 30.0, 177.8, "PASSED")])
+    (best,) = tune.rank(parse_hpl(text).rows)
+    assert (best.nb, best.p, best.q, best.n, best.time_s, best.gflops) == (96, 2, 3, 20000, 30.0, 177.8)
+    assert best.algorithm == {"pmap": "column", "depth": 0, "bcast": "2ringM", "rfact": "right",
+                              "ndiv": 3, "pfact": "left", "nbmin": 8}
+
+
+def test_ties_broken_by_time_then_squarer_grid():
+    text = hpl_output([
+        (tv(), 10000, 192, 1, 4, 9.00, 100.0, "PASSED"),
+        (tv(), 10000, 192, 2, 2, 9.00, 100.0, "PASSED"),  # same rate and time, squarer
+        (tv(), 9984, 192, 1, 4, 8.90, 100.0, "PASSED"),   # same rate, less time
+        (tv(), 10000, 64, 2, 2, 9.10, 99.9, "PASSED"),
+    ])
+    ranking = tune.rank(parse_hpl(text).rows)
+    assert [(c.n, c.p, c.q, c.nb) for c in ranking] == [(9984, 1, 4, 192), (10000, 2, 2, 192),
+                                                         (10000, 1, 4, 192), (10000, 2, 2, 64)]
+
+
+def test_row_without_residual_check_is_left_out():
+    text = hpl_output([(tv(), 10000, 192, 1, 2, 6.5, 102.6, "PASSED"),
+                       (tv(), 10000, 256, 1, 2, 6.0, 110.0, None)])  # run cut before its check
+    ranking = tune.rank(parse_hpl(text).rows)
+    assert [c.nb for c in ranking] == [192] and ranking.excluded["no residual check"] == 1
+
+
+def test_passed_row_with_undecodable_code_is_parse_error():
+    text = hpl_output([("WC0     ", 10000, 192, 1, 2, 6.5, 102.6, "PASSED")])
+    with pytest.raises(ParseError, match=r"^T/V code 'WC0'"):
+        tune.rank(parse_hpl(text).rows)
+
+
+def test_rank_hpcc_output():
+    text = hpcc_output(hpl_output([(tv(), 5000, 192, 1, 2, 1.1, 75.0, "PASSED"),
+                                   (tv(depth=0), 5000, 128, 1, 2, 1.0, 84.0, "PASSED")]))
+    ranking = tune.rank(parse_hpcc(text).hpl.rows)
+    assert [c.nb for c in ranking] == [128, 192]
+
+
+# --- freeze ---------------------------------------------------------------------------------------
+
+def _ranking(rows):
+    return tune.rank(parse_hpl(hpl_output(rows)).rows)
+
+
+SWEEP_ROWS = [
+    (tv(depth=0, bcast=5), 10000, 256, 1, 2, 6.2, 106.0, "PASSED"),
+    (tv(), 10000, 192, 1, 2, 6.5, 102.6, "PASSED"),
+    (tv(bcast=3), 10000, 128, 1, 2, 6.6, 101.0, "PASSED"),
+    (tv(), 10000, 96, 1, 2, 7.0, 95.3, "PASSED"),
+    (tv(depth=0), 10000, 64, 1, 2, 8.0, 83.4, "PASSED"),
+    (tv(), 10000, 384, 1, 2, 7.5, 89.0, "PASSED"),
+    (tv(), 10000, 256, 1, 2, 4.0, 167.0, "FAILED"),
+]
+
+
+def test_freeze_writes_the_winner(tmp_path):
+    ranking = _ranking(SWEEP_ROWS)
+    path = tune.freeze(ranking[0], "dev", "cpu", "/runs/1/HPL.out", tmp_path, ranking=ranking, now=T0)
+    assert path == tmp_path / "dev" / "cpu.yaml"
+    data = yaml.safe_load(path.read_text())
+    assert list(data) == ["nb", "grid", "grid_rule", "algorithm", "provenance"]
+    assert data["nb"] == 256
+    assert data["grid"] == {"p": 1, "q": 2, "ranks": 2}
+    assert data["grid_rule"] == "near_square"  # 1x2 is the squarest grid of 2 ranks
+    # exactly the keys of rules.yaml's algorithm section, in its order
+    assert list(data["algorithm"]) == list(yaml.safe_load(RULES_YAML.read_text())["algorithm"])
+    assert (data["algorithm"]["bcast"], data["algorithm"]["depth"]) == ("longM", 0)
+    provenance = data["provenance"]
+    assert provenance["frozen_at"] == "2026-11-05T12:00:00+00:00"
+    assert provenance["source"] == "/runs/1/HPL.out"
+    assert provenance["n_swept"] == [10000] and provenance["ranks"] == 2
+    assert [c["gflops"] for c in provenance["top"]] == [106.0, 102.6, 101.0, 95.3, 89.0]
+    assert provenance["excluded"] == {"failed residual check": 1}
+    assert provenance["candidates"] == 6
+    assert path.read_text().startswith("# Frozen HPL deck for dev/cpu")
+
+
+def test_freeze_refuses_to_overwrite(tmp_path):
+    ranking = _ranking(SWEEP_ROWS)
+    path = tune.freeze(ranking[0], "dev", "cpu", "a.out", tmp_path, ranking=ranking, now=T0)
+    before = path.read_text()
+    with pytest.raises(InputError, match=r"cpu.yaml: a frozen deck exists already \(frozen_at 2026-11-05"):
+        tune.freeze(ranking[1], "dev", "cpu", "b.out", tmp_path, ranking=ranking)
+    assert path.read_text() == before
+    assert sorted(p.name for p in path.parent.iterdir()) == ["cpu.yaml"]
+
+
+def test_freeze_force_keeps_the_old_deck(tmp_path):
+    ranking = _ranking(SWEEP_ROWS)
+    path = tune.freeze(ranking[0], "dev", "cpu", "a.out", tmp_path, ranking=ranking, now=T0)
+    first = path.read_text()
+    later = datetime(2026, 11, 6, 8, 30, 15, tzinfo=timezone.utc)
+    tune.freeze(ranking[1], "dev", "cpu", "b.out", tmp_path, ranking=ranking, now=later, force=True)
+    kept = tmp_path / "dev" / "cpu.yaml.20261106T083015Z"
+    assert kept.read_text() == first
+    assert yaml.safe_load(path.read_text())["nb"] == 192
+    # a second replacement in the same second keeps both old decks
+    tune.freeze(ranking[2], "dev", "cpu", "c.out", tmp_path, ranking=ranking, now=later, force=True)
+    assert kept.read_text() == first
+    assert yaml.safe_load((tmp_path / "dev" / "cpu.yaml.20261106T083015Z.1").read_text())["nb"] == 192
+    assert yaml.safe_load(path.read_text())["nb"] == 128
+    assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_freeze_without_hard_links(tmp_path, monkeypatch):
+    def no_links(src, dst):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(tune.os, "link", no_links)
+    ranking = _ranking(SWEEP_ROWS)
+    path = tune.freeze(ranking[0], "dev", "cpu", "a.out", tmp_path, ranking=ranking, now=T0)
+    first = path.read_text()
+    with pytest.raises(InputError, match="a frozen deck exists already"):
+        tune.freeze(ranking[1], "dev", "cpu", "b.out", tmp_path, ranking=ranking, now=T0)
+    tune.freeze(ranking[1], "dev", "cpu", "b.out", tmp_path, ranking=ranking, now=T0, force=True)
+    assert (tmp_path / "dev" / "cpu.yaml.20261105T120000Z").read_text() == first
+    assert sorted(p.name for p in path.parent.iterdir()) == ["cpu.yaml", "cpu.yaml.20261105T120000Z"]
+
+
+@pytest.mark.parametrize("system, partition", [
+    ("..", "cpu"), ("dev", ".."), ("../etc", "cpu"), ("dev", "a/b"), ("", "cpu"), ("dev", "a b"),
+    ("dev", "cpu\n"), ("dév", "cpu"),
+])
+def test_freeze_rejects_names_that_are_not_plain_path_parts(tmp_path, system, partition):
+    ranking = _ranking(SWEEP_ROWS)
+    with pytest.raises(InputError, match=r"^(system|partition): .* must be letters, digits"):
+        tune.freeze(ranking[0], system, partition, "a.out", tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_grid_rule_flat_only_when_a_squarer_grid_lost(tmp_path):
+    flat = _ranking([(tv(), 10000, 192, 1, 4, 5.0, 150.0, "PASSED"),
+                     (tv(), 10000, 192, 2, 2, 5.5, 140.0, "PASSED")])
+    path = tune.freeze(flat[0], "dev", "flat", "x", tmp_path, ranking=flat)
+    assert yaml.safe_load(path.read_text())["grid_rule"] == "flat"
+    prime = _ranking([(tv(), 10000, 192, 1, 7, 5.0, 150.0, "PASSED"),
+                      (tv(), 10000, 192, 2, 3, 5.5, 140.0, "PASSED")])
+    path = tune.freeze(prime[0], "dev", "prime", "x", tmp_path, ranking=prime)
+    assert yaml.safe_load(path.read_text())["grid_rule"] == "near_square"
+    assert yaml.safe_load(path.read_text())["grid"] == {"p": 1, "q": 7, "ranks": 7}
+
+
+def test_idle_rank_winner_records_the_launched_ranks(tmp_path):
+    ranking = _ranking([(tv(), 10000, 192, 2, 3, 5.0, 150.0, "PASSED"),
+                        (tv(), 10000, 192, 1, 7, 5.5, 140.0, "PASSED")])
+    path = tune.freeze(ranking[0], "dev", "seven", "x", tmp_path, ranking=ranking)
+    frozen = tune.read_frozen(path, RULES)
+    assert frozen.grid == (2, 3) and frozen.grid_ranks == 7
+    assert frozen.grid_for(7) == (2, 3)
+    assert frozen.grid_for(12) == (3, 4)
+    with pytest.raises(InputError, match="^ranks: 5 is fewer"):
+        tune.freeze(ranking[0], "dev", "five", "x", tmp_path, ranks=5)
+
+
+# --- frozen decks as rules ------------------------------------------------------------------------
+
+def test_rules_for_merges_the_frozen_deck_over_rules_yaml(tmp_path):
+    base = RULES
+    assert tune.load_frozen("dev", "cpu", tmp_path) is None
+    assert tune.rules_for("dev", "cpu", tmp_path) == base
+    ranking = _ranking(SWEEP_ROWS)
+    tune.freeze(ranking[0], "dev", "cpu", "a.out", tmp_path, ranking=ranking)
+    rules = tune.rules_for("dev", "cpu", tmp_path)
+    assert rules.nb == 256
+    assert (rules.algorithm.bcast, rules.algorithm.depth) == ("longM", 0)
+    assert rules.memory_fraction == base.memory_fraction == 0.8
+    assert rules.lcm_rounding_max_memory_loss == base.lcm_rounding_max_memory_loss
+    assert replace(rules.algorithm, bcast=base.algorithm.bcast, depth=base.algorithm.depth) == base.algorithm
+    assert tune.load_frozen("dev", "cpu", tmp_path) == rules
+    # and a deck made from them carries the winner
+    made = deck.make_deck(DeckRequest(1, 2, 16 * GiB), rules)
+    dat = hpl_pdinfo(deck.hpl_dat(made))
+    assert dat["nbs"] == [256] and dat["bcasts"] == [5] and dat["depths"] == [0]
+
+
+def test_rules_for_partial_hand_written_deck(tmp_path):
+    (tmp_path / "dev").mkdir()
+    (tmp_path / "dev" / "gpu.yaml").write_text("nb: 128\nmemory_fraction: 0.6\nalgorithm:\n  bcast: 2ring\n")
+    rules = tune.rules_for("dev", "gpu", tmp_path)
+    assert (rules.nb, rules.memory_fraction, rules.algorithm.bcast) == (128, 0.6, "2ring")
+    assert rules.algorithm.depth == RULES.algorithm.depth
+
+
+def test_rules_for_uses_decks_dir_rules_yaml_when_present(tmp_path):
+    (tmp_path / "rules.yaml").write_text("nb: 96\nmemory_fraction: 0.5\n")
+    assert tune.rules_for("dev", "cpu", tmp_path) == Rules(nb=96, memory_fraction=0.5)
+
+
+@pytest.mark.parametrize("text, key", [
+    ("nb: 0\n", "nb: must be a positive integer"),
+    ("nbb: 192\n", "unknown key(s) nbb"),
+    ("algorithm:\n  bcast: 9ring\n", "algorithm.bcast: '9ring'"),
+    ("algorithm:\n  lookahead: 1\n", "algorithm: unknown key(s) lookahead"),
+    ("algorithm:\n  l1_transposed: 'no'\n", "algorithm.l1_transposed: must be true or false"),
+    ("algorithm: [1]\n", "algorithm: expected a mapping"),
+    ("grid: {p: 0, q: 2}\n", "grid.p: must be a positive integer"),
+    ("grid: {q: 2}\n", "grid.p: missing"),
+    ("grid: {p: 2, q: 3, ranks: 5}\n", "grid.ranks: 5 is fewer"),
+    ("grid_rule: diagonal\n", "grid_rule: 'diagonal' is not one of near_square, flat"),
+    ("provenance: yesterday\n", "provenance: expected a mapping"),
+    ("- nb: 192\n", "expected a mapping"),
+    ("nb: [\n", "not valid YAML"),
+])
+def test_malformed_frozen_deck_names_file_and_key(tmp_path, text, key):
+    (tmp_path / "dev").mkdir()
+    path = tmp_path / "dev" / "cpu.yaml"
+    path.write_text(text)
+    with pytest.raises(InputError) as caught:
+        tune.rules_for("dev", "cpu", tmp_path)
+    assert str(caught.value).startswith(f"{path}: ") and key in str(caught.value)
+
+
+# --- grid choice ----------------------------------------------------------------------------------
+
+def test_grid_model_from_rules_yaml():
+    model = tune.load_grid_model()
+    assert model.idle_min_gain == 0.02
+    assert model.efficiency(1, 1) == 1.0
+    assert model.efficiency(1, 2) == pytest.approx(0.96)        # measured 1x2 vs 1x1 per rank
+    assert model.efficiency(2, 1) == pytest.approx(0.86)        # measured 2x1 vs 1x2
+    assert model.efficiency(1, 7) == pytest.approx(1 - 0.04 * math.log2(7))  # between 4 and 8
+    assert model.efficiency(3, 4) == pytest.approx(1 - 0.04 * math.log2(4 / 3))
+    assert model.efficiency(1, 256) == pytest.approx(1 - 0.24 - 0.04 * 2)  # last slope extended
+    assert tune.grid_efficiency(1, 2) == pytest.approx(0.96)
+
+
+# Hand computations with the default model, efficiency e(Q/P) = 1 - 0.04 log2(Q/P) for 1 <= Q/P <= 64,
+# throughput = used ranks x e, ranks left idle only for >= 2% more:
+#   7: 1x7 7 x 0.88771 = 6.214  vs 2x3 (1 idle) 6 x 0.97660 = 5.860        -> 1x7
+#  11: 1x11 11 x 0.86162 = 9.478 vs 2x5 (1 idle) 10 x 0.94712 = 9.471      -> 1x11
+#  13: 1x13 13 x 0.85198 = 11.076 vs 3x4 (1 idle) 12 x 0.98340 = 11.801 (+6.5%) -> 3x4, 1 idle
+#  14: 2x7 14 x 0.92771 = 12.988 vs 3x4 (2 idle) 11.801                    -> 2x7
+#  22: 2x11 22 x 0.90162 = 19.836 vs 3x7 (1 idle) 21 x 0.95110 = 19.973 (+0.7% < 2%) -> 2x11
+@pytest.mark.parametrize("ranks, grid, idle, reason", [
+    (7, (1, 7), 0, "1x7 on all 7 ranks (6.21 rank-equivalents) predicts more than 2x3 with 1 idle (5.86)"),
+    (11, (1, 11), 0, "1x11 on all 11 ranks (9.48 rank-equivalents) predicts more than 2x5 with 1 idle (9.47)"),
+    (13, (3, 4), 1, "3x4 with 1 idle (11.80) predicts 6.5% more than 1x13 on all 13 ranks (11.08 rank-equivalents)"),
+    (14, (2, 7), 0, "2x7 on all 14 ranks (12.99 rank-equivalents) predicts more than 3x4 with 2 idle (11.80)"),
+    (22, (2, 11), 0, "2x11 on all 22 ranks (19.84 rank-equivalents) predicts more than 3x7 with 1 idle "
+                     "(19.97), less than the 2% gain that would justify idle ranks"),
+])
+def test_grid_choice_default_model(ranks, grid, idle, reason):
+    choice = tune.grid_choice(ranks)
+    assert (choice.p, choice.q) == grid and choice.idle_ranks == idle and choice.reason == reason
+    p, q, idle_ranks, text = choice  # a plain 4-tuple too
+    assert p * q + idle_ranks == ranks
+
+
+def steep(p, q):
+    """A network that punishes long grid sides: 25% lost per doubling of Q/P."""
+    return max(0.05, 1 - 0.25 * math.log2(q / p))
+
+
+@pytest.mark.parametrize("ranks, expected", [
+    # 7: 1x7 7 x 0.2982 = 2.09; 2x3 6 x 0.8538 = 5.12; 2x2 4 x 1 = 4           -> 2x3, 1 idle
+    (7, (2, 3, 1)),
+    # 11: 1x11 -> 11 x 0.135 = 1.49; 10: 2x5 -> 10 x 0.6695 = 6.70; 9: 3x3 -> 9 -> 3x3, 2 idle
+    (11, (3, 3, 2)),
+    # 13: 12 = 3x4 -> 12 x 0.8962 = 10.75 beats 9 (3x3)                            -> 3x4, 1 idle
+    (13, (3, 4, 1)),
+    # 14: 2x7 -> 14 x 0.5482 = 7.67; 12 = 3x4 -> 10.75                              -> 3x4, 2 idle
+    (14, (3, 4, 2)),
+    # 22: 2x11 -> 22 x 0.3851 = 8.47; 21 = 3x7 -> 21 x 0.6944 = 14.58; 20 = 4x5 -> 20 x 0.9195 = 18.39;
+    #     16 = 4x4 -> 16                                                            -> 4x5, 2 idle
+    (22, (4, 5, 2)),
+])
+def test_grid_choice_with_a_steep_efficiency(ranks, expected):
+    choice = tune.grid_choice(ranks, steep, min_gain=0.0)
+    assert (choice.p, choice.q, choice.idle_ranks) == expected
+    assert "idle" in choice.reason and "predicts" in choice.reason
+
+
+def test_grid_choice_without_penalty_uses_every_rank():
+    for ranks in (1, 2, 7, 11, 13, 14, 22, 97):
+        choice = tune.grid_choice(ranks, lambda p, q: 1.0, min_gain=0.0)
+        assert choice.idle_ranks == 0 and choice.p * choice.q == ranks
+        assert (choice.p, choice.q) == deck.process_grid(ranks)
+
+
+def test_grid_choice_rejects_efficiency_outside_0_1():
+    with pytest.raises(InputError, match=r"^predicted_efficiency\(1, 7\): must be in \(0, 1\]"):
+        tune.grid_choice(7, lambda p, q: 1.5, min_gain=0.0)
+    with pytest.raises(InputError, match="^ranks: "):
+        tune.grid_choice(0)
+
+
+def test_grid_choice_is_fast_for_large_prime_counts():
+    choice = tune.grid_choice(999983)
+    assert choice.p <= choice.q and choice.p * choice.q + choice.idle_ranks == 999983
+
+
+def test_bad_grid_model_is_named(tmp_path):
+    path = tmp_path / "rules.yaml"
+    path.write_text("grid_aspect_penalty:\n  2: 1.5\n")
+    with pytest.raises(InputError, match="grid_aspect_penalty: 2: 1.5"):
+        tune.load_grid_model(path)
+
+
+# --- scaling N ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n1, nodes, nb, expected", [
+    (10000, 1, 192, 9984),    # 10000 // 192 = 52 -> 52 x 192
+    (10000, 2, 192, 14016),   # 10000 x 1.41421 = 14142.1; 14142 // 192 = 73 -> 14016
+    (10000, 3, 192, 17280),   # 17320.5; 17320 // 192 = 90 -> 17280
+    (10000, 4, 192, 19968),   # 20000; 20000 // 192 = 104 -> 19968
+    (9984, 4, 192, 19968),    # exactly 2 x 9984 = 19968 = 104 x 192: kept
+    (41216, 16, 256, 164864), # 4 x 41216 = 164864 = 644 x 256
+])
+def test_weak_scaling_n(n1, nodes, nb, expected):
+    n = tune.weak_scaling_n(n1, nodes, nb)
+    assert n == expected and n % nb == 0 and n <= n1 * math.sqrt(nodes) < n + nb
+
+
+def test_weak_scaling_n_errors():
+    with pytest.raises(DeckError, match="^N: 100 x sqrt"):
+        tune.weak_scaling_n(100, 1, 192)
+    with pytest.raises(InputError, match="^nodes: "):
+        tune.weak_scaling_n(10000, 0, 192)
+
+
+def test_strong_scaling_n_is_fixed():
+    assert [tune.strong_scaling_n(20000) for _ in range(3)] == [20000] * 3
+    with pytest.raises(InputError, match="^n_fixed: "):
+        tune.strong_scaling_n(0)
+
+
+# --- command line ---------------------------------------------------------------------------------
+
+def tune_main(argv):
+    """Like scalebench.cli.main once `tune` is wired in: exit status, errors as one line."""
+    parser = _Parser(prog="scalebench")
+    tune.add_tune_arguments(parser.add_subparsers(dest="command", required=True, parser_class=_Parser))
+    try:
+        args = parser.parse_args(argv)
+        return args.func(args)
+    except ScalebenchError as err:
+        import sys
+        print(f"scalebench {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except SystemExit as stop:
+        return stop.code
+
+
+DECK_ARGS = ["tune", "deck", "--nodes", "1", "--ranks-per-node", "7", "--memory-per-node", "16GiB"]
+
+
+def test_cli_tune_deck(capsys):
+    assert tune_main([*DECK_ARGS, "--n", "20000", "--nbs", "128,192"]) == 0
+    captured = capsys.readouterr()
+    dat = hpl_pdinfo(captured.out)
+    assert dat["ns"] == [20000] and dat["nbs"] == [128, 192]
+    assert list(zip(dat["ps"], dat["qs"])) == [(1, 7), (2, 3)]
+    assert "= 24 tests at N=20000 on 7 ranks" in captured.err
+
+
+def test_cli_tune_deck_hpcc_and_options(capsys):
+    assert tune_main([*DECK_ARGS, "--n", "20000", "--grids", "1x7", "--bcasts", "longM",
+                      "--depths", "1", "--format", "hpcc"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 36 and hpl_pdinfo("\n".join(lines[:31]) + "\n")["bcasts"] == [5]
+
+
+def test_cli_tune_deck_error_is_one_line(capsys):
+    assert tune_main([*DECK_ARGS, "--nbs", ",".join(str(64 + i) for i in range(21))]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("scalebench tune: error: NBs: 21 values")
+
+
+def test_cli_tune_rank_table_and_json(tmp_path, capsys):
+    out = tmp_path / "HPL.out"
+    out.write_text(hpl_output(SWEEP_ROWS))
+    assert tune_main(["tune", "rank", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:4] == ["#", "T/V", "N", "NB"]
+    assert lines[1].split()[:4] == ["1", "WR05C2R4", "10000", "256"]
+    assert lines[-1] == "6 PASSED row(s) ranked; left out: 1 failed residual check"
+    assert tune_main(["tune", "rank", str(out), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [c["nb"] for c in data["candidates"]] == [256, 192, 128, 96, 384, 64]
+    assert data["excluded"]["failed residual check"] == 1
+
+
+def test_cli_tune_rank_hpcc(tmp_path, capsys):
+    out = tmp_path / "hpccoutf.txt"
+    out.write_text(hpcc_output(hpl_output(SWEEP_ROWS[:2])))
+    assert tune_main(["tune", "rank", str(out), "--kind", "hpcc", "--json"]) == 0
+    assert [c["nb"] for c in json.loads(capsys.readouterr().out)["candidates"]] == [256, 192]
+
+
+def test_cli_tune_rank_without_passed_rows(tmp_path, capsys):
+    out = tmp_path / "HPL.out"
+    out.write_text(hpl_output([(tv(), 10000, 192, 1, 2, 6.5, 102.6, "FAILED")]))
+    assert tune_main(["tune", "rank", str(out)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "no PASSED row to rank (left out: 1 failed residual check)" in err[0]
+    assert tune_main(["tune", "rank", str(tmp_path / "missing.out")]) == 2
+    assert "missing.out: cannot read" in capsys.readouterr().err
+
+
+def test_cli_tune_freeze(tmp_path, capsys):
+    out = tmp_path / "HPL.out"
+    out.write_text(hpl_output(SWEEP_ROWS))
+    decks = tmp_path / "decks"
+    argv = ["tune", "freeze", str(out), "--system", "dev", "--partition", "cpu", "--decks-dir", str(decks)]
+    assert tune_main(argv) == 0
+    captured = capsys.readouterr()
+    assert captured.out == f"{decks / 'dev' / 'cpu.yaml'}\n"
+    assert "frozen: WR05C2R4 N=10000 NB=256 1x2 106 Gflop/s" in captured.err
+    assert yaml.safe_load((decks / "dev" / "cpu.yaml").read_text())["provenance"]["source"] == str(out)
+    assert tune_main(argv) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "a frozen deck exists already" in err[0]
+    assert tune_main([*argv, "--force"]) == 0
+    capsys.readouterr()
+    assert len(list((decks / "dev").glob("cpu.yaml.*Z"))) == 1
+    assert tune_main(["tune", "freeze", str(out), "--system", "../x", "--partition", "cpu",
+                      "--decks-dir", str(decks)]) == 2
+    assert "system: '../x' must be" in capsys.readouterr().err
