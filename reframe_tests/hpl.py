@@ -11,7 +11,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import (parameter, performance_function, run_after, run_before,
                                    sanity_function, variable)
 
-from scalebench import blas, deck, peak, scales, thresholds, tune
+from scalebench import blas, deck, peak, provenance, scales, thresholds, tune
 from scalebench.errors import ParseError
 from scalebench.parse.hpcc import parse_hpcc
 from scalebench.parse.hpl import parse_hpl
@@ -44,6 +44,7 @@ class HPLCheck(rfm.RunOnlyRegressionTest):
     hpl_deck = variable(dict, value={})  # the deck as JSON, for reports
     blas_kernel_used = variable(str, value='', loggable=True)  # what OpenBLAS says it runs
     deck_source = variable(str, value='', loggable=True)  # frozen deck or the generic rules
+    spack_lock = variable(str, value='', loggable=True)  # 'sha256:<hash> <path>' of a Spack-built stack
     ceiling_warnings = variable(str, value='', loggable=True)
 
     @run_after('setup')
@@ -60,6 +61,10 @@ class HPLCheck(rfm.RunOnlyRegressionTest):
         self.num_tasks_per_node = self.geometry.ranks_per_node
         self.num_cpus_per_task = self.geometry.threads_per_rank
         self.stack = self.current_environ.extras.get('stack', self.current_environ.name)
+        lock = self.current_environ.extras.get('spack_lock')
+        self.spack_lock = provenance.file_digest(lock) if lock else ''
+        self.skip_if(self.spack_lock.startswith('missing'),
+                     f'stack {self.stack}: {self.spack_lock} (spack install the environment first)')
         self.peak = peak.peak_inputs(extras, host=None)
         self.rpeak = self.peak.rpeak_gflops(self.geometry.nodes, self.geometry.cores_per_node)
         self.rpeak_derivation = '; '.join(extras.get('rpeak_derivation') or self.peak.derivation)

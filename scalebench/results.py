@@ -15,8 +15,9 @@ from typing import Any, Iterable, Iterator
 from scalebench.errors import ResultsError
 
 # Check variables copied into every record as provenance (when the check defines them).
-PROVENANCE_KEYS = ("deck_summary", "deck_source", "n_policy", "blas_kernel", "blas_kernel_used", "ceiling_warnings",
-                   "rpeak_derivation", "executable", "hpl_deck", "job_nodelist")
+PROVENANCE_KEYS = ("deck_summary", "deck_source", "spack_lock", "n_policy", "blas_kernel",
+                   "blas_kernel_used", "ceiling_warnings", "rpeak_derivation", "executable", "hpl_deck",
+                   "job_nodelist")
 
 
 @dataclass(frozen=True)

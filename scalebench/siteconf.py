@@ -6,9 +6,13 @@ Nothing already in results/ is rewritten.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
+import shlex
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -45,8 +49,29 @@ def run_dir() -> Path:
             path.mkdir(parents=True, exist_ok=bool(given))
         except OSError as err:
             raise ResultsError(f"results directory: cannot create {path}: {err.strerror}") from err
+        _write_provenance(path)
         run_dir.cached = path  # type: ignore[attr-defined]
     return run_dir.cached  # type: ignore[attr-defined]
+
+
+def _git_describe() -> str:
+    try:
+        proc = subprocess.run(["git", "-C", str(paths.REPO_ROOT), "describe", "--always", "--dirty"],
+                              capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    return proc.stdout.strip() or "unknown"
+
+
+def _write_provenance(path: Path) -> None:
+    """What produced this run (the ReFrame report does not say which scalebench it was)."""
+    target = path / "provenance.json"
+    if target.exists():
+        return
+    record = {"scalebench_git": _git_describe(), "hostname": socket.gethostname(),
+              "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+              "argv": sys.argv, "openblas_coretype_env": os.environ.get("OPENBLAS_CORETYPE")}
+    target.write_text(json.dumps(record, indent=2) + "\n")
 
 
 def system_dirs() -> dict[str, str]:
@@ -92,7 +117,7 @@ _PARTITION_EXTRAS = ("max_nodes", "cores_per_node", "memory_per_node", "clock_gh
 _PARTITION_KEYS = {"name", "descr", "scheduler", "launcher", "access", "time_limit", "environs",
                    "features", "max_jobs", "use_nodes_option", *_PARTITION_EXTRAS}
 _STACK_KEYS = {"name", "descr", "features", "env_vars", "launcher_options", "hpl_binary", "modules",
-               "prepare_cmds"}
+               "prepare_cmds", "spack_env", "spack_view"}
 
 
 def _require(mapping: dict[str, Any], key: str, where: str) -> Any:
@@ -154,15 +179,39 @@ def _stack(stack: dict[str, Any], where: str) -> dict[str, Any]:
     for var in env_vars:
         if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", str(var)):
             raise InputError(f"{where}[{name}].env_vars: {var!r} is not a valid variable name")
+    prepare_cmds = [str(c) for c in stack.get("prepare_cmds", [])]
+    extras = {"stack": name, "hpl_binary": stack.get("hpl_binary", "xhpl"),
+              "launcher_options": [str(o) for o in stack.get("launcher_options", [])]}
+    extras.update(_spack_provider(stack, f"{where}[{name}]", env_vars, prepare_cmds))
     return {
         "name": name,
-        "features": ["mpi", "hpl", *stack.get("features", [])],
+        "features": ["mpi", "hpl", *stack.get("features", []), *(["spack"] if "spack_lock" in extras else [])],
         "env_vars": [[str(k), str(v)] for k, v in env_vars.items()],
         "modules": list(stack.get("modules", [])),
-        "prepare_cmds": list(stack.get("prepare_cmds", [])),
-        "extras": {"stack": name, "hpl_binary": stack.get("hpl_binary", "xhpl"),
-                   "launcher_options": [str(o) for o in stack.get("launcher_options", [])]},
+        "prepare_cmds": prepare_cmds,
+        "extras": extras,
     }
+
+
+def _spack_provider(stack: dict[str, Any], where: str, env_vars: dict[str, Any],
+                    prepare_cmds: list[str]) -> dict[str, str]:
+    """A stack built by Spack: activate its environment (or put its view first on PATH) and
+    remember its spack.lock, whose hash every result then records."""
+    if stack.get("spack_env") and stack.get("spack_view"):
+        raise InputError(f"{where}: give spack_env or spack_view, not both")
+    if stack.get("spack_env"):
+        env_dir = Path(str(stack["spack_env"])).expanduser()
+        env_dir = env_dir if env_dir.is_absolute() else paths.REPO_ROOT / env_dir
+        prepare_cmds.append(f"spack env activate -d {shlex.quote(str(env_dir))}")
+        return {"spack_env": str(env_dir), "spack_lock": str(env_dir / "spack.lock")}
+    if stack.get("spack_view"):
+        view = Path(str(stack["spack_view"])).expanduser()
+        env_vars.setdefault("PATH", f"{view}/bin:$PATH")
+        env_vars.setdefault("LD_LIBRARY_PATH", f"{view}/lib:{view}/lib64:$LD_LIBRARY_PATH")
+        # A view made from an environment sits in <env>/.spack-env/view: the lock is three levels up.
+        lock = view.parent.parent / "spack.lock" if view.parent.name == ".spack-env" else view / "spack.lock"
+        return {"spack_view": str(view), "spack_lock": str(lock)}
+    return {}
 
 
 def load_site(path: Path) -> dict[str, Any]:

@@ -1,0 +1,102 @@
+"""Slurm sites described in YAML (scalebench.siteconf.load_site) and run directories."""
+import textwrap
+
+import pytest
+
+from scalebench import paths, provenance, siteconf
+from scalebench.errors import InputError
+
+SITE = """
+system: demo
+partitions:
+  - name: cpu
+    scheduler: squeue
+    launcher: srun
+    max_nodes: 8
+    cores_per_node: 64
+    memory_per_node: 256GiB
+    clock_ghz: 2.0
+    microarch: zen3
+    environs: [ompi]
+stacks:
+  - name: ompi
+    env_vars: {OMPI_MCA_pml: ob1}
+"""
+
+
+def write(tmp_path, text):
+    path = tmp_path / "site.yaml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+@pytest.fixture(autouse=True)
+def run_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCALEBENCH_RUN_DIR", str(tmp_path / "run"))
+    monkeypatch.delattr(siteconf.run_dir, "cached", raising=False)
+
+
+def test_shipped_site_files_load():
+    for name in ("example.yaml", "testcluster.yaml"):
+        config = siteconf.load_site(paths.SITE_CONFIGS / "sites" / name)
+        assert config["systems"][0]["partitions"]
+
+
+def test_partition_gets_rpeak_inputs_and_stack_extras(tmp_path):
+    config = siteconf.load_site(write(tmp_path, SITE))
+    part = config["systems"][0]["partitions"][0]
+    assert part["extras"]["memory_per_node"] == 256 * 2**30
+    assert part["extras"]["flops_per_cycle"] == 16  # zen3 from the table
+    assert part["sched_options"] == {"use_nodes_option": True}
+    env = config["environments"][0]
+    assert env["extras"]["stack"] == "ompi" and ["OMPI_MCA_pml", "ob1"] in env["env_vars"]
+
+
+@pytest.mark.parametrize("edit, message", [
+    (("    clock_ghz: 2.0\n", ""), "cpu.*clock_ghz"),
+    (("    environs: [ompi]", "    environs: [mpich]"), r"environs: unknown stack\(s\) mpich"),
+    (("  - name: cpu\n", "  - name: cpu; rm -rf /\n"), "not a valid name"),
+    (("    max_nodes: 8\n", "    max_nodes: 8\n    max_node: 8\n"), r"unknown key\(s\) max_node"),
+    (("    env_vars: {OMPI_MCA_pml: ob1}", "    env_vars: {'A B': 1}"), "not a valid variable name"),
+    (("    memory_per_node: 256GiB", "    memory_per_node: lots"), "memory_per_node"),
+])
+def test_bad_site_files_name_the_file_and_key(tmp_path, edit, message):
+    path = write(tmp_path, SITE.replace(*edit))
+    with pytest.raises(InputError, match=message) as err:
+        siteconf.load_site(path)
+    assert str(path) in str(err.value)
+
+
+def test_spack_env_stack_activates_it_and_records_its_lock(tmp_path):
+    env_dir = tmp_path / "my env"
+    config = siteconf.load_site(write(tmp_path, SITE.replace(
+        "    env_vars: {OMPI_MCA_pml: ob1}", f"    spack_env: '{env_dir}'")))
+    env = config["environments"][0]
+    assert env["prepare_cmds"] == [f"spack env activate -d '{env_dir}'"]  # quoted: the path has a space
+    assert env["extras"]["spack_lock"] == str(env_dir / "spack.lock")
+    assert "spack" in env["features"]
+
+
+def test_spack_view_stack_goes_first_on_path(tmp_path):
+    view = tmp_path / "env" / ".spack-env" / "view"
+    config = siteconf.load_site(write(tmp_path, SITE.replace(
+        "    env_vars: {OMPI_MCA_pml: ob1}", f"    spack_view: {view}")))
+    env = config["environments"][0]
+    assert [k for k, _ in env["env_vars"]] == ["PATH", "LD_LIBRARY_PATH"]
+    assert env["extras"]["spack_lock"] == str(tmp_path / "env" / "spack.lock")
+
+
+def test_file_digest(tmp_path):
+    lock = tmp_path / "spack.lock"
+    assert provenance.file_digest(lock) == f"missing {lock}"
+    lock.write_text("{}")
+    assert provenance.file_digest(lock).startswith("sha256:44136fa355b3678a ")
+
+
+def test_run_dir_records_provenance_and_refuses_an_existing_report(tmp_path, monkeypatch):
+    directory = siteconf.run_dir()
+    assert (directory / "provenance.json").is_file()
+    (directory / "report.json").write_text("{}")
+    monkeypatch.delattr(siteconf.run_dir, "cached")
+    with pytest.raises(siteconf.ResultsError, match="already holds a run report"):
+        siteconf.run_dir()
