@@ -29,7 +29,8 @@ class HPLCheck(rfm.RunOnlyRegressionTest):
     ranks_per_node = variable(int, type(None), value=None, loggable=True)  # None: fill the cores
     nb = variable(int, type(None), value=None)  # None: frozen deck or hpl_decks/rules.yaml
     memory_fraction = variable(float, type(None), value=None)
-    fixed_n = variable(int, type(None), value=None)  # strong scaling: one N at every scale
+    scaling = variable(str, value='weak', loggable=True)  # weak: N1 x sqrt(nodes); strong: N1
+    fixed_n = variable(int, type(None), value=None)  # strong scaling at this N
     time_budget_s = variable(float, type(None), value=None)  # None: partition extras, else memory
     expected_efficiency = variable(float, value=0.75)  # only for sizing N from a time budget
     efficiency_floor = variable(float, type(None), value=None)  # None: site_configs/efficiency_floors.yaml
@@ -96,11 +97,11 @@ class HPLCheck(rfm.RunOnlyRegressionTest):
         extras = self.current_partition.extras
         budget = self.time_budget_s or extras.get('hpl_time_budget_s')
         max_n, reason = None, ''
-        if budget:
-            expected = self.expected_efficiency * self.rpeak
-            max_n = deck.largest_n_within(float(budget), expected)
+        if budget:  # a cap for one node; the scaling law takes N to more nodes
+            rpeak_node = self.peak.rpeak_gflops(1, self.geometry.cores_per_node)
+            max_n = deck.largest_n_within(float(budget), self.expected_efficiency * rpeak_node)
             reason = (f'time budget: {float(budget):g} s at {self.expected_efficiency:.0%} of '
-                      f'Rpeak {self.rpeak:.1f} Gflop/s')
+                      f'Rpeak {rpeak_node:.1f} Gflop/s')
         request = deck.DeckRequest(
             nodes=self.geometry.nodes, ranks_per_node=self.geometry.ranks_per_node,
             threads_per_rank=self.geometry.threads_per_rank,
@@ -110,9 +111,8 @@ class HPLCheck(rfm.RunOnlyRegressionTest):
         frozen = tune.frozen_path(system, partition)
         self.deck_source = (f'frozen deck {frozen.relative_to(frozen.parents[2])}' if frozen.exists()
                             else 'hpl_decks/rules.yaml (no frozen deck for this partition)')
-        self.deck = deck.make_deck(request, tune.rules_for(system, partition))
-        if self.fixed_n:
-            self.deck = deck.with_sizes(self.deck, self.fixed_n)
+        self.deck = deck.deck_for_scaling(request, tune.rules_for(system, partition),
+                                          self.scaling, self.fixed_n)
         self.n_policy = self.deck.n_policy
         limit = deck.job_time_limit(self.deck.n, self.expected_efficiency * self.rpeak)
         max_limit = extras.get('max_time_limit_s')

@@ -229,7 +229,7 @@ def make_deck(request: DeckRequest, rules: Rules | None = None) -> Deck:
                 n_memory=n_memory, n_policy=policy, algorithm=rules.algorithm)
 
 
-def with_sizes(deck: Deck, n: int) -> Deck:
+def with_sizes(deck: Deck, n: int, policy: str | None = None) -> Deck:
     """The same deck at another N (e.g. a strong-scaling N fixed across node counts)."""
     require_positive("n", n)
     if n < deck.nb:
@@ -238,7 +238,42 @@ def with_sizes(deck: Deck, n: int) -> Deck:
     if n * n * BYTES_PER_DOUBLE > usable:
         raise DeckError(f"N: {n} needs {format_size(n * n * BYTES_PER_DOUBLE)}, more than "
                         f"{deck.memory_fraction:g} of the memory of {deck.nodes} node(s) (largest N {deck.n_memory})")
-    return replace(deck, n=n, n_policy=f"fixed N={n} (strong scaling)")
+    return replace(deck, n=n, n_policy=policy or f"fixed N={n} (strong scaling)")
+
+
+SCALING_MODES = ("weak", "strong")
+
+
+def weak_scaling_n(n1: int, nodes: int, nb: int) -> int:
+    """N for `nodes` nodes at the memory per node of N=n1 on one node: the largest multiple of NB
+    not above n1 x sqrt(nodes) (the matrix, N^2, grows with the node count)."""
+    for name, value in (("n1", n1), ("nodes", nodes), ("nb", nb)):
+        require_positive(name, value)
+    n = math.isqrt(n1 * n1 * nodes) // nb * nb  # isqrt(n1^2 x nodes) = floor(n1 x sqrt(nodes))
+    if n == 0:
+        raise DeckError(f"N: {n1} x sqrt({nodes}) is smaller than NB={nb}")
+    return n
+
+
+def deck_for_scaling(request: DeckRequest, rules: Rules, mode: str = "weak",
+                     fixed_n: int | None = None) -> Deck:
+    """The deck of `request` under a scaling law, from N1 = the one-node deck's N (its memory
+    policy, or request.max_n read as a one-node cap):
+    weak: N = N1 x sqrt(nodes) (constant memory per node); strong: N = N1 at every node count;
+    fixed_n: that N everywhere (strong scaling at a chosen size)."""
+    if mode not in SCALING_MODES:
+        raise InputError(f"scaling: {mode!r} is not one of {', '.join(SCALING_MODES)}")
+    one_node = make_deck(replace(request, nodes=1), rules)
+    if request.nodes == 1 and fixed_n is None:
+        return replace(one_node, n_policy=f"{mode} scaling: {one_node.n_policy}")
+    full = make_deck(replace(request, max_n=None, max_n_reason=""), rules)
+    if fixed_n is not None:
+        return with_sizes(full, fixed_n, f"strong scaling at fixed N={fixed_n}")
+    if mode == "strong":
+        return with_sizes(full, one_node.n, f"strong scaling: N of 1 node ({one_node.n_policy})")
+    n = weak_scaling_n(one_node.n, request.nodes, full.nb)
+    return with_sizes(full, n, f"weak scaling: N1 x sqrt({request.nodes} nodes), "
+                               f"N1={one_node.n} from {one_node.n_policy}")
 
 
 # --- HPL operation count and time model -------------------------------------------------------

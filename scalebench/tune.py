@@ -29,7 +29,8 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 import yaml
 
 from scalebench import deck, paths
-from scalebench.deck import Algorithm, Deck, DeckRequest, Rules, is_number, require_positive
+from scalebench.deck import (Algorithm, Deck, DeckRequest, Rules, is_number, require_positive,
+                             weak_scaling_n)
 from scalebench.errors import DeckError, InputError, ParseError
 from scalebench.units import positive_int_arg
 from scalebench.parse.hpl import HplRow, is_finite
@@ -682,17 +683,6 @@ def rules_for(system: str, partition: str, decks_dir: Path = paths.HPL_DECKS,
 
 
 # --- scaling laws -----------------------------------------------------------------------------
-
-def weak_scaling_n(n1: int, nodes: int, nb: int) -> int:
-    """N for `nodes` nodes at the memory per node of N=n1 on one node: the largest multiple of NB
-    not above n1 x sqrt(nodes) (the matrix, N^2, grows with the node count)."""
-    for name, value in (("n1", n1), ("nodes", nodes), ("nb", nb)):
-        require_positive(name, value)
-    n = math.isqrt(n1 * n1 * nodes) // nb * nb  # isqrt(n1^2 x nodes) = floor(n1 x sqrt(nodes))
-    if n == 0:
-        raise DeckError(f"N: {n1} x sqrt({nodes}) is smaller than NB={nb}")
-    return n
-
 
 def strong_scaling_n(n_fixed: int) -> int:
     """N for strong scaling: the same N at every node count."""

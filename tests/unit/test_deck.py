@@ -362,3 +362,27 @@ def test_check_time_limit_rejects_a_run_longer_than_the_partition_allows():
     deck.check_time_limit(3600, None)
     with pytest.raises(DeckError, match="^time limit: .*2.0 h.*partition allows 1.0 h"):
         deck.check_time_limit(7200, 3600)
+
+
+def test_weak_scaling_deck_grows_n_with_sqrt_nodes():
+    # One node, 4 ranks, capped at N=10000 -> N1 = 9984 (52 x 192); 4 nodes: 9984 x 2 = 19968 (104 x 192).
+    request = DeckRequest(4, 4, 64 * GiB, max_n=10000, max_n_reason="cap")
+    weak = deck.deck_for_scaling(request, Rules(), "weak")
+    assert (weak.n, weak.p, weak.q) == (19968, 4, 4)
+    assert weak.n_policy.startswith("weak scaling: N1 x sqrt(4 nodes), N1=9984 from cap")
+
+
+def test_strong_scaling_deck_keeps_the_one_node_n():
+    request = DeckRequest(4, 4, 64 * GiB, max_n=10000, max_n_reason="cap")
+    strong = deck.deck_for_scaling(request, Rules(), "strong")
+    assert (strong.n, strong.p, strong.q) == (9984, 4, 4)
+    assert strong.n_policy.startswith("strong scaling: N of 1 node")
+    fixed = deck.deck_for_scaling(request, Rules(), "weak", fixed_n=5000)
+    assert fixed.n == 5000 and fixed.n_policy == "strong scaling at fixed N=5000"
+
+
+def test_one_node_deck_states_the_mode_and_bad_mode_is_named():
+    one = deck.deck_for_scaling(DeckRequest(1, 2, 16 * GiB), Rules(), "strong")
+    assert one.n_policy.startswith("strong scaling: memory: 80%")
+    with pytest.raises(InputError, match="^scaling: 'linear'"):
+        deck.deck_for_scaling(DeckRequest(1, 2, 16 * GiB), Rules(), "linear")
