@@ -11,7 +11,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import (parameter, performance_function, run_after, run_before,
                                    sanity_function, variable)
 
-from scalebench import blas, deck, peak, provenance, scales, thresholds, tune
+from scalebench import blas, deck, paths, peak, provenance, scales, thresholds, tune
 from scalebench.errors import ParseError
 from scalebench.parse.hpcc import parse_hpcc
 from scalebench.parse.hpl import parse_hpl
@@ -33,7 +33,10 @@ class HPLCheck(rfm.RunOnlyRegressionTest):
     fixed_n = variable(int, type(None), value=None)  # strong scaling at this N
     time_budget_s = variable(float, type(None), value=None)  # None: partition extras, else memory
     expected_efficiency = variable(float, value=0.75)  # only for sizing N from a time budget
+    decks_dir = variable(str, value=str(paths.HPL_DECKS))  # where frozen decks are looked up
     efficiency_floor = variable(float, type(None), value=None)  # None: site_configs/efficiency_floors.yaml
+
+    expected_cases = 1  # HPL tests in one run (a tuning sweep runs many)
 
     # Recorded in every perflog line and report.
     num_nodes = variable(int, value=0, loggable=True)
@@ -108,10 +111,10 @@ class HPLCheck(rfm.RunOnlyRegressionTest):
             memory_per_node=int(extras['memory_per_node']), memory_fraction=self.memory_fraction,
             nb=self.nb, max_n=max_n, max_n_reason=reason)
         system, partition = self.current_system.name, self.current_partition.name
-        frozen = tune.frozen_path(system, partition)
-        self.deck_source = (f'frozen deck {frozen.relative_to(frozen.parents[2])}' if frozen.exists()
+        frozen = tune.frozen_path(system, partition, self.decks_dir)
+        self.deck_source = (f'frozen deck {frozen}' if frozen.exists()
                             else 'hpl_decks/rules.yaml (no frozen deck for this partition)')
-        self.deck = deck.deck_for_scaling(request, tune.rules_for(system, partition),
+        self.deck = deck.deck_for_scaling(request, tune.rules_for(system, partition, self.decks_dir),
                                           self.scaling, self.fixed_n)
         self.n_policy = self.deck.n_policy
         limit = deck.job_time_limit(self.deck.n, self.expected_efficiency * self.rpeak)
@@ -175,7 +178,7 @@ class HPLCheck(rfm.RunOnlyRegressionTest):
             return sn.assert_true(False, msg=f'no HPL result in {self.output_file}: {err}')
         if result is None:
             return sn.assert_true(False, msg=f'{self.output_file} has no HPL section')
-        problems = result.problems(expected_cases=1)
+        problems = result.problems(expected_cases=self.expected_cases)
         ranks = self._processes_reported()
         return sn.all([
             sn.assert_eq(problems, [], msg='HPL run not clean: {0}'),

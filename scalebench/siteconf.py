@@ -104,7 +104,7 @@ def general_config() -> list[dict[str, Any]]:
     return [{
         "report_file": str(run_dir() / "report.json"),
         "check_search_path": [str(paths.REPO_ROOT / "reframe_tests")],
-        "check_search_recursive": True,
+        "check_search_recursive": False,  # reframe_tests/tuning/ runs only when named
         "save_log_files": False,
     }]
 

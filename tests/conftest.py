@@ -21,9 +21,10 @@ def require_tools(*tools: str) -> None:
 
 
 def run_reframe(run_dir: Path, *args: str, config: str = "local.py", env: dict | None = None,
-                argv_prefix: tuple[str, ...] = (), timeout: int = 600) -> subprocess.CompletedProcess:
+                argv_prefix: tuple[str, ...] = (), checks: str = "hpl.py",
+                timeout: int = 600) -> subprocess.CompletedProcess:
     """Real ReFrame with a site configuration of site_configs/, writing into run_dir."""
     env = dict(os.environ if env is None else env, SCALEBENCH_RUN_DIR=str(run_dir))
     command = [*argv_prefix, str(VENV_BIN / "reframe"), "-C", str(REPO / "site_configs" / config),
-               "-c", str(REPO / "reframe_tests" / "hpl.py"), *args]
+               "-c", str(REPO / "reframe_tests" / checks), *args]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
