@@ -48,6 +48,8 @@ class HPLCheck(rfm.RunOnlyRegressionTest):
     hpl_deck = variable(dict, value={})  # the deck as JSON, for reports
     blas_kernel_used = variable(str, value='', loggable=True)  # what OpenBLAS says it runs
     deck_source = variable(str, value='', loggable=True)  # frozen deck or the generic rules
+    idle_ranks = variable(int, value=0, loggable=True)
+    grid_reason = variable(str, value='', loggable=True)
     spack_lock = variable(str, value='', loggable=True)  # 'sha256:<hash> <path>' of a Spack-built stack
     ceiling_warnings = variable(str, value='', loggable=True)
 
@@ -61,7 +63,10 @@ class HPLCheck(rfm.RunOnlyRegressionTest):
         self.skip_if(reason is not None, reason)
         self.geometry = scales.geometry(scale, cores, self.threads_per_rank, self.ranks_per_node)
         self.num_nodes = self.geometry.nodes
-        self.num_tasks = self.geometry.ranks
+        # A prime rank count: a flat 1 x R grid, or a squarer one with ranks left idle.
+        choice = tune.grid_choice(self.geometry.ranks)
+        self.grid, self.idle_ranks, self.grid_reason = (choice.p, choice.q), choice.idle_ranks, choice.reason
+        self.num_tasks = choice.p * choice.q
         self.num_tasks_per_node = self.geometry.ranks_per_node
         self.num_cpus_per_task = self.geometry.threads_per_rank
         self.stack = self.current_environ.extras.get('stack', self.current_environ.name)
@@ -109,7 +114,7 @@ class HPLCheck(rfm.RunOnlyRegressionTest):
             nodes=self.geometry.nodes, ranks_per_node=self.geometry.ranks_per_node,
             threads_per_rank=self.geometry.threads_per_rank,
             memory_per_node=int(extras['memory_per_node']), memory_fraction=self.memory_fraction,
-            nb=self.nb, max_n=max_n, max_n_reason=reason)
+            nb=self.nb, max_n=max_n, max_n_reason=reason, grid=self.grid)
         system, partition = self.current_system.name, self.current_partition.name
         frozen = tune.frozen_path(system, partition, self.decks_dir)
         self.deck_source = (f'frozen deck {frozen}' if frozen.exists()

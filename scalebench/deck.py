@@ -111,6 +111,7 @@ class DeckRequest:
     nb: int | None = None  # None: from the rules
     max_n: int | None = None  # a cap on N set by a policy other than memory (e.g. a time budget)
     max_n_reason: str = ""
+    grid: tuple[int, int] | None = None  # P x Q to use (may leave ranks idle); None: process_grid
 
     def __post_init__(self) -> None:
         for name in ("nodes", "ranks_per_node", "threads_per_rank", "memory_per_node"):
@@ -121,6 +122,12 @@ class DeckRequest:
             raise InputError(f"memory_fraction: must be in (0, 1], got {self.memory_fraction}")
         if self.max_n is not None:
             require_positive("max_n", self.max_n)
+        if self.grid is not None:
+            p, q = self.grid
+            require_positive("grid P", p)
+            require_positive("grid Q", q)
+            if p * q > self.ranks:
+                raise InputError(f"grid: {p}x{q} needs {p * q} ranks, only {self.ranks} requested")
 
     @property
     def ranks(self) -> int:
@@ -150,9 +157,13 @@ class Deck:
     def memory_used_fraction(self) -> float:
         return self.n * self.n * BYTES_PER_DOUBLE / (self.nodes * self.memory_per_node)
 
+    @property
+    def idle_ranks(self) -> int:
+        return self.nodes * self.ranks_per_node - self.ranks
+
     def to_json(self) -> dict[str, Any]:
         data = {k: v for k, v in asdict(self).items() if k != "algorithm"}
-        data.update(ranks=self.ranks, memory_used_fraction=round(self.memory_used_fraction, 6),
+        data.update(ranks=self.ranks, idle_ranks=self.idle_ranks, memory_used_fraction=round(self.memory_used_fraction, 6),
                     algorithm=asdict(self.algorithm))
         return data
 
@@ -205,7 +216,7 @@ def make_deck(request: DeckRequest, rules: Rules | None = None) -> Deck:
     rules = rules or Rules()
     nb = request.nb or rules.nb
     fraction = request.memory_fraction or rules.memory_fraction
-    p, q = process_grid(request.ranks)
+    p, q = request.grid or process_grid(request.ranks)
     usable = int(request.nodes * request.memory_per_node * fraction)
     per_rank_block = nb * nb * BYTES_PER_DOUBLE
     if usable < request.ranks * per_rank_block:
@@ -263,7 +274,7 @@ def deck_for_scaling(request: DeckRequest, rules: Rules, mode: str = "weak",
     fixed_n: that N everywhere (strong scaling at a chosen size)."""
     if mode not in SCALING_MODES:
         raise InputError(f"scaling: {mode!r} is not one of {', '.join(SCALING_MODES)}")
-    one_node = make_deck(replace(request, nodes=1), rules)
+    one_node = make_deck(replace(request, nodes=1, grid=None), rules)
     if request.nodes == 1 and fixed_n is None:
         return replace(one_node, n_policy=f"{mode} scaling: {one_node.n_policy}")
     full = make_deck(replace(request, max_n=None, max_n_reason=""), rules)

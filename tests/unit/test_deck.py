@@ -386,3 +386,12 @@ def test_one_node_deck_states_the_mode_and_bad_mode_is_named():
     assert one.n_policy.startswith("strong scaling: memory: 80%")
     with pytest.raises(InputError, match="^scaling: 'linear'"):
         deck.deck_for_scaling(DeckRequest(1, 2, 16 * GiB), Rules(), "linear")
+
+
+def test_explicit_grid_may_leave_ranks_idle():
+    # 7 ranks on a 2x3 grid: one idle rank; N still from the memory of the node.
+    d = deck.make_deck(DeckRequest(1, 7, 16 * GiB, grid=(2, 3)), Rules())
+    assert (d.p, d.q, d.ranks, d.idle_ranks) == (2, 3, 6, 1)
+    assert d.to_json()["idle_ranks"] == 1
+    with pytest.raises(InputError, match="^grid: 3x3 needs 9 ranks"):
+        DeckRequest(1, 7, 16 * GiB, grid=(3, 3))
