@@ -8,10 +8,11 @@ import os
 
 import reframe as rfm
 import reframe.utility.sanity as sn
+import reframe.utility.udeps as udeps
 from reframe.core.builtins import (parameter, performance_function, run_after, run_before,
                                    sanity_function, variable)
 
-from scalebench import blas, deck, paths, peak, provenance, scales, thresholds, tune
+from scalebench import blas, deck, metrics, paths, peak, provenance, scales, thresholds, tune
 from scalebench.errors import ParseError
 from scalebench.parse.hpcc import parse_hpcc
 from scalebench.parse.hpl import parse_hpl
@@ -214,3 +215,59 @@ class HPLCheck(rfm.RunOnlyRegressionTest):
     @performance_function('s')
     def time(self):
         return self._hpl().rows[-1].time_s
+
+
+@rfm.simple_test
+class HPLScalingCheck(rfm.RunOnlyRegressionTest):
+    descr = 'HPL speedup, parallel efficiency and Karp-Flatt serial fraction over the scales run'
+    valid_systems = ['+hpl']
+    valid_prog_environs = ['+hpl']
+    executable = 'true'
+    local = True
+    scaling = variable(str, value='weak', loggable=True)  # set it like HPLCheck's: -S scaling=strong
+    stack = variable(str, value='', loggable=True)
+    scales_compared = variable(str, value='', loggable=True)
+
+    @run_after('init')
+    def depend_on_runnable_scales(self):
+        # A cluster scales over nodes, a single machine over its cores; only scales every HPL
+        # partition of this system can run (a skipped dependency would skip this check).
+        partitions = [p for p in self.current_system.partitions if 'hpl' in p.features]
+        over_nodes = any(int(p.extras.get('max_nodes', 1)) > 1 for p in partitions)
+        self.dep_names = []
+        for num in HPLCheck.get_variant_nums():
+            scale = scales.get_scale(HPLCheck.get_variant_info(num)['params']['scale'])
+            in_series = scale.cores_per_node is None if over_nodes else scale.num_nodes == 1
+            if in_series and partitions and all(
+                    scales.skip_reason(scale, int(p.extras['cores_per_node']),
+                                       int(p.extras.get('max_nodes', 1))) is None for p in partitions):
+                self.dep_names.append(HPLCheck.variant_name(num))
+                self.depends_on(self.dep_names[-1], udeps.by_env)
+        self.skip_if(len(self.dep_names) < 2, 'fewer than two scales runnable on this system')
+
+    @run_after('setup')
+    def set_stack(self):
+        self.stack = self.current_environ.extras.get('stack', self.current_environ.name)
+
+    @sanity_function
+    def validate(self):
+        return sn.assert_ge(len(self.rmax_by_cores()), 2, msg='fewer than two HPL results to compare')
+
+    def rmax_by_cores(self):
+        key = f'{self.current_system.name}:{self.current_partition.name}:rmax'
+        values = {}
+        for name in self.dep_names:
+            dep = self.getdep(name)
+            values[dep.num_tasks * dep.num_cpus_per_task] = dep.perfvalues[key][0]
+        return values
+
+    @run_before('performance')
+    def set_scaling_figures(self):
+        values = self.rmax_by_cores()
+        self.scales_compared = ', '.join(f'{cores} cores: {rmax:.2f} Gflop/s'
+                                         for cores, rmax in sorted(values.items()))
+        self.perf_variables = {
+            figure.name: sn.make_performance_function(lambda v=figure.value: v, figure.unit)
+            for figure in metrics.scaling_figures(values, higher_is_better=True,
+                                                  weak=self.scaling == 'weak')
+        }

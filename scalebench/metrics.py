@@ -491,3 +491,39 @@ __all__ = [
     "ring_vs_pingpong_ratio", "speedup", "speedup_peak", "stack_improvement", "summarise",
     "summarise_pooled", "surprise_area", "weak_scaling_efficiency",
 ]
+
+
+# --- scaling figures of a series of runs (what a scaling check reports) ----------------------------
+
+@dataclass(frozen=True)
+class ScalingFigure:
+    name: str  # e.g. "speedup_p4"
+    value: float
+    unit: str
+
+
+def scaling_figures(values_by_procs: Mapping[int, float], *, higher_is_better: bool,
+                    weak: bool) -> list[ScalingFigure]:
+    """Per process count above the smallest: speedup, parallel efficiency and the Karp-Flatt serial
+    fraction (strong scaling), or weak-scaling efficiency (weak scaling: work per process fixed)."""
+    curve = _by_procs(values_by_procs, "values_by_procs")
+    if len(curve) < 2:
+        raise InputError("values_by_procs: needs at least two process counts to scale")
+    p0 = min(curve)
+    figures = []
+    if weak:
+        for p, eff in weak_scaling_efficiency(curve, higher_is_better=higher_is_better).items():
+            if p != p0:
+                figures.append(ScalingFigure(f"weak_efficiency_p{p}", 100 * eff, "%"))
+        return figures
+    speedups = speedup(curve, higher_is_better=higher_is_better)
+    efficiencies = parallel_efficiency(curve, higher_is_better=higher_is_better)
+    for p in curve:
+        if p == p0:
+            continue
+        figures.append(ScalingFigure(f"speedup_p{p}", speedups[p], "x"))
+        figures.append(ScalingFigure(f"efficiency_p{p}", 100 * efficiencies[p], "%"))
+        serial = karp_flatt(speedups[p], p, p0)
+        if serial is not None:
+            figures.append(ScalingFigure(f"karp_flatt_p{p}", serial, "serial fraction"))
+    return figures

@@ -8,7 +8,7 @@ from slurm_fixtures import slurm_cluster_factory  # noqa: F401
 
 pytestmark = pytest.mark.integration
 
-NODE_SCALES = "%scale=(1_node|2_nodes|4_nodes)$"
+NODE_SCALES = "%scale=(1_node|2_nodes|4_nodes)$|HPLScalingCheck"
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +34,8 @@ def test_each_node_count_ran_on_that_many_slurm_nodes(slurm_hpl):
     run_dir, _, _ = slurm_hpl
     sessions, warnings = ingest([run_dir])
     assert warnings == []
-    cases = {c.num_nodes: c for c in sessions[0].cases if c.result != "skip"}
+    cases = {c.num_nodes: c for c in sessions[0].cases
+             if c.result != "skip" and c.benchmark == "HPLCheck"}
     assert sorted(cases) == [1, 2, 4]
     for nodes, case in cases.items():
         assert case.result == "pass", case.fail_reason
@@ -51,3 +52,13 @@ def test_perflog_lines_carry_nodes_nodelist_and_stack(slurm_hpl):
     assert rows and all(r["stack"] == "openmpi-tcp" for r in rows)
     assert {r["num_nodes"] for r in rows} == {"1", "2", "4"}
     assert all(r["job_nodelist"].startswith("n") for r in rows)
+
+
+def test_scaling_check_reports_weak_efficiency_per_node_count(slurm_hpl):
+    run_dir, _, _ = slurm_hpl
+    sessions, _ = ingest([run_dir])
+    scaling = next(c for c in sessions[0].cases if c.benchmark == "HPLScalingCheck")
+    assert scaling.result == "pass", scaling.fail_reason
+    # One rank per node: the series is 1, 2 and 4 cores (= nodes).
+    assert set(scaling.figures) == {"weak_efficiency_p2", "weak_efficiency_p4"}
+    assert all(unit == "%" and value > 0 for value, unit in scaling.figures.values())

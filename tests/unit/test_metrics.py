@@ -3,6 +3,7 @@ import math
 
 import pytest
 
+from scalebench import metrics
 from scalebench.errors import InputError
 from scalebench.metrics import (
     aggregate_then_normalise,
@@ -653,3 +654,20 @@ def test_aggregate_then_normalise_rejects_bad_input():
         aggregate_then_normalise({"a": {"k": 1.0}, "b": {"j": 1.0}}, "a")
     with pytest.raises(InputError, match=r"times\['a'\]\['k'\]"):
         aggregate_then_normalise({"a": {"k": math.inf}}, "a")
+
+
+def test_scaling_figures_strong_rates():
+    # Gflop/s 50 on 1 core, 90 on 2: speedup 1.8, efficiency 90%, Karp-Flatt (1/1.8 - 1/2)/(1 - 1/2) = 0.1111.
+    figures = {f.name: (f.value, f.unit) for f in metrics.scaling_figures({1: 50.0, 2: 90.0},
+                                                                         higher_is_better=True, weak=False)}
+    assert figures["speedup_p2"] == (pytest.approx(1.8), "x")
+    assert figures["efficiency_p2"] == (pytest.approx(90.0), "%")
+    assert figures["karp_flatt_p2"][0] == pytest.approx(0.111111, rel=1e-5)
+
+
+def test_scaling_figures_weak_times_and_too_short_series():
+    # Times 10 s on 1 node, 12.5 s on 4 (same work per node): weak efficiency 10/12.5 = 80%.
+    figures = metrics.scaling_figures({1: 10.0, 4: 12.5}, higher_is_better=False, weak=True)
+    assert [(f.name, f.value, f.unit) for f in figures] == [("weak_efficiency_p4", pytest.approx(80.0), "%")]
+    with pytest.raises(InputError, match="at least two process counts"):
+        metrics.scaling_figures({1: 10.0}, higher_is_better=False, weak=True)
