@@ -11,14 +11,8 @@ from typing import Sequence
 
 from scalebench import paths
 from scalebench.errors import ResultsError, ScalebenchError
-from scalebench.units import parse_size, positive_int_arg
-
-
-class _Parser(argparse.ArgumentParser):
-    """Usage errors as one line, like every other scalebench error."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message}\n")
+from scalebench.cliutil import OneLineParser, add_geometry_arguments, positive_int_arg
+from scalebench.units import parse_size
 
 
 def cmd_deck(args: argparse.Namespace) -> int:
@@ -97,14 +91,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="scalebench", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = OneLineParser(prog="scalebench", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
     p = sub.add_parser("deck", help="HPL input deck for a node/rank/memory geometry")
-    p.add_argument("--nodes", type=positive_int_arg, required=True)
-    p.add_argument("--ranks-per-node", type=positive_int_arg, required=True)
-    p.add_argument("--threads-per-rank", type=positive_int_arg, default=1)
-    p.add_argument("--memory-per-node", required=True, help="e.g. 16GiB, 256G, 512GB")
+    add_geometry_arguments(p)
     p.add_argument("--memory-fraction", type=float, default=None, help="share of memory for the matrix (default 0.8)")
     p.add_argument("--nb", type=positive_int_arg, default=None, help="block size (default from hpl_decks/rules.yaml)")
     p.add_argument("--format", choices=("hpl", "hpcc", "json"), default="hpl")

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from scalebench.cliutil import OneLineParser, positive_int_arg
 from scalebench.errors import ScalebenchError
 
 PARTITION = "debug"
@@ -746,31 +747,16 @@ def status(directory: Path | str) -> dict:
 
 # --------------------------------------------------------------------------- CLI
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="slurm-cluster", description="A throwaway Slurm cluster on this machine (root).")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = OneLineParser(prog="slurm-cluster", description="A throwaway Slurm cluster on this machine (root).")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     p = sub.add_parser("start", help="write slurm.conf under DIR, start the daemons, wait for idle nodes")
     p.add_argument("--dir", required=True, type=Path, help="directory for config, logs, spool, state.json")
-    p.add_argument("--nodes", required=True, type=_positive_int)
+    p.add_argument("--nodes", required=True, type=positive_int_arg)
     p.add_argument("--mode", choices=["loopback", "netns"], default="loopback")
-    p.add_argument("--cpus-per-node", type=_positive_int, default=None,
+    p.add_argument("--cpus-per-node", type=positive_int_arg, default=None,
                    help=f"CPUs each node advertises (default: this machine's, {machine_cpus()})")
-    p.add_argument("--memory-per-node-mb", type=_positive_int, default=None,
+    p.add_argument("--memory-per-node-mb", type=positive_int_arg, default=None,
                    help="RealMemory of each node (default: this machine's MemTotal)")
     p.add_argument("--shape", metavar="PROFILE", default=None,
                    help="netns only: rate-shape every node link (site_configs/link_profiles.yaml)")

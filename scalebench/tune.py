@@ -32,7 +32,7 @@ from scalebench import deck, paths
 from scalebench.deck import (Algorithm, Deck, DeckRequest, Rules, is_number, require_positive,
                              weak_scaling_n)
 from scalebench.errors import DeckError, InputError, ParseError
-from scalebench.units import positive_int_arg
+from scalebench.cliutil import add_geometry_arguments, positive_int_arg
 from scalebench.parse.hpl import HplRow, is_finite
 
 DEFAULT_NBS = (64, 96, 128, 192, 256, 384)
@@ -806,10 +806,7 @@ def add_tune_arguments(subparsers: Any) -> argparse.ArgumentParser:
                              parser_class=type(tune))
 
     p = sub.add_parser("deck", help="multi-valued HPL.dat sweeping NB, grid, BCAST and DEPTH")
-    p.add_argument("--nodes", type=positive_int_arg, required=True)
-    p.add_argument("--ranks-per-node", type=positive_int_arg, required=True)
-    p.add_argument("--threads-per-rank", type=positive_int_arg, default=1)
-    p.add_argument("--memory-per-node", required=True, help="e.g. 16GiB, 256G, 512GB")
+    add_geometry_arguments(p)
     p.add_argument("--n", type=positive_int_arg, default=None, help="problem size (default: sized from memory)")
     p.add_argument("--nbs", type=_int_list, default=None,
                    help=f"e.g. 128,192 (default: those of {','.join(map(str, DEFAULT_NBS))} "

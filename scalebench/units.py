@@ -1,7 +1,6 @@
 """Parsing of human-written quantities (memory sizes)."""
 from __future__ import annotations
 
-import argparse
 import re
 from decimal import Decimal
 
@@ -40,13 +39,3 @@ def format_size(num_bytes: int) -> str:
             return f"{num_bytes / factor:.1f} {unit}"
     return f"{num_bytes} B"
 
-
-def positive_int_arg(text: str) -> int:
-    """argparse type for counts: a positive integer."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
-    return value

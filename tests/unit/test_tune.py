@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from scalebench import deck, paths, tune
-from scalebench.cli import _Parser
+from scalebench.cliutil import OneLineParser as _Parser
 from scalebench.deck import Algorithm, Deck, DeckRequest, Rules
 from scalebench.errors import DeckError, InputError, ParseError, ScalebenchError
 from scalebench.parse.hpcc import parse_hpcc

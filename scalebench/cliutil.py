@@ -1,0 +1,30 @@
+"""Argument parsing shared by the command lines (scalebench, tune, slurm-cluster)."""
+from __future__ import annotations
+
+import argparse
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Usage errors as one line, like every other scalebench error."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def positive_int_arg(text: str) -> int:
+    """argparse type for counts: a positive integer."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
+    return value
+
+
+def add_geometry_arguments(parser: argparse.ArgumentParser) -> None:
+    """--nodes, --ranks-per-node, --threads-per-rank, --memory-per-node (HPL deck geometry)."""
+    parser.add_argument("--nodes", type=positive_int_arg, required=True)
+    parser.add_argument("--ranks-per-node", type=positive_int_arg, required=True)
+    parser.add_argument("--threads-per-rank", type=positive_int_arg, default=1)
+    parser.add_argument("--memory-per-node", required=True, help="e.g. 16GiB, 256G, 512GB")
