@@ -60,15 +60,20 @@ site_configuration = {
     'environments': [
         {
             'name': 'openmpi',
-            'features': ['mpi', 'openmpi', 'hpl', 'hpcc'],
+            'features': ['mpi', 'openmpi', 'hpl', 'hpcc', 'lammps', 'openfoam'],
             'env_vars': [
                 # Debian's OpenMPI refuses to run as root without these.
                 ['OMPI_ALLOW_RUN_AS_ROOT', '1'],
                 ['OMPI_ALLOW_RUN_AS_ROOT_CONFIRM', '1'],
+                # Debian's OpenFOAM v1912: sourcing etc/bashrc fails, this is enough (local ranks
+                # inherit it from mpirun); the tutorials come with openfoam-examples.
+                ['WM_PROJECT_DIR', '/usr/share/openfoam'],
+                ['FOAM_TUTORIALS', '/usr/share/doc/openfoam-examples/examples'],
             ],
             'extras': {
                 'stack': 'openmpi-sm',
                 'hpl_binary': 'hpcc',
+                'lmp_binary': 'lmp',  # Debian's lammps (OpenMPI build)
                 # One core per BLAS thread, ranks bound to their cores.
                 'launcher_options': ['--map-by', 'slot:PE={threads_per_rank}', '--bind-to', 'core'],
             },
