@@ -1,4 +1,4 @@
-"""Command line: `scalebench deck | peak | parse | report | run`."""
+"""Command line: `scalebench deck | peak | parse | report | accept | compare | run`."""
 from __future__ import annotations
 
 import argparse
@@ -57,13 +57,49 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from scalebench.report import hpl_terminal_table, write_report
+    """The terminal HPL table, then the files written; the main report's path last."""
+    from scalebench.report import hpl_terminal_table, parse_formats, write_report
 
-    target, sessions, warnings = write_report(args.results, Path(args.out) if args.out else None)
+    written = write_report(args.results, Path(args.out) if args.out else None, parse_formats(args.format),
+                           Path(args.thresholds) if args.thresholds else None)
+    for warning in written.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(hpl_terminal_table(written.sessions))
+    print("")
+    for path in written.files.values():
+        if path != written.target:
+            print(f"Written: {path}")
+    print(f"Report: {written.target}")
+    return 0
+
+
+def cmd_accept(args: argparse.Namespace) -> int:
+    """PASS/FAIL per criterion of the thresholds file; 1 on any FAIL (or missing required result)."""
+    from scalebench import acceptance, series
+    from scalebench.document import render_text
+    from scalebench.results import load
+
+    _, warnings, rows = load(args.results)
+    verdicts = acceptance.evaluate(acceptance.load(Path(args.thresholds), rows), series.build(rows))
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    print(hpl_terminal_table(sessions))
-    print(f"\nReport: {target}")
+    print(render_text([acceptance.verdict_table(verdicts)]).rstrip())
+    failed = acceptance.failed(verdicts)
+    print(f"\nacceptance {'FAILED' if failed else 'PASSED'}: {acceptance.counts(verdicts)}")
+    return 1 if failed else 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Configurations side by side, normalised to the baseline (text or Markdown on stdout)."""
+    from scalebench import compare, series
+    from scalebench.document import render_markdown, render_text
+    from scalebench.results import load
+
+    _, warnings, rows = load(args.results)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    blocks = compare.blocks(compare.compare(series.build(rows), args.by, args.baseline), level=1)
+    print((render_markdown(blocks, lambda chart: "") if args.format == "md" else render_text(blocks)).rstrip())
     return 0
 
 
@@ -82,7 +118,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"scalebench run: {' '.join(command)}\n  run directory: {run_dir}", flush=True)
     status = subprocess.call(command, env=env)
     if args.report:
-        report_args = argparse.Namespace(results=[str(run_dir)], out=str(run_dir / "report"))
+        report_args = argparse.Namespace(results=[str(run_dir)], out=str(run_dir / "report"), format="md,html,csv",
+                                         thresholds=None)
         cmd_report(report_args)
     if status:
         print(f"scalebench run: reframe exited with status {status} (failures are listed above)",
@@ -117,7 +154,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="report from run reports under RESULTS")
     p.add_argument("results", nargs="+", help="run directories, report files or results/")
     p.add_argument("--out", default=None, help="output directory (default results/reports/<time>)")
+    p.add_argument("--format", default="md,html,csv", help="comma-separated: md, html, csv, txt (default md,html,csv)")
+    p.add_argument("--thresholds", default=None, help="acceptance thresholds (YAML) to add verdicts to the report")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("accept", help="PASS/FAIL of results against acceptance thresholds (exit 1 on a FAIL)")
+    p.add_argument("results", nargs="+", help="run directories, report files or results/")
+    p.add_argument("--thresholds", default=str(paths.SITE_CONFIGS / "acceptance.yaml"),
+                   help="thresholds file (default site_configs/acceptance.yaml)")
+    p.set_defaults(func=cmd_accept)
+
+    p = sub.add_parser("compare", help="bake-off: stacks or systems normalised to a baseline")
+    p.add_argument("results", nargs="+", help="run directories, report files or results/")
+    p.add_argument("--by", choices=("stack", "system"), default="stack", help="what to put side by side")
+    p.add_argument("--baseline", default=None, help="the stack or system:partition to normalise to (default: first)")
+    p.add_argument("--format", choices=("text", "md"), default="text")
+    p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("run", help="run ReFrame checks into a new results/runs/ directory")
     p.add_argument("--config", default=str(paths.SITE_CONFIGS / "local.py"))

@@ -1,17 +1,61 @@
-"""Reports from the results store: a terminal table and a Markdown file (HPL section)."""
+"""Reports from the results store: a terminal table, and Markdown, one self-contained HTML file and the
+tidy CSV, with sections for HPL, applications and microbenchmarks (scalebench/data/benchmarks.yaml says
+which check goes where), optional acceptance verdicts, a stack bake-off and a provenance appendix.
+
+Every number shown for a point is the median over the runs that measured it (scalebench.series).
+"""
 from __future__ import annotations
 
+import os
+import re
+import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from scalebench import paths
-from scalebench.results import Case, Session, ingest
+from scalebench import acceptance, compare, metrics, paths, series
+from scalebench.benchmarks import lookup
+from scalebench.chart_worker import ChartWorker, draw_here
+from scalebench.document import (Block, Chart, Figure, Heading, Line, Mark, Panel, Text, bullets,
+                                 charts_of, render_html, render_markdown, render_text, table, text_table)
+from scalebench.errors import InputError, ResultsError
+from scalebench.results import Case, Record, Session, find_reports, load, paused_gc, write_csv
+from scalebench.series import Series, at_label, axis_label
+from scalebench.units import format_size
 
+FORMATS = ("md", "html", "csv", "txt")  # txt: every section as aligned plain text, for terminals
+WORKER_FROM_BYTES = 8_000_000  # run reports from which charts are drawn by a worker process (~8 000 figures)
+DEFAULT_FORMATS = ("md", "html", "csv")
+_LIST_LIMIT = 4  # distinct values shown per provenance cell before "(+N more)"
+
+
+def _fmt(value: float | int | None, spec: str = "") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _median(values: Iterable[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+def _slug(*parts: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", "-".join(parts)).strip("-").lower()
+
+
+def _some(values: Iterable[Any]) -> str:
+    distinct = sorted({str(v) for v in values if v not in (None, "")})
+    shown = ", ".join(distinct[:_LIST_LIMIT]) or "-"
+    return shown + (f" (+{len(distinct) - _LIST_LIMIT} more)" if len(distinct) > _LIST_LIMIT else "")
+
+
+# --- HPL table (terminal and report) ----------------------------------------------------------------
 
 @dataclass(frozen=True)
 class HplLine:
+    """One HPL configuration (scale, geometry, deck) on one system and stack; repeated runs of it
+    are summarised by their medians."""
+
     where: str  # system:partition
     stack: str
     scale: str
@@ -24,134 +68,580 @@ class HplLine:
     rpeak: float | None
     efficiency: float | None
     dgemm: float | None
-    result: str
-    case: Case
+    result: str  # PASS, FAIL or "<passed>/<runs> PASS"
+    case: Case  # the latest run, for its provenance
+    runs: int = 1
+
+
+def _hpl_key(case: Case) -> tuple[Any, ...]:
+    deck = case.provenance.get("hpl_deck") or {}
+    n = deck.get("n") or case.figure("n")
+    grid = f"{deck['p']} x {deck['q']}" if deck else ""
+    return (f"{case.system}:{case.partition}", case.stack, str(case.params.get("scale", "")), case.num_nodes,
+            case.num_tasks, int(n) if n else None, deck.get("nb"), grid)
+
+
+def _result(cases: Sequence[Case]) -> str:
+    passed = sum(c.result == "pass" for c in cases)
+    return "PASS" if passed == len(cases) else "FAIL" if passed == 0 else f"{passed}/{len(cases)} PASS"
 
 
 def hpl_lines(sessions: Iterable[Session]) -> list[HplLine]:
-    lines = []
+    grouped: dict[tuple[Any, ...], list[Case]] = {}
     for session in sessions:
         for case in session.cases:
-            if case.benchmark != "HPLCheck" or case.result == "skip":
-                continue
-            deck = case.provenance.get("hpl_deck") or {}
-            n = deck.get("n") or case.figure("n")
-            lines.append(HplLine(
-                where=f"{case.system}:{case.partition}", stack=case.stack,
-                scale=str(case.params.get("scale", "")), nodes=case.num_nodes, ranks=case.num_tasks,
-                n=int(n) if n else None, nb=deck.get("nb"),
-                grid=f"{deck['p']} x {deck['q']}" if deck else "",
-                rmax=case.figure("rmax"), rpeak=case.figure("rpeak_gflops"),
-                efficiency=case.figure("efficiency"), dgemm=case.figure("dgemm_ceiling"),
-                result=case.result, case=case))
-    return sorted(lines, key=lambda l: (l.where, l.stack, l.nodes or 0, l.ranks or 0, l.case.session_start))
+            if case.result != "skip" and lookup(case.benchmark).section == "hpl":
+                grouped.setdefault(_hpl_key(case), []).append(case)
+    lines = []
+    for key, cases in grouped.items():
+        cases.sort(key=lambda c: c.session_start)
+        measured = [c for c in cases if c.measured]
 
+        def median(name: str) -> float | None:
+            return _median(c.figure(name) for c in measured)
 
-def _fmt(value: float | int | None, spec: str = "") -> str:
-    return "-" if value is None else format(value, spec)
+        where, stack, scale, nodes, ranks, n, nb, grid = key
+        lines.append(HplLine(where, stack, scale, nodes, ranks, n, nb, grid, rmax=median("rmax"),
+                             rpeak=median("rpeak_gflops"), efficiency=median("efficiency"),
+                             dgemm=median("dgemm_ceiling"), result=_result(cases), case=cases[-1], runs=len(cases)))
+    return sorted(lines, key=lambda l: (l.where, l.stack, l.nodes or 0, l.ranks or 0, l.scale))
 
 
 HPL_HEADER = ("System", "Stack", "Scale", "Nodes", "Ranks", "N", "NB", "P x Q",
-              "Rmax (Gflop/s)", "Rpeak (Gflop/s)", "Efficiency", "DGEMM (Gflop/s)", "Result")
+              "Rmax (Gflop/s)", "Rpeak (Gflop/s)", "Efficiency", "DGEMM (Gflop/s)", "Result", "Runs")
 
 
 def _hpl_cells(line: HplLine) -> tuple[str, ...]:
     efficiency = "-" if line.efficiency is None else f"{line.efficiency:.1f}%"
     return (line.where, line.stack, line.scale, _fmt(line.nodes), _fmt(line.ranks), _fmt(line.n),
             _fmt(line.nb), line.grid or "-", _fmt(line.rmax, ".2f"), _fmt(line.rpeak, ".1f"),
-            efficiency, _fmt(line.dgemm, ".1f"), line.result.upper())
-
-
-def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """Aligned plain-text table for terminals."""
-    widths = [max(len(str(c)) for c in column) for column in zip(header, *rows)]
-    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    rule = "  ".join("-" * w for w in widths)
-    return "\n".join([fmt.format(*header), rule, *(fmt.format(*row) for row in rows)])
-
-
-def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    escape = lambda cell: str(cell).replace("|", "\\|")  # noqa: E731
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(escape(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
+            efficiency, _fmt(line.dgemm, ".1f"), line.result, str(line.runs))
 
 
 def hpl_terminal_table(sessions: Iterable[Session]) -> str:
     return text_table(HPL_HEADER, [_hpl_cells(line) for line in hpl_lines(sessions)])
 
 
-def _overhead_lines(sessions: Sequence[Session]) -> list[str]:
-    out = []
-    for session in sessions:
-        ran = [c for c in session.cases if c.result != "skip" and c.time_run_s is not None]
-        if session.elapsed_s is None or not ran:
-            continue
-        overhead = session.elapsed_s - sum(c.time_run_s or 0 for c in ran)
-        out.append(f"- `{session.report}`: {session.elapsed_s:.1f} s wall for {len(ran)} case(s); "
-                   f"ReFrame overhead {overhead:.1f} s ({overhead / len(ran):.1f} s per case: "
-                   "session wall time minus the jobs' run times)")
+# --- charts -----------------------------------------------------------------------------------------
+
+def _measured(s: Series, values: dict[int, float] | None = None) -> Line:
+    values = s.points if values is None else values
+    return Line(s.key.stack, tuple(values), tuple(values.values()), s.key.stack)
+
+
+def _linear(s: Series, label: str) -> Line:
+    """Perfect scaling from the series' smallest point: value(x0) * x / x0."""
+    x0 = min(s.points)
+    return Line(label, tuple(s.points), tuple(s.points[x0] * x / x0 for x in s.points), s.key.stack, style="ideal")
+
+
+def _ylabel(s: Series) -> str:
+    label = s.bench.figure(s.key.figure).label
+    return f"{label} ({s.unit})" if s.unit and s.unit.lower() != label.lower() else label
+
+
+# --- HPL section ------------------------------------------------------------------------------------
+
+def _hpl_axis_series(rows: Sequence[Record], where_series: Sequence[Series]) -> list[Series]:
+    """On one node (a workstation), scaling is over cores: plot against cores there."""
+    if len({x for s in where_series for x in s.points}) > 1:
+        return list(where_series)
+    system, partition = where_series[0].key.system, where_series[0].key.partition
+    names = sorted({s.key.benchmark for s in where_series})
+    return [s for s in series.build(rows, "cores", names) if (s.key.system, s.key.partition) == (system, partition)]
+
+
+def _hpl_where(where: str, hpl: Sequence[Series]) -> list[Block]:
+    rmax = series.select(hpl, figure="rmax")
+    efficiency = series.select(hpl, figure="efficiency")
+    if not rmax:
+        return []
+    axis = rmax[0].axis
+    chart = Chart(_slug("hpl", where), f"HPL on {where}: Rmax and efficiency vs {axis_label(axis).lower()}, per stack", (
+        Panel(f"Rmax ({where})", axis_label(axis), _ylabel(rmax[0]),
+              tuple(line for s in rmax for line in (_measured(s), _linear(s, "linear scaling"))), y_from_zero=True),
+        Panel(f"Efficiency Rmax/Rpeak ({where})", axis_label(axis), "Efficiency (%)",
+              tuple(_measured(s) for s in efficiency), y_from_zero=True),
+    ))
+    rows = []
+    for s in rmax:
+        eff = next((e.points for e in efficiency if e.key.stack == s.key.stack), {})
+        speedups = metrics.speedup(s.points, higher_is_better=s.higher_is_better)
+        parallel = series.efficiency(s)
+        x0 = min(s.points)
+        for x, value in s.points.items():
+            rows.append((s.key.stack, x, f"{value:.2f}", f"{s.points[x0] * x / x0:.2f}", f"{speedups[x]:.2f}",
+                         f"{parallel[x]:.1%}", _fmt(eff.get(x), ".1f"), s.runs[x]))
+    return [Heading(3, f"Scaling on {where}"), Figure(chart),
+            table(("Stack", axis_label(axis), "Rmax (Gflop/s)", "Linear scaling", "Speedup",
+                   "Parallel efficiency", "Rmax/Rpeak (%)", "Runs"), rows)]
+
+
+def _hpl_notes(lines: Sequence[HplLine]) -> list[Block]:
+    out: list[Block] = [
+        Text("Efficiency = Rmax / nominal Rpeak of the cores used (TOP500 convention). Rmax counts only runs whose "
+             "residual check PASSED. DGEMM is the measured ceiling (hpcc StarDGEMM x ranks, all ranks busy): the "
+             "clock under load can exceed the nominal one, so DGEMM may exceed Rpeak. Repeated runs of one "
+             "configuration are summarised by their median (Runs)."),
+        Heading(3, "How N was chosen"),
+        bullets(sorted({f"{l.where} {l.stack} {l.scale}: {l.case.provenance.get('n_policy', 'unknown')}; "
+                        f"deck from {l.case.provenance.get('deck_source', 'unknown')}" for l in lines})),
+        Heading(3, "BLAS kernel and Rpeak inputs"),
+        bullets(sorted({f"{l.where} {l.stack}: BLAS kernel {l.case.provenance.get('blas_kernel', 'unknown')}; "
+                        f"OpenBLAS reported: {l.case.provenance.get('blas_kernel_used', 'unknown')}" for l in lines})
+                + sorted({f"{l.where}: Rpeak from {l.case.provenance.get('rpeak_derivation', 'unknown')}"
+                          for l in lines})),
+    ]
+    ceiling = sorted({f"{l.case.name} on {l.where} ({l.stack}): {l.case.provenance['ceiling_warnings']}"
+                      for l in lines if l.case.provenance.get("ceiling_warnings")})
+    if ceiling:
+        out += [Heading(3, "DGEMM ceiling warnings"), bullets(ceiling)]
     return out
 
 
-def render_markdown(sessions: Sequence[Session], warnings: Sequence[str]) -> str:
+def hpl_section(sessions: Sequence[Session], rows: Sequence[Record], all_series: Sequence[Series]) -> list[Block]:
     lines = hpl_lines(sessions)
-    out = ["# scalebench report", "",
-           f"Generated {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())} from "
-           f"{len(sessions)} run report(s).", "",
-           "## HPL", ""]
-    if lines:
-        out += [markdown_table(HPL_HEADER, [_hpl_cells(line) for line in lines]), "",
-                "Efficiency = Rmax / nominal Rpeak of the cores used (TOP500 convention). "
-                "Rmax counts only runs whose residual check PASSED. DGEMM is the measured ceiling "
-                "(hpcc StarDGEMM x ranks, all ranks busy): the clock under load can exceed the nominal "
-                "one, so DGEMM may exceed Rpeak.", "", "### How N was chosen", ""]
-        out += sorted({f"- {l.where} {l.stack} {l.scale}: {l.case.provenance.get('n_policy', 'unknown')}; "
-                       f"deck from {l.case.provenance.get('deck_source', 'unknown')}"
-                       for l in lines})
-        out += ["", "### BLAS kernel and Rpeak inputs", ""]
-        out += sorted({f"- {l.where} {l.stack}: BLAS kernel {l.case.provenance.get('blas_kernel', 'unknown')}; "
-                       f"OpenBLAS reported: {l.case.provenance.get('blas_kernel_used', 'unknown')}"
-                       for l in lines})
-        ceiling = [f"- {l.case.name} on {l.where} ({l.stack}): {l.case.provenance['ceiling_warnings']}"
-                   for l in lines if l.case.provenance.get("ceiling_warnings")]
-        if ceiling:
-            out += ["", "### DGEMM ceiling warnings", ""] + ceiling
-        out += sorted({f"- {l.where}: Rpeak from {l.case.provenance.get('rpeak_derivation', 'unknown')}"
-                       for l in lines})
-        failed = [l for l in lines if l.result != "pass"]
-        if failed:
-            out += ["", "### Failures", ""]
-            out += [f"- {l.case.name} on {l.where} ({l.stack}): {l.case.fail_phase}: {l.case.fail_reason}"
-                    for l in failed]
-    else:
-        out.append("No HPL results.")
-    skipped = sorted({f"- {c.name} on {c.system}:{c.partition}" for s in sessions for c in s.cases
-                      if c.result == "skip"})
-    if skipped:
-        out += ["", "### Skipped (the partition cannot run them; reasons in each run's reframe.log)", ""]
-        out += skipped
-    overhead = _overhead_lines(sessions)
-    if overhead:
-        out += ["", "## Runs", ""] + overhead
+    out: list[Block] = [Heading(2, "HPL")]
+    if not lines:
+        return out + [Text("No HPL results.")]
+    out.append(table(HPL_HEADER, [_hpl_cells(line) for line in lines]))
+    hpl = [s for s in all_series if s.bench.section == "hpl"]
+    for where in sorted({s.key.where for s in hpl}):
+        out += _hpl_where(where, _hpl_axis_series(rows, [s for s in hpl if s.key.where == where]))
+    return out + _hpl_notes(lines)
+
+
+# --- applications -----------------------------------------------------------------------------------
+
+def _strong_rows(s: Series) -> list[tuple[Any, ...]]:
+    """Per process count: value, speedup, parallel efficiency, Karp-Flatt serial fraction, runs."""
+    efficiency = series.efficiency(s)
+    speedups = metrics.speedup(s.points, higher_is_better=s.higher_is_better)
+    p0 = min(s.points)
+    return [(s.key.stack, p, f"{v:.4g}", f"{speedups[p]:.2f}", f"{efficiency[p]:.1%}",
+             _fmt(metrics.karp_flatt(speedups[p], p, p0), ".3f"), s.runs[p]) for p, v in s.points.items()]
+
+
+def _improvement(base: Series, other: Series) -> tuple[str, str, str]:
+    try:
+        result = metrics.stack_improvement(base.points, other.points, higher_is_better=base.higher_is_better)
+    except InputError as err:
+        return "-", "-", str(err)
+    note = f"not measured by {other.key.stack} at {result.missing}" if result.missing else ""
+    return f"{result.at_peak:+.1%}", f"{result.mean_to_peak:+.1%}", note
+
+
+def _fom_panel(title: str, members: Sequence[Series]) -> Panel:
+    base = members[0]
+    return Panel(f"{base.bench.figure(base.key.figure).label} ({title})", axis_label(base.axis), _ylabel(base),
+                 tuple(_measured(s) for s in members), xlog=True)
+
+
+def _strong_group(title: str, members: Sequence[Series]) -> list[Block]:
+    base = members[0]
+    speedups = {s.key.stack: metrics.speedup(s.points, higher_is_better=s.higher_is_better) for s in members}
+    peaks = {stack: metrics.speedup_peak(values) for stack, values in speedups.items()}
+    p0 = min(x for s in members for x in s.points)
+    xs = sorted({x for s in members for x in s.points})
+    chart = Chart(_slug("app", title), f"{title}: speedup vs processes per stack (ideal dashed, peaks starred); "
+                                       f"{base.bench.figure(base.key.figure).label} vs processes", (
+        Panel(f"Speedup ({title})", axis_label(base.axis), f"Speedup over {p0} process(es)",
+              (*(_measured(s, speedups[s.key.stack]) for s in members),
+               Line("ideal", tuple(xs), tuple(x / p0 for x in xs), "ideal", style="ideal")),
+              tuple(Mark(p, sp, f"peak {sp:.1f}x at {p}", stack) for stack, (p, sp) in peaks.items()),
+              xlog=True, ylog=True),  # log-log: ideal scaling is the diagonal
+        _fom_panel(title, members)))
+    stacks = [(s.key.stack, f"{peaks[s.key.stack][1]:.2f}", at_label(s.axis, peaks[s.key.stack][0]),
+               *(_improvement(base, s) if s is not base else ("baseline", "baseline", ""))) for s in members]
+    return [Heading(3, title), Figure(chart),
+            table(("Stack", axis_label(base.axis), _ylabel(base), "Speedup", "Parallel efficiency", "Karp-Flatt",
+                   "Runs"), [row for s in members for row in _strong_rows(s)]),
+            table(("Stack", "Peak speedup", "At", f"Improvement over {base.key.stack} at its peak",
+                   "Mean improvement up to that peak", "Note"), stacks)]
+
+
+def _weak_group(title: str, members: Sequence[Series]) -> list[Block]:
+    """Weak scaling: the work per process is fixed, so the ideal is a flat efficiency of 1."""
+    base = members[0]
+    efficiency = {s.key.stack: series.efficiency(s) for s in members}
+    xs = sorted({x for s in members for x in s.points})
+    chart = Chart(_slug("app", title), f"{title}: weak-scaling efficiency vs processes per stack (ideal dashed); "
+                                       f"{base.bench.figure(base.key.figure).label} vs processes", (
+        Panel(f"Weak-scaling efficiency ({title})", axis_label(base.axis), "Efficiency T(p0)/T(p)",
+              (*(_measured(s, efficiency[s.key.stack]) for s in members),
+               Line("ideal", tuple(xs), tuple(1.0 for _ in xs), "ideal", style="ideal")), xlog=True, y_from_zero=True),
+        _fom_panel(title, members)))
+    largest = [(s.key.stack, at_label(s.axis, max(s.points)), f"{efficiency[s.key.stack][max(s.points)]:.1%}")
+               for s in members]
+    rows = [(s.key.stack, p, f"{v:.4g}", f"{efficiency[s.key.stack][p]:.1%}", s.runs[p])
+            for s in members for p, v in s.points.items()]
+    return [Heading(3, title), Figure(chart),
+            table(("Stack", axis_label(base.axis), _ylabel(base), "Weak-scaling efficiency", "Runs"), rows),
+            table(("Stack", "Largest count", "Weak-scaling efficiency there"), largest)]
+
+
+def _by_group(all_series: Iterable[Series]) -> dict[tuple[str, str, str, str], list[Series]]:
+    """Figure-of-merit series grouped by (system:partition, benchmark, variant, figure); stacks inside."""
+    grouped: dict[tuple[str, str, str, str], list[Series]] = {}
+    for s in all_series:
+        if s.key.figure == s.bench.fom:
+            grouped.setdefault((s.key.where, s.key.benchmark, s.key.variant, s.key.figure), []).append(s)
+    return grouped
+
+
+def application_section(all_series: Sequence[Series]) -> list[Block]:
+    out: list[Block] = [Heading(2, "Applications")]
+    groups = _by_group(s for s in all_series if s.bench.section == "application")
+    if not groups:
+        return out + [Text("No application results.")]
+    out.append(Text("Speedup S(p) = T(p0)/T(p) for times and R(p)/R(p0) for rates, p0 the smallest process count "
+                    "measured; parallel efficiency S(p) p0/p; Karp-Flatt e is the serial fraction that explains "
+                    "the speedup (growing with p: overhead, not a serial part). A stack's improvement is measured "
+                    "against the first stack at the first stack's speedup peak, and averaged (geometric mean) up "
+                    "to it. Weak-scaling runs (work per process fixed) show the efficiency T(p0)/T(p) instead."))
+    for (where, _, variant, _), members in sorted(groups.items()):
+        title = f"{members[0].bench.title}{' ' + variant if variant else ''} on {where}"
+        out += (_weak_group if members[0].weak else _strong_group)(title, members)
+    return out
+
+
+# --- microbenchmarks --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Interconnect:
+    """One stack's bandwidth and latency curves on one system, with what follows from them."""
+
+    stack: str
+    bandwidth: Series | None
+    latency: Series | None
+    half: metrics.HalfPower | None = None
+    surprise: list[tuple[float, float]] = field(default_factory=list)
+    area: float | None = None
+
+
+def _interconnect(stack: str, bandwidth: Series | None, latency: Series | None) -> _Interconnect:
+    half = metrics.half_power_point(sorted(bandwidth.points.items())) if bandwidth else None
+    if not (half and latency):
+        return _Interconnect(stack, bandwidth, latency, half)
+    curve = sorted(latency.points.items())
+    t0 = curve[0][1]  # the smallest message: Hockney's startup latency
+    surprise = metrics.latency_surprise(curve, t0, half.peak_bandwidth)
+    try:
+        area: float | None = metrics.surprise_area(curve, t0, half.peak_bandwidth)
+    except InputError:
+        area = None  # fewer than two sizes above 0 bytes
+    return _Interconnect(stack, bandwidth, latency, half, surprise, area)
+
+
+def _hockney_line(stack: str, latency: Series, half: metrics.HalfPower) -> Line:
+    t0 = latency.points[min(latency.points)]
+    return Line("Hockney model t0 + size/B", tuple(latency.points),
+                tuple(metrics.ideal_latency(t0, half.peak_bandwidth, x) for x in latency.points), stack, style="ideal")
+
+
+def _micro_chart(where: str, found: Sequence[_Interconnect]) -> Chart:
+    panels = []
+    bandwidths = [(i, i.bandwidth) for i in found if i.bandwidth]
+    if bandwidths:
+        # n1/2 is starred on each curve and given in the legend, where labels cannot collide.
+        marks = tuple(Mark(i.half.n_half, i.half.peak_bandwidth / 2, "", i.stack, vertical=True)
+                      for i, _ in bandwidths if i.half and i.half.n_half)
+        lines = tuple(Line(f"{i.stack} (n1/2 {format_size(int(i.half.n_half))})" if i.half and i.half.n_half
+                           else i.stack, tuple(s.points), tuple(s.points.values()), i.stack) for i, s in bandwidths)
+        panels.append(Panel(f"Bandwidth ({where})", axis_label("msg_size"), _ylabel(bandwidths[0][1]), lines, marks,
+                            xlog=True))
+    latencies = [(i, i.latency) for i in found if i.latency]
+    if latencies:
+        ideal = tuple(_hockney_line(i.stack, s, i.half) for i, s in latencies if i.half)
+        panels.append(Panel(f"Latency ({where})", axis_label("msg_size"), _ylabel(latencies[0][1]),
+                            (*(_measured(s) for _, s in latencies), *ideal), xlog=True, ylog=True))
+    return Chart(_slug("micro", where), f"Interconnect on {where}: bandwidth (n1/2 marked) and latency "
+                                        "(Hockney model t0 + size/B dashed) vs message size, per stack", tuple(panels))
+
+
+def _micro_rows(found: Sequence[_Interconnect]) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = []
+    for i in found:
+        half, worst = i.half, max(i.surprise, key=lambda p: p[1], default=None)
+        n_half = ("<= smallest size" if half and half.at_or_below_smallest
+                  else f"{format_size(int(half.n_half))} ({half.method})" if half and half.n_half else "-")
+        rows.append((i.stack, _fmt(half.peak_bandwidth if half else None, ".1f"),
+                     format_size(int(half.peak_size)) if half else "-", n_half,
+                     _fmt(i.latency.points[min(i.latency.points)] if i.latency else None, ".3g"),
+                     f"{worst[1]:.2f}x at {format_size(int(worst[0]))}" if worst else "-", _fmt(i.area, ".2f")))
+    return rows
+
+
+def _summaries(group: Sequence[Series]) -> list[Block]:
+    """Min / geomean / max of each stack's ratio to the first stack, and health warnings."""
+    curves = {s.key.stack: s.points for s in group}
+    if len(curves) < 2:
+        return []
+    first = group[0]
+    ratios = compare.ratios_to_baseline(curves, first.key.stack, first.higher_is_better, first.axis)
+    summary = metrics.summarise({stack: r for stack, r in ratios.items() if r})
+    warnings = metrics.health_warnings(compare.time_like_curves(curves, first.higher_is_better))
+    title = f"{first.bench.title} on {first.key.where}"
+    out: list[Block] = [
+        Heading(4, f"{title}: stacks against {first.key.stack}"),
+        table(("Stack", "Sizes", "Min ratio", "Geomean ratio", "Max ratio"),
+              [(stack, s.count, f"{s.minimum:.3f}", f"{s.geomean:.3f}", f"{s.maximum:.3f}")
+               for stack, s in summary.items()])]
     if warnings:
-        out += ["", "## Warnings", ""] + [f"- {w}" for w in warnings]
-    return "\n".join(out) + "\n"
+        out.append(bullets(_health_lines(warnings)))
+    return out
+
+
+def _health_lines(warnings: Sequence[metrics.HealthWarning]) -> list[str]:
+    """One line per (stack, best stack): a slow protocol range flags many sizes at once."""
+    grouped: dict[tuple[str, str], list[metrics.HealthWarning]] = {}
+    for w in warnings:
+        grouped.setdefault((str(w.config), str(w.best_config)), []).append(w)
+    lines = []
+    for (config, best), ws in grouped.items():
+        low, high = min(w.times_best for w in ws), max(w.times_best for w in ws)
+        sizes = (format_size(ws[0].size) if len(ws) == 1
+                 else f"{len(ws)} sizes from {format_size(ws[0].size)} to {format_size(ws[-1].size)}")
+        factor = f"{low:.1f}x" if f"{low:.1f}" == f"{high:.1f}" else f"{low:.1f}x to {high:.1f}x"
+        lines.append(f"health: {config} is {factor} worse than {best} at {sizes}")
+    return lines
+
+
+def micro_section(all_series: Sequence[Series]) -> list[Block]:
+    out: list[Block] = [Heading(2, "Microbenchmarks")]
+    micro = [s for s in all_series if s.bench.section == "microbenchmark" and s.key.figure == s.bench.fom]
+    if not micro:
+        return out + [Text("No microbenchmark results.")]
+    out.append(Text("n1/2 is the message size reaching half the peak bandwidth. Latency surprise = measured latency "
+                    "/ Hockney's model t0 + size/B (t0 the smallest message's latency, B the peak bandwidth of the "
+                    "same stack): 1 is the model, 2 twice as slow; the area sums the excess over log2(size). Ratios "
+                    "to the first stack are > 1 when better (sizes from 4 bytes); a health warning marks a size "
+                    "more than 10x worse than the best stack there."))
+    for where in sorted({s.key.where for s in micro}):
+        here = [s for s in micro if s.key.where == where]
+        found = []
+        for stack in sorted({s.key.stack for s in here}):
+            bandwidth = next((s for s in here if s.key.stack == stack and s.bench.kind == "bandwidth"), None)
+            latency = next((s for s in here if s.key.stack == stack and s.bench.kind == "latency"), None)
+            found.append(_interconnect(stack, bandwidth, latency))
+        out += [Heading(3, f"Interconnect on {where}"), Figure(_micro_chart(where, found)),
+                table(("Stack", "Peak bandwidth (MB/s)", "At", "n1/2", "Latency t0 (us)", "Worst latency surprise",
+                       "Surprise area"), _micro_rows(found))]
+        for members in _by_group(here).values():
+            out += _summaries(members)
+    return out
+
+
+# --- other checks, failures, runs, provenance --------------------------------------------------------
+
+def other_section(all_series: Sequence[Series]) -> list[Block]:
+    other = [s for s in all_series if s.bench.section == "other"]
+    if not other:
+        return []
+    rows = [(s.key.where, s.key.benchmark, s.key.variant or "-", s.key.stack, s.key.figure, x, f"{v:.4g}", s.unit,
+             s.runs[x]) for s in other for x, v in s.points.items()]
+    return [Heading(2, "Other results"),
+            Text("Checks not in scalebench/data/benchmarks.yaml: their figures, without plots or comparisons."),
+            table(("System", "Benchmark", "Variant", "Stack", "Figure", "Processes", "Value", "Unit", "Runs"), rows)]
+
+
+def _failures(sessions: Sequence[Session]) -> list[Block]:
+    failed: dict[str, int] = {}
+    for session in sessions:
+        for c in session.cases:
+            if c.result not in ("pass", "skip"):
+                line = f"{c.name} on {c.system}:{c.partition} ({c.stack}): {c.fail_phase}: {c.fail_reason}"
+                failed[line] = failed.get(line, 0) + 1
+    skipped = sorted({f"{c.name} on {c.system}:{c.partition}" for s in sessions for c in s.cases if c.result == "skip"})
+    out: list[Block] = []
+    if failed:
+        out += [Heading(3, "Failures"),
+                bullets([line + (f" ({n} runs)" if n > 1 else "") for line, n in sorted(failed.items())])]
+    if skipped:
+        out += [Heading(3, "Skipped (the partition cannot run them; reasons in each run's reframe.log)"),
+                bullets(skipped)]
+    return ([Heading(2, "Failures and skipped cases")] + out) if out else []
+
+
+def _overhead(session: Session) -> tuple[str, str]:
+    ran = [c for c in session.cases if c.result != "skip" and c.time_run_s is not None]
+    if session.elapsed_s is None or not ran:
+        return _fmt(session.elapsed_s, ".1f"), "-"
+    overhead = session.elapsed_s - sum(c.time_run_s or 0 for c in ran)
+    return f"{session.elapsed_s:.1f}", f"{overhead:.1f} ({overhead / len(ran):.1f} per case)"
+
+
+def provenance_section(sessions: Sequence[Session]) -> list[Block]:
+    runs = [(f"`{s.report}`", s.source, s.start, s.hostname or "-", s.version or "-", s.git_describe or "-",
+             str(len([c for c in s.cases if c.result != "skip"])), *_overhead(s), s.cmdline or "-")
+            for s in sorted(sessions, key=lambda s: (s.start, s.report))]
+    cases: dict[tuple[str, str, str], list[Case]] = {}
+    for session in sessions:
+        for c in session.cases:
+            if c.result != "skip":
+                cases.setdefault((f"{c.system}:{c.partition}", c.stack, c.benchmark), []).append(c)
+    software = [(*key, _some(c.binary for c in cs), _some(c.spec_hash for c in cs),
+                 _some(c.provenance.get("deck_summary") for c in cs), _some(c.nodelist for c in cs))
+                for key, cs in sorted(cases.items())]
+    recorded: dict[str, list[str]] = {}  # provenance.json contents -> the runs that recorded them
+    for session in sessions:
+        if session.run_provenance:
+            content = ", ".join(f"{k}={v}" for k, v in sorted(session.run_provenance.items()))
+            recorded.setdefault(content, []).append(session.report)
+    extra = [f"{content} ({len(reports)} run(s), e.g. `{min(reports)}`)" for content, reports in sorted(recorded.items())]
+    out: list[Block] = [
+        Heading(2, "Provenance"),
+        Text("What each run recorded when it ran (ReFrame's session information and the run directory's "
+             "provenance.json), not the state of any checkout when this report was made. ReFrame overhead = "
+             "session wall time minus the jobs' run times."),
+        Heading(3, "Runs"),
+        table(("Run report", "Source", "Started", "Host", "ReFrame", "git describe", "Cases", "Wall (s)",
+               "ReFrame overhead (s)", "Command line"), runs),
+        Heading(3, "Binaries, software stacks, decks and nodes"),
+        table(("System", "Stack", "Benchmark", "Binary", "Spec/lock hash", "Decks", "Node lists"), software)]
+    if extra:
+        out += [Heading(3, "provenance.json"), bullets(extra)]
+    return out
+
+
+# --- the whole document -----------------------------------------------------------------------------
+
+def build_document(sessions: Sequence[Session], warnings: Sequence[str], rows: Sequence[Record],
+                   verdicts: Sequence[acceptance.Verdict] | None = None,
+                   thresholds: Path | None = None) -> list[Block]:
+    all_series = series.build(rows)
+    blocks: list[Block] = [
+        Heading(1, "scalebench report"),
+        Text(f"Generated {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())} from {len(sessions)} run report(s), "
+             f"{len(rows)} performance record(s)."),
+    ]
+    if verdicts is not None and thresholds is not None:
+        blocks += acceptance.blocks(verdicts, thresholds)
+    blocks += hpl_section(sessions, rows, all_series)
+    blocks += application_section(all_series)
+    blocks += micro_section(all_series)
+    blocks += other_section(all_series)
+    if len({s.key.stack for s in all_series if s.bench.fom == s.key.figure}) > 1:
+        comparison = compare.compare(all_series, "stack")
+        if any(len(group.values) > 1 for group in comparison.groups):  # some system ran several stacks
+            blocks += compare.blocks(comparison, details=False)
+    blocks += _failures(sessions)
+    blocks += provenance_section(sessions)
+    if warnings:
+        blocks += [Heading(2, "Warnings"), bullets(list(warnings))]
+    return blocks
 
 
 def default_out_dir() -> Path:
     return paths.RESULTS / "reports" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
 
 
-def write_report(results: Sequence[str | Path], out_dir: Path | None = None) -> tuple[Path, list[Session], list[str]]:
-    """Write report.md into a new directory; never replaces an existing report."""
-    sessions, warnings = ingest(results)
+def _claim(out_dir: Path, formats: Sequence[str]) -> tuple[dict[str, Path], Path]:
+    """Files report[-N].<fmt> (and report[-N]_files/ for Markdown's images) that did not exist, created
+    empty and exclusively, so neither an earlier report nor a concurrent one is ever overwritten."""
+    n = 1
+    while True:
+        stem = "report" if n == 1 else f"report-{n}"
+        targets = {fmt: out_dir / f"{stem}.{fmt}" for fmt in formats}
+        files_dir = out_dir / f"{stem}_files"
+        created: list[Path] = []
+        try:
+            if files_dir.exists():
+                raise FileExistsError(files_dir)
+            for path in targets.values():
+                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+                created.append(path)
+            return targets, files_dir
+        except FileExistsError:
+            for path in created:
+                path.unlink()  # only the empty files this call created a moment ago
+            n += 1
+
+
+@dataclass(frozen=True)
+class Written:
+    target: Path  # the report to open: the HTML file when written, else the Markdown, else the CSV
+    sessions: list[Session]
+    warnings: list[str]
+    files: dict[str, Path]  # format -> file
+    verdicts: list[acceptance.Verdict] | None = None
+
+    def __iter__(self) -> Iterator[Any]:
+        """`target, sessions, warnings = write_report(...)`, as callers wrote before there were formats."""
+        return iter((self.target, self.sessions, self.warnings))
+
+
+def parse_formats(text: str) -> tuple[str, ...]:
+    formats = tuple(dict.fromkeys(f.strip().lower() for f in text.split(",") if f.strip()))
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown or not formats:
+        given = ", ".join(unknown) if unknown else repr(text)
+        raise InputError(f"--format: {given} not one of {', '.join(FORMATS)}")
+    return formats
+
+
+def _write(path: Path, writer: Callable[[Any], None]) -> None:
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer(handle)
+
+
+def write_report(results: Sequence[str | Path], out_dir: Path | None = None, formats: Sequence[str] = DEFAULT_FORMATS,
+                 thresholds: Path | None = None) -> Written:
+    """Write the report in each format into a new set of files; never replaces an existing report."""
+    with paused_gc():  # see results.paused_gc: the whole report handles the 100 000s of records
+        return _write_report(results, out_dir, formats, thresholds)
+
+
+def _write_report(results: Sequence[str | Path], out_dir: Path | None, formats: Sequence[str],
+                  thresholds: Path | None) -> Written:
+    # A big report's pictures are drawn by a worker process, which imports matplotlib while the run
+    # reports are read; for a small one, starting a second Python costs more than it saves.
+    pictures = bool({"md", "html"} & set(formats))
+    big = pictures and sum(path.stat().st_size for path in find_reports(results)) >= WORKER_FROM_BYTES
+    worker = ChartWorker() if big else None
+    try:
+        return _write_files(results, out_dir, formats, thresholds, pictures, worker)
+    finally:
+        if worker is not None:
+            worker.close()
+
+
+def _write_files(results: Sequence[str | Path], out_dir: Path | None, formats: Sequence[str],
+                 thresholds: Path | None, pictures: bool, worker: ChartWorker | None) -> Written:
+    sessions, warnings, rows = load(results)
+    verdicts = None
+    if thresholds is not None:
+        verdicts = acceptance.evaluate(acceptance.load(thresholds, rows), series.build(rows))
+    blocks = build_document(sessions, warnings, rows, verdicts, thresholds)
     out_dir = out_dir or default_out_dir()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    target = out_dir / "report.md"
-    suffix = 1
-    while target.exists():
-        suffix += 1
-        target = out_dir / f"report-{suffix}.md"
-    target.write_text(render_markdown(sessions, warnings))
-    return target, sessions, warnings
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        files, files_dir = _claim(out_dir, formats)
+    except OSError as err:
+        raise ResultsError(f"--out: cannot write into {out_dir}: {err.strerror or err}") from err
+    charts = list(dict.fromkeys(charts_of(blocks)))
+    if worker is not None:
+        worker.submit(charts)  # drawn while the text formats are written
+    if "csv" in files:
+        _write(files["csv"], lambda handle: write_csv(rows, handle))
+    if "txt" in files:
+        text = render_text(blocks)
+        _write(files["txt"], lambda handle: handle.write(text))
+    images = worker.result() if worker is not None else draw_here(charts) if charts and pictures else {}
+    if worker is not None and worker.failure:
+        warnings = [*warnings, worker.failure]
+    names = {chart: f"{i:02d}-{chart.name}.png" for i, chart in enumerate(charts, 1)}
+    if "md" in files:
+        if charts:
+            files_dir.mkdir()
+            for chart in charts:
+                (files_dir / names[chart]).write_bytes(images[chart])
+        text = render_markdown(blocks, lambda chart: f"{files_dir.name}/{names[chart]}")
+        _write(files["md"], lambda handle: handle.write(text))
+    if "html" in files:
+        page = render_html(blocks, "scalebench report", images)
+        _write(files["html"], lambda handle: handle.write(page))
+    target = next(files[fmt] for fmt in ("html", "md", "txt", "csv") if fmt in files)
+    return Written(target, sessions, warnings, files, verdicts)
+
+

@@ -68,7 +68,7 @@ def _write_provenance(path: Path) -> None:
     target = path / "provenance.json"
     if target.exists():
         return
-    record = {"scalebench_git": _git_describe(), "hostname": socket.gethostname(),
+    record = {"git_describe": _git_describe(), "hostname": socket.gethostname(),
               "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "argv": sys.argv, "openblas_coretype_env": os.environ.get("OPENBLAS_CORETYPE")}
     target.write_text(json.dumps(record, indent=2) + "\n")

@@ -65,17 +65,199 @@ def test_missing_results_path_is_a_named_error(tmp_path):
 
 
 def test_report_table_and_markdown(results_dir, tmp_path):
-    target, sessions, _ = report.write_report([results_dir], tmp_path / "out")
-    text = target.read_text()
+    written = report.write_report([results_dir], tmp_path / "out", formats=("md",))
+    text = written.files["md"].read_text()
     assert "| local:default | openmpi-sm | 1_node | 1 | 2 | 10368 | 192 | 1 x 2 | 66.23 | 128.0 | 51.7% |" in text
     assert "time budget: 8 s" in text  # the N policy is stated
     assert "ReFrame overhead" in text
-    table = report.hpl_terminal_table(sessions)
+    table = report.hpl_terminal_table(written.sessions)
     assert table.splitlines()[0].split()[:3] == ["System", "Stack", "Scale"]
 
 
 def test_report_never_replaces_an_existing_report(results_dir, tmp_path):
-    first, _, _ = report.write_report([results_dir], tmp_path / "out")
-    first_text = first.read_text()
-    second, _, _ = report.write_report([results_dir], tmp_path / "out")
-    assert second != first and first.read_text() == first_text
+    first = report.write_report([results_dir], tmp_path / "out", formats=("md", "csv")).files
+    first_text = {fmt: path.read_text() for fmt, path in first.items()}
+    second = report.write_report([results_dir], tmp_path / "out", formats=("md", "csv")).files
+    assert second["md"].name == "report-2.md" and second["csv"].name == "report-2.csv"
+    assert {fmt: path.read_text() for fmt, path in first.items()} == first_text
+
+
+# --- the store: perflogs, provenance, append-only, concurrency --------------------------------------
+
+REAL_PERFLOG = REAL_REPORT.with_name("hpl_local_perflog.log")
+
+
+def _perflog_run(root: Path, name: str) -> Path:
+    run = root / "runs" / name
+    (run / "perflogs" / "local" / "default").mkdir(parents=True)
+    shutil.copy(REAL_PERFLOG, run / "perflogs" / "local" / "default" / "HPLCheck.log")
+    return run
+
+
+def _figures(sessions):
+    return sorted((r.case, r.figure, r.value, r.unit) for r in results.records(sessions))
+
+
+def test_a_run_without_report_is_read_from_its_perflogs_with_a_warning(tmp_path):
+    _perflog_run(tmp_path, "interrupted")
+    sessions, warnings = results.ingest([tmp_path])
+    assert [s.source for s in sessions] == ["perflogs"]
+    assert len(warnings) == 1 and "interrupted: no usable report.json" in warnings[0] and "10 figure(s)" in warnings[0]
+    from_report, _ = results.ingest([REAL_REPORT])
+    assert _figures(sessions) == _figures(from_report)  # the same figures as the real report of that run
+    case = next(c for c in sessions[0].cases if c.params["scale"] == "1_node")
+    assert case.num_tasks == 2 and case.cores == 2 and case.nodelist == "vm" and case.stack == "openmpi-sm"
+
+
+def test_perflogs_are_ignored_when_the_report_is_there(results_dir):
+    run = next((results_dir / "runs").iterdir())
+    _perflog_run(results_dir, run.name)
+    sessions, warnings = results.ingest([results_dir])
+    assert warnings == [] and [s.source for s in sessions] == ["report"]
+
+
+def test_a_broken_report_falls_back_to_the_perflogs(tmp_path):
+    run = _perflog_run(tmp_path, "broken")
+    (run / "report.json").write_text(REAL_REPORT.read_text()[:3000])
+    sessions, warnings = results.ingest([tmp_path])
+    assert [s.source for s in sessions] == ["perflogs"]
+    assert any("broken/report.json: not readable JSON" in w for w in warnings)
+    assert any("broken: no usable report.json" in w for w in warnings)
+
+
+def test_a_torn_perflog_line_is_skipped_and_counted(tmp_path):
+    run = _perflog_run(tmp_path, "torn")
+    log = run / "perflogs" / "local" / "default" / "HPLCheck.log"
+    log.write_text(log.read_text() + "2026-11-22T03:17:00|pass|HPLCheck %scale=2_nodes|local|def")
+    sessions, warnings = results.ingest([tmp_path])
+    assert len(list(results.records(sessions))) == 10
+    assert any("HPLCheck.log: skipped 1 incomplete line(s)" in w for w in warnings)
+
+
+def test_provenance_of_the_run_not_of_the_checkout(results_dir, monkeypatch):
+    run = next((results_dir / "runs").iterdir())
+    (run / "provenance.json").write_text(json.dumps({"git_describe": "v1.2-3-gabcdef-dirty",
+                                                     "spack_lock_sha256": "0123abcd"}))
+    import subprocess
+
+    def no_git(*args, **kwargs):
+        raise AssertionError("report generation must not run git")
+
+    monkeypatch.setattr(subprocess, "run", no_git)
+    monkeypatch.setattr(subprocess, "Popen", no_git)
+    sessions, _ = results.ingest([results_dir])
+    session = sessions[0]
+    assert session.git_describe == "v1.2-3-gabcdef-dirty" and session.version == "4.10.4"
+    assert session.hostname == "vm" and "reframe -C" in session.cmdline
+    row = next(r for r in results.records(sessions) if r.figure == "rmax")
+    assert row.origin.spec_hash == "0123abcd" and row.origin.binary == "hpcc"
+
+
+def test_tidy_csv_has_parameters_and_provenance_columns(results_dir):
+    import csv
+    import io
+
+    sessions, _ = results.ingest([results_dir])
+    rows = list(results.records(sessions))
+    handle = io.StringIO()
+    results.write_csv(rows, handle)
+    table = list(csv.DictReader(io.StringIO(handle.getvalue())))
+    assert len(table) == len(rows) == 10
+    one = next(r for r in table if r["scale"] == "1_node" and r["figure"] == "rmax")
+    assert (one["system"], one["partition"], one["stack"], one["benchmark"]) == ("local", "default", "openmpi-sm",
+                                                                                 "HPLCheck")
+    assert (one["num_nodes"], one["num_tasks"], one["cores"], one["value"], one["unit"]) == ("1", "2", "2", "66.23",
+                                                                                             "Gflop/s")
+    assert one["deck"] == "N=10368 NB=192 1x2 mem=3.4%" and one["binary"] == "hpcc" and one["nodelist"] == "vm"
+    assert one["reframe_version"] == "4.10.4" and one["report"].endswith("report.json")
+    eff = next(r for r in table if r["scale"] == "1_node" and r["figure"] == "efficiency")
+    assert eff["reference"] == "50.0"  # the efficiency floor ReFrame checked
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_ingest_and_reports_never_touch_the_runs(results_dir, tmp_path):
+    _perflog_run(results_dir, "interrupted")
+    before = _tree(results_dir / "runs")
+    report.write_report([results_dir], results_dir / "runs" / "interrupted" / "report", formats=("md", "csv"))
+    after = {k: v for k, v in _tree(results_dir / "runs").items() if not k.startswith("interrupted/report/")}
+    assert after == before
+
+
+def test_concurrent_runs_and_reports_lose_nothing(tmp_path):
+    """Runs writing their directories and reports written into one directory at the same time."""
+    import threading
+
+    def run(i: int) -> None:
+        run_dir = tmp_path / "runs" / f"20260101T000000Z-host-{i}"
+        run_dir.mkdir(parents=True)
+        data = json.loads(REAL_REPORT.read_text())
+        data["session_info"]["hostname"] = f"host{i}"
+        (run_dir / "report.json").write_text(json.dumps(data))
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    sessions, warnings = results.ingest([tmp_path])
+    assert warnings == [] and sorted(s.hostname for s in sessions) == [f"host{i}" for i in range(8)]
+
+    written: list = []
+    writers = [threading.Thread(target=lambda: written.append(
+        report.write_report([tmp_path / "runs"], tmp_path / "out", formats=("csv",)).files["csv"]))
+        for _ in range(6)]
+    for t in writers:
+        t.start()
+    for t in writers:
+        t.join()
+    assert len(set(written)) == 6
+    assert all(len(path.read_text().splitlines()) == 1 + 8 * 10 for path in written)
+
+
+# --- the command line ----------------------------------------------------------------------------------
+
+def test_run_with_report_prints_the_table_then_the_html_path_last(tmp_path, monkeypatch, capsys):
+    """`scalebench run --report` (make run): ReFrame replaced by a copy of a real run report."""
+    import subprocess
+
+    from scalebench.cli import main
+
+    def fake_reframe(command, env):
+        shutil.copy(REAL_REPORT, Path(env["SCALEBENCH_RUN_DIR"]) / "report.json")
+        return 0
+
+    monkeypatch.setattr(subprocess, "call", fake_reframe)
+    assert main(["run", "--results", str(tmp_path), "--report"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1].startswith("Report: ") and out[-1].endswith("/report/report.html")
+    assert any(line.split()[:3] == ["System", "Stack", "Scale"] for line in out)
+    html = Path(out[-1].removeprefix("Report: "))
+    assert html.is_file() and (html.parent / "report.md").is_file() and (html.parent / "report.csv").is_file()
+
+
+def test_report_command_formats_and_errors(results_dir, tmp_path, capsys):
+    from scalebench.cli import main
+
+    assert main(["report", str(results_dir), "--out", str(tmp_path / "o"), "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"Report: {tmp_path / 'o' / 'report.csv'}"
+    assert main(["report", str(results_dir), "--format", "pdf"]) == 2
+    assert "--format: pdf not one of md, html, csv, txt" in capsys.readouterr().err
+    assert main(["report", str(tmp_path / "nope")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_a_nan_figure_is_read_but_not_a_measurement(tmp_path):
+    """Python's json writes NaN as a bare word (not JSON): the report is still read, the figure unusable."""
+    text = REAL_REPORT.read_text().replace("45.74,", "NaN,", 1)  # the 1_core case's Rmax
+    assert "NaN" in text
+    run = tmp_path / "runs" / "nan"
+    run.mkdir(parents=True)
+    (run / "report.json").write_text(text)
+    sessions, warnings = results.ingest([tmp_path])
+    assert warnings == []
+    rmax = {r.case: r for r in results.records(sessions) if r.figure == "rmax"}
+    assert rmax["HPLCheck %scale=1_core"].value is None and not rmax["HPLCheck %scale=1_core"].usable
+    assert rmax["HPLCheck %scale=1_node"].value == 66.23

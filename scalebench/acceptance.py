@@ -1,0 +1,278 @@
+"""Acceptance verdicts: thresholds from a YAML file (site_configs/acceptance.yaml) checked against the
+results, one PASS / FAIL / NO DATA row per criterion, system, stack and point.
+
+Measured values are the series' medians over repeated runs (scalebench.series), so one lucky run
+does not pass a criterion and one bad run does not fail it. A criterion nothing was measured for is
+NO DATA, which fails acceptance unless the criterion says `optional: true`: missing evidence is not
+a pass.
+"""
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import yaml
+
+from scalebench import metrics, series
+from scalebench.benchmarks import did_you_mean, registry
+from scalebench.document import Block, Heading, Table, Text, table
+from scalebench.errors import InputError
+from scalebench.results import Record
+from scalebench.series import Series, at_label
+
+METRICS = ("value", "speedup", "parallel_efficiency")
+AT_WORDS = ("every", "largest", "smallest")
+_KEYS = ("name", "benchmark", "figure", "metric", "min", "max", "at", "system", "partition", "stack", "params",
+         "optional")
+PASS, FAIL, NO_DATA = "PASS", "FAIL", "NO DATA"
+
+
+@dataclass(frozen=True)
+class Criterion:
+    where: str  # 'site_configs/acceptance.yaml: criteria[2]', for messages
+    name: str
+    benchmark: str
+    figure: str
+    metric: str  # value | speedup | parallel_efficiency
+    bound: str  # min | max
+    threshold: float
+    at: tuple[int, ...] | str  # x values, or every | largest | smallest
+    system: str  # fnmatch patterns
+    partition: str
+    stack: str
+    params: tuple[tuple[str, str], ...]
+    optional: bool
+
+    def matches(self, s: Series) -> bool:
+        key = s.key
+        own = {k: str(v) for k, v in key.params}
+        return (key.benchmark == self.benchmark and key.figure == self.figure
+                and fnmatch.fnmatchcase(key.system, self.system)
+                and fnmatch.fnmatchcase(key.partition, self.partition)
+                and fnmatch.fnmatchcase(key.stack, self.stack)
+                and all(own.get(k) == v for k, v in self.params))
+
+
+@dataclass(frozen=True)
+class Verdict:
+    criterion: Criterion
+    where: str
+    stack: str
+    at: str
+    measured: float | None
+    unit: str
+    status: str  # PASS | FAIL | NO DATA
+    note: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.status == FAIL or (self.status == NO_DATA and not self.criterion.optional)
+
+
+# --- the thresholds file ------------------------------------------------------------------------------
+
+def _known_figures(rows: Sequence[Record]) -> dict[str, set[str]]:
+    """benchmark -> figure names, from the registry and from what the results hold."""
+    known = {name: set(bench.figures) for name, bench in registry().items()}
+    for r in rows:
+        known.setdefault(r.benchmark, set()).add(r.figure)
+    return known
+
+
+def _units(rows: Sequence[Record]) -> dict[tuple[str, str], str]:
+    units: dict[tuple[str, str], str] = {}
+    for r in rows:
+        units.setdefault((r.benchmark, r.figure), r.unit)
+    return units
+
+
+def _threshold(value: Any, metric: str, unit: str | None, where: str) -> float:
+    """A number in the metric's unit; '75%' means 75 for a figure in %, 0.75 for an efficiency."""
+    if isinstance(value, str) and value.strip().endswith("%"):
+        try:
+            number = float(value.strip()[:-1])
+        except ValueError:
+            raise InputError(f"{where}: {value!r} is not a number or a percentage") from None
+        if metric == "parallel_efficiency":
+            return number / 100
+        if metric == "value" and unit in (None, "%"):
+            return number
+        raise InputError(f"{where}: a percentage is meaningless for {metric} in {unit or 'no unit'}; give a number")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"{where}: expected a number or a percentage such as 80%, got {value!r}")
+    if metric == "parallel_efficiency" and value > 1.5:
+        raise InputError(f"{where}: {value} looks like a percentage; write {value}% (or {value / 100:g})")
+    return float(value)
+
+
+def _at(value: Any, where: str) -> tuple[int, ...] | str:
+    if value is None:
+        return "every"
+    if isinstance(value, str):
+        if value not in AT_WORDS:
+            raise InputError(f"{where}: {value!r} is not one of {', '.join(AT_WORDS)} or a number"
+                             f"{did_you_mean(value, AT_WORDS)}")
+        return value
+    values = value if isinstance(value, list) else [value]
+    if not values or any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in values):
+        raise InputError(f"{where}: expected every, largest, smallest, a count or a list of counts, got {value!r}")
+    return tuple(values)
+
+
+def _pattern(entry: dict[str, Any], key: str, where: str) -> str:
+    value = entry.get(key, "*")
+    if not isinstance(value, str) or not value:
+        raise InputError(f"{where}.{key}: expected a name or a pattern such as 'cluster*'")
+    return value
+
+
+def _criterion(entry: Any, where: str, known: dict[str, set[str]], units: dict[tuple[str, str], str]) -> Criterion:
+    if not isinstance(entry, dict):
+        raise InputError(f"{where}: expected a mapping with benchmark, figure and min or max")
+    for key in entry:
+        if key not in _KEYS:
+            raise InputError(f"{where}.{key}: unknown key{did_you_mean(str(key), _KEYS)}")
+    benchmark = entry.get("benchmark")
+    if not isinstance(benchmark, str) or benchmark not in known:
+        raise InputError(f"{where}.benchmark: unknown benchmark {benchmark!r}{did_you_mean(str(benchmark), known)}")
+    bench = registry().get(benchmark)
+    figure = entry.get("figure", bench.fom if bench else None)
+    if figure not in known[benchmark]:
+        raise InputError(f"{where}.figure: unknown figure {figure!r} of {benchmark}"
+                         f"{did_you_mean(str(figure), known[benchmark])} (known: {', '.join(sorted(known[benchmark]))})")
+    metric = entry.get("metric", "value")
+    if metric not in METRICS:
+        raise InputError(f"{where}.metric: {metric!r} is not one of {', '.join(METRICS)}{did_you_mean(str(metric), METRICS)}")
+    if metric != "value" and bench is not None and bench.figure(figure).direction == "none":
+        raise InputError(f"{where}.metric: {metric} needs a figure that is better higher or lower; {figure} is neither")
+    bounds = [b for b in ("min", "max") if b in entry]
+    if len(bounds) != 1:
+        raise InputError(f"{where}: give exactly one of min or max")
+    params = entry.get("params") or {}
+    if not isinstance(params, dict):
+        raise InputError(f"{where}.params: expected a mapping such as {{workload: lj}}")
+    threshold = _threshold(entry[bounds[0]], metric, units.get((benchmark, figure)), f"{where}.{bounds[0]}")
+    name = entry.get("name") or f"{benchmark} {figure}{' ' + metric if metric != 'value' else ''}"
+    return Criterion(where, str(name), benchmark, figure, metric, bounds[0], threshold,
+                     _at(entry.get("at"), f"{where}.at"),
+                     _pattern(entry, "system", where), _pattern(entry, "partition", where),
+                     _pattern(entry, "stack", where),
+                     tuple(sorted((str(k), str(v)) for k, v in params.items())), bool(entry.get("optional", False)))
+
+
+def load(path: Path, rows: Sequence[Record]) -> list[Criterion]:
+    """The criteria of a thresholds file, checked against the registry and the results' figures.
+    Every mistake is one line naming the file and the key."""
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as err:
+        raise InputError(f"{path}: cannot read ({err.strerror})") from err
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = f" line {mark.line + 1}" if mark is not None else ""
+        raise InputError(f"{path}:{line} not valid YAML ({getattr(err, 'problem', None) or err})") from err
+    if not isinstance(data, dict) or set(data) != {"criteria"} or not isinstance(data["criteria"], list):
+        raise InputError(f"{path}: expected one key, criteria, holding a list of criteria")
+    known, units = _known_figures(rows), _units(rows)
+    return [_criterion(entry, f"{path}: criteria[{i}]", known, units) for i, entry in enumerate(data["criteria"])]
+
+
+# --- verdicts -----------------------------------------------------------------------------------------
+
+def _metric_values(s: Series, metric: str) -> dict[int, float]:
+    if metric == "speedup":
+        return metrics.speedup(s.points, higher_is_better=s.higher_is_better)
+    if metric == "parallel_efficiency":
+        return series.efficiency(s)  # weak-scaling series: T(p0)/T(p)
+    return dict(s.points)
+
+
+def _points(c: Criterion, values: dict[int, float]) -> list[tuple[int, float | None]]:
+    if not isinstance(c.at, str):
+        return [(x, values.get(x)) for x in c.at]
+    if c.at == "every":
+        return list(values.items())
+    x = max(values) if c.at == "largest" else min(values)
+    return [(x, values[x])]
+
+
+def _status(c: Criterion, measured: float) -> str:
+    ok = measured >= c.threshold if c.bound == "min" else measured <= c.threshold
+    return PASS if ok else FAIL
+
+
+def evaluate(criteria: Iterable[Criterion], all_series: Sequence[Series]) -> list[Verdict]:
+    verdicts = []
+    for c in criteria:
+        matched = [s for s in all_series if c.matches(s)]
+        if not matched:
+            verdicts.append(Verdict(c, "-", "-", "-", None, "", NO_DATA, "no results match"))
+        for s in matched:
+            unit = "" if c.metric != "value" else s.unit
+            try:
+                values = _metric_values(s, c.metric)
+            except InputError as err:  # e.g. a zero rate has no speedup
+                verdicts.append(Verdict(c, s.key.where, s.key.stack, "-", None, unit, NO_DATA, str(err)))
+                continue
+            for x, measured in _points(c, values):
+                at = at_label(s.axis, x)
+                if measured is None:
+                    verdicts.append(Verdict(c, s.key.where, s.key.stack, at, None, unit, NO_DATA,
+                                            f"not measured at {at}"))
+                else:
+                    verdicts.append(Verdict(c, s.key.where, s.key.stack, at, measured, unit, _status(c, measured)))
+    return verdicts
+
+
+def failed(verdicts: Iterable[Verdict]) -> bool:
+    return any(v.failed for v in verdicts)
+
+
+# --- presentation -------------------------------------------------------------------------------------
+
+def _amount(value: float, c: Criterion, unit: str, signed: bool = False) -> str:
+    """A measured value or threshold; a margin (signed) of a percentage is in percentage points."""
+    if c.metric == "parallel_efficiency":
+        return f"{value * 100:+.1f} pp" if signed else f"{value:.1%}"
+    if unit == "%":
+        return f"{value:+.4g} pp" if signed else f"{value:.4g}%"
+    sign = "+" if signed else ""
+    return f"{value:{sign}.4g}{' ' + unit if unit else ''}{'x' if c.metric == 'speedup' else ''}"
+
+
+def _cells(v: Verdict) -> list[str]:
+    c = v.criterion
+    threshold = f"{'>=' if c.bound == 'min' else '<='} {_amount(c.threshold, c, v.unit)}"
+    if v.measured is None:
+        measured = margin = "-"
+    else:
+        margin_value = v.measured - c.threshold if c.bound == "min" else c.threshold - v.measured
+        measured = _amount(v.measured, c, v.unit)
+        margin = _amount(margin_value, c, v.unit, signed=True)
+        if c.threshold:
+            margin += f" ({margin_value / abs(c.threshold):+.1%})"
+    status = v.status if v.status != NO_DATA or not c.optional else f"{NO_DATA} (optional)"
+    return [c.name, v.where, v.stack, v.at, measured, threshold, margin, status, v.note]
+
+
+HEADER = ("Criterion", "System", "Stack", "At", "Measured", "Threshold", "Margin", "Verdict", "Note")
+
+
+def counts(verdicts: Sequence[Verdict]) -> str:
+    tally = {status: sum(v.status == status for v in verdicts) for status in (PASS, FAIL, NO_DATA)}
+    return ", ".join(f"{n} {status}" for status, n in tally.items())
+
+
+def verdict_table(verdicts: Sequence[Verdict]) -> Table:
+    return table(HEADER, [_cells(v) for v in verdicts])
+
+
+def blocks(verdicts: Sequence[Verdict], source: Path, level: int = 2) -> list[Block]:
+    outcome = "FAILED" if failed(verdicts) else "PASSED"
+    return [Heading(level, "Acceptance"),
+            Text(f"Thresholds from `{source}`: acceptance {outcome} ({counts(verdicts)}). Measured values are medians "
+                 "over repeated runs; the margin is the headroom over the threshold (negative: short of it). "
+                 "NO DATA fails acceptance unless the criterion is optional."),
+            verdict_table(verdicts)]

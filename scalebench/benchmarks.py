@@ -1,0 +1,129 @@
+"""The benchmark registry (scalebench/data/benchmarks.yaml): which report section a check belongs to,
+its scaling axis, its figure of merit and which way each figure is better. Data, not code: a new
+check gets a report section by adding an entry."""
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import yaml
+
+from scalebench import paths
+from scalebench.errors import InputError
+
+SECTIONS = ("hpl", "application", "microbenchmark")
+DIRECTIONS = ("higher", "lower", "none")
+KINDS = ("bandwidth", "latency")
+_ENTRY_KEYS = {"title", "section", "x", "fom", "figures", "kind", "sized", "series_params", "time", "weak"}
+_SIZED_NAME = re.compile(r"^(?P<figure>.+)_(?P<size>\d+)$")
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str
+    direction: str  # higher | lower | none
+    label: str
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    name: str  # the check's class name
+    title: str
+    section: str  # hpl | application | microbenchmark | other
+    x: str  # nodes | procs | a parameter name
+    fom: str | None
+    figures: Mapping[str, Figure]
+    kind: str | None = None  # bandwidth | latency (microbenchmarks)
+    sized: bool = False
+    series_params: tuple[str, ...] = ("scale",)
+    time: str | None = None  # the run time bake-offs sum
+    weak: tuple[str, str] | None = None  # (parameter, value) of weak-scaling cases
+
+    def figure(self, name: str) -> Figure:
+        """A registered figure, or an undirected one for figures the registry does not list."""
+        return self.figures.get(name) or Figure(name, "none", name)
+
+
+def unregistered(name: str) -> Benchmark:
+    """What a check missing from the registry is read as: a table under "Other results"."""
+    return Benchmark(name, name, "other", "procs", None, {})
+
+
+def did_you_mean(value: str, choices: Iterable[str]) -> str:
+    """' (did you mean 'x'?)' for the closest choice, '' when nothing is close."""
+    close = difflib.get_close_matches(value, sorted(set(choices)), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _choice(value: object, allowed: Iterable[str], where: str) -> str:
+    allowed = tuple(allowed)
+    if value not in allowed:
+        raise InputError(f"{where}: {value!r} is not one of {', '.join(allowed)}{did_you_mean(str(value), allowed)}")
+    return str(value)
+
+
+def _entry(name: str, entry: object, where: str) -> Benchmark:
+    if not isinstance(entry, dict):
+        raise InputError(f"{where}: expected a mapping")
+    unknown = sorted(set(entry) - _ENTRY_KEYS)
+    if unknown:
+        raise InputError(f"{where}.{unknown[0]}: unknown key{did_you_mean(unknown[0], _ENTRY_KEYS)}")
+    figures = entry.get("figures")
+    if not isinstance(figures, dict) or not figures:
+        raise InputError(f"{where}.figures: expected a mapping of figure names")
+    parsed = {}
+    for figure, spec in figures.items():
+        spec = spec or {}
+        direction = _choice(spec.get("direction"), DIRECTIONS, f"{where}.figures.{figure}.direction")
+        parsed[str(figure)] = Figure(str(figure), direction, str(spec.get("label") or figure))
+    fom = entry.get("fom")
+    if fom is not None:
+        _choice(fom, parsed, f"{where}.fom")
+    kind = entry.get("kind")
+    if kind is not None:
+        _choice(kind, KINDS, f"{where}.kind")
+    time = entry.get("time")
+    if time is not None:
+        _choice(time, parsed, f"{where}.time")
+    weak = entry.get("weak")
+    if weak is not None and (not isinstance(weak, dict) or len(weak) != 1):
+        raise InputError(f"{where}.weak: expected one parameter and its value, e.g. {{scaling: weak}}")
+    return Benchmark(
+        name=name, title=str(entry.get("title") or name),
+        section=_choice(entry.get("section"), SECTIONS, f"{where}.section"),
+        x=str(entry.get("x") or "procs"), fom=fom, figures=parsed, kind=kind,
+        sized=bool(entry.get("sized", False)),
+        series_params=tuple(entry.get("series_params") or ("scale",)), time=time,
+        weak=tuple(map(str, next(iter(weak.items())))) if weak else None)  # type: ignore[arg-type]
+
+
+def load(path: Path | None = None) -> dict[str, Benchmark]:
+    path = path or paths.PACKAGE_DATA / "benchmarks.yaml"
+    data = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: expected a mapping of check names")
+    return {str(name): _entry(str(name), entry, f"{path}: {name}") for name, entry in data.items()}
+
+
+@functools.lru_cache(maxsize=None)
+def registry() -> dict[str, Benchmark]:
+    """The packaged registry, read once per process."""
+    return load()
+
+
+def lookup(name: str) -> Benchmark:
+    return registry().get(name) or unregistered(name)
+
+
+def split_sized(benchmark: Benchmark, figure: str) -> tuple[str, int] | None:
+    """('bandwidth', 1024) for 'bandwidth_1024' of a sized check; None for any other figure."""
+    if not benchmark.sized:
+        return None
+    match = _SIZED_NAME.match(figure)
+    if match is None or match["figure"] not in benchmark.figures:
+        return None
+    return match["figure"], int(match["size"])

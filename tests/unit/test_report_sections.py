@@ -1,0 +1,300 @@
+"""Report sections from synthetic ReFrame reports (tests/reframe_reports.py: the real report's structure):
+HPL, applications and microbenchmarks for two stacks, the charts as data, and the written files."""
+import base64
+import csv
+import re
+from pathlib import Path
+
+import pytest
+
+import reframe_reports as rr
+from png_check import png_colours
+from scalebench import benchmarks, document, metrics, report, results, series
+
+REAL_REPORT = rr.REAL_REPORT
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    """Two runs, one per stack, each running HPL, LAMMPS, OpenFOAM and OSU on cluster:cpu."""
+    root = tmp_path_factory.mktemp("results")
+    for i, (stack, cases) in enumerate(rr.two_stack_study().items()):
+        rr.write_run(root, f"2026010{i + 1}T000000Z-head-{i}", cases, start=f"2026010{i + 1}T000000+0000",
+                     provenance={"git_describe": f"v0.1-{i}-g0000{i}"})
+    return root
+
+
+def _document(paths):
+    sessions, warnings = results.ingest(paths)
+    rows = list(results.records(sessions))
+    return report.build_document(sessions, warnings, rows), rows
+
+
+def _section(blocks, title):
+    """The blocks from the level-2 heading `title` to the next level-2 heading."""
+    start = next(i for i, b in enumerate(blocks) if isinstance(b, document.Heading) and b.level == 2
+                 and b.text == title)
+    end = next((i for i, b in enumerate(blocks[start + 1:], start + 1)
+                if isinstance(b, document.Heading) and b.level <= 2), len(blocks))
+    return blocks[start:end]
+
+
+def _tables(blocks):
+    return [b for b in blocks if isinstance(b, document.Table)]
+
+
+def _charts(blocks):
+    return document.charts_of(blocks)
+
+
+def test_registry_maps_checks_to_sections_and_directions():
+    reg = benchmarks.registry()
+    assert reg["HPLCheck"].section == "hpl" and reg["HPLCheck"].fom == "rmax"
+    assert reg["LAMMPSCheck"].figure("timesteps_per_s").direction == "higher"
+    assert reg["OSULatencyCheck"].kind == "latency" and reg["OSULatencyCheck"].x == "msg_size"
+    assert benchmarks.split_sized(reg["OSUBandwidthCheck"], "bandwidth_1024") == ("bandwidth", 1024)
+    assert benchmarks.split_sized(reg["OSUBandwidthCheck"], "peak_1024") is None
+    assert benchmarks.lookup("NoSuchCheck").section == "other"
+
+
+def test_sized_figures_become_one_row_per_message_size(study):
+    sessions, _ = results.ingest([study])
+    rows = [r for r in results.records(sessions) if r.benchmark == "OSUBandwidthCheck" and r.stack == "ucx"]
+    assert len(rows) == len(rr.MESSAGE_SIZES) and {r.figure for r in rows} == {"bandwidth"}
+    assert sorted(r.param("msg_size") for r in rows) == sorted(rr.MESSAGE_SIZES)
+
+
+def test_hpl_section_scales_over_nodes_with_the_linear_line(study):
+    blocks, _ = _document([study])
+    hpl = _section(blocks, "HPL")
+    scaling = next(t for t in _tables(hpl) if t.header[1] == "Nodes")
+    ucx = [row for row in scaling.rows if row[0] == "ucx"]
+    assert [row[1] for row in ucx] == ["1", "2", "4"]
+    assert ucx[2][2:6] == ("3500.00", "3640.00", "3.85", "96.2%")  # Rmax, linear, speedup, parallel efficiency
+    chart = _charts(hpl)[0]
+    rmax_panel, eff_panel = chart.panels
+    assert {(l.label, l.group, l.style) for l in rmax_panel.lines} >= {("ucx", "ucx", "measured"),
+                                                                     ("linear scaling", "ucx", "ideal")}
+    assert next(l for l in eff_panel.lines if l.label == "tcp").ys == pytest.approx((90.0, 85.0, 77.5))
+
+
+def test_hpl_on_one_node_scales_over_cores(tmp_path):
+    blocks, _ = _document([REAL_REPORT])
+    hpl = _section(blocks, "HPL")
+    scaling = next(t for t in _tables(hpl) if t.header[1] == "Cores")
+    assert [row[:3] for row in scaling.rows] == [("openmpi-sm", "1", "45.74"), ("openmpi-sm", "2", "66.23")]
+    assert _charts(hpl)[0].panels[0].xlabel == "Cores"
+    assert document.Text("No application results.") in _section(blocks, "Applications")
+    assert document.Text("No microbenchmark results.") in _section(blocks, "Microbenchmarks")
+
+
+def test_application_section_marks_speedup_peaks_per_stack(study):
+    blocks, _ = _document([study])
+    apps = _section(blocks, "Applications")
+    lammps = next(c for c in _charts(apps) if "LAMMPS" in c.caption)
+    speedup_panel = lammps.panels[0]
+    marks = {m.group: (m.x, round(m.y, 3)) for m in speedup_panel.marks}
+    assert marks == {"tcp": (8, 5.2), "ucx": (8, round(720 / 104, 3))}  # peaks, then degrades at 16
+    ideal = next(l for l in speedup_panel.lines if l.style == "ideal")
+    assert ideal.xs == (1, 2, 4, 8, 16) and ideal.ys == (1, 2, 4, 8, 16)
+    stacks = next(t for t in _tables(apps) if t.header[0] == "Stack" and t.header[1] == "Peak speedup")
+    expected = metrics.stack_improvement(rr.LAMMPS_RATES["tcp"], rr.LAMMPS_RATES["ucx"], higher_is_better=True)
+    ucx = next(row for row in stacks.rows if row[0] == "ucx")
+    assert ucx[3] == f"{expected.at_peak:+.1%}" and ucx[4] == f"{expected.mean_to_peak:+.1%}"
+    # OpenFOAM: a time per step, lower is better; speedup T(1)/T(4)
+    openfoam = next(t for t in _tables(apps) if "Time per step (s/step)" in t.header)
+    assert ("ucx", "4", "2.05", f"{7.9 / 2.05:.2f}") == next(r for r in openfoam.rows if r[:2] == ("ucx", "4"))[:4]
+
+
+def test_weak_scaling_shows_efficiency_against_a_flat_ideal(tmp_path):
+    rr.write_run(tmp_path, "weak", [*rr.lammps("ucx", {1: 100.0, 2: 98.0, 4: 90.0}, scaling="weak"),
+                                    *rr.lammps("ucx", {1: 100.0, 2: 190.0, 4: 300.0})])
+    blocks, rows = _document([tmp_path])
+    apps = _section(blocks, "Applications")
+    titles = [b.text for b in apps if isinstance(b, document.Heading) and b.level == 3]
+    assert titles == ["LAMMPS scaling=strong workload=lj on cluster:cpu", "LAMMPS scaling=weak workload=lj on cluster:cpu"]
+    weak_chart = next(c for c in _charts(apps) if "weak" in c.caption)
+    panel = weak_chart.panels[0]
+    assert panel.title.startswith("Weak-scaling efficiency")
+    assert next(l for l in panel.lines if l.group == "ucx").ys == pytest.approx((1.0, 0.98, 0.90))
+    assert next(l for l in panel.lines if l.style == "ideal").ys == (1.0, 1.0, 1.0)
+    weak = next(t for t in _tables(apps) if "Weak-scaling efficiency" in t.header)
+    assert "Speedup" not in weak.header  # the problem grows with the processes: no speedup
+    assert [r[3] for r in weak.rows] == ["100.0%", "98.0%", "90.0%"]
+
+
+def test_microbenchmark_section_n_half_surprise_and_summaries(study):
+    blocks, _ = _document([study])
+    micro = _section(blocks, "Microbenchmarks")
+    stacks = next(t for t in _tables(micro) if t.header[1] == "Peak bandwidth (MB/s)")
+    tcp = next(r for r in stacks.rows if r[0] == "tcp")
+    bandwidth, _ = rr.hockney(*rr.INTERCONNECT["tcp"])
+    half = metrics.half_power_point(sorted(bandwidth.items()))
+    assert tcp[1] == f"{half.peak_bandwidth:.1f}" and tcp[3].endswith(f"({half.method})")
+    assert tcp[5] == "1.50x at 8.0 KiB"  # the synthetic rendezvous bump
+    chart = _charts(micro)[0]
+    assert [p.title for p in chart.panels] == ["Bandwidth (cluster:cpu)", "Latency (cluster:cpu)"]
+    assert {m.group for m in chart.panels[0].marks} == {"tcp", "ucx"} and all(m.vertical for m in chart.panels[0].marks)
+    summaries = [t for t in _tables(micro) if t.header[2] == "Min ratio"]
+    assert len(summaries) == 2  # bandwidth and latency
+    ucx = next(r for r in summaries[1].rows if r[0] == "ucx")
+    assert float(ucx[3]) > 1  # ucx is better than the tcp baseline
+    health = [i for b in micro if isinstance(b, document.Bullets) for i in b.items]
+    assert any(re.match(r"health: tcp is [\d.]+x to [\d.]+x worse than ucx at \d+ sizes", i) for i in health)
+
+
+def test_unregistered_checks_land_in_other_results(tmp_path):
+    case = rr.testcase("STREAMCheck", {"triad": (52000.0, "MB/s")}, params={"scale": "1_node"}, stack="s")
+    rr.write_run(tmp_path, "run", [case])
+    blocks, _ = _document([tmp_path])
+    other = _section(blocks, "Other results")
+    assert _tables(other)[0].rows == (("local:default", "STREAMCheck", "-", "s", "triad", "1", "5.2e+04", "MB/s",
+                                       "1"),)
+
+
+def test_repeats_are_summarised_by_their_median(tmp_path):
+    for i, rate in enumerate((100.0, 130.0, 90.0)):
+        rr.write_run(tmp_path, f"run{i}", rr.lammps("ucx", {1: rate, 2: 2 * rate}))
+    sessions, _ = results.ingest([tmp_path])
+    (one,) = series.select(series.build(results.records(sessions)), figure="timesteps_per_s")
+    assert one.points == {1: 100.0, 2: 200.0} and one.runs == {1: 3, 2: 3}
+
+
+def test_bake_off_section_appears_when_a_system_ran_two_stacks(study):
+    blocks, _ = _document([study])
+    assert any(isinstance(b, document.Heading) and b.text == "Bake-off: stacks against tcp" for b in blocks)
+    provenance = _section(blocks, "Provenance")
+    runs = _tables(provenance)[0]
+    assert [row[5] for row in runs.rows] == ["v0.1-0-g00000", "v0.1-1-g00001"]
+
+
+def test_written_files_md_html_csv(study, tmp_path):
+    written = report.write_report([study], tmp_path / "out")
+    md, html, table = (written.files[f] for f in ("md", "html", "csv"))
+    images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md.read_text())
+    assert len(images) == 4 and all((md.parent / image).read_bytes()[:4] == b"\x89PNG" for image in images)
+    page = html.read_text()
+    assert "<script" not in page and not re.search(r"(src|href)=\"(?!data:|#)", page)  # self-contained
+    uris = re.findall(r'src="data:image/png;base64,([^"]+)"', page)
+    assert len(uris) == 4 and all(png_colours(base64.b64decode(u)) > 2 for u in uris)
+    for heading in ("HPL", "Applications", "Microbenchmarks", "Provenance"):
+        assert f">{heading}</h2>" in page
+    sessions, _ = results.ingest([study])
+    with table.open() as handle:
+        lines = list(csv.DictReader(handle))
+    assert len(lines) == len(list(results.records(sessions)))
+    assert all(None not in line for line in lines)  # as many cells as columns on every line
+    openfoam = next(line for line in lines if line["benchmark"] == "OpenFOAMCheck")
+    assert openfoam["param_case"] == "cavity" and openfoam["case"].startswith("OpenFOAMCheck %scale=")
+
+
+def test_format_option_is_checked():
+    assert report.parse_formats("html, md") == ("html", "md")
+    with pytest.raises(Exception, match="--format: pdf not one of md, html, csv, txt"):
+        report.parse_formats("md,pdf")
+
+
+def test_text_renderer_aligns_tables():
+    text = document.render_text([document.Heading(2, "T"), document.table(("a", "bb"), [("xxx", "y")])])
+    assert text.splitlines()[:6] == ["T", "=", "", "a    bb", "---  --", "xxx  y"]
+
+
+def test_chart_rendering_is_deterministic_and_non_blank():
+    from scalebench import plots
+
+    chart = document.Chart("c", "caption", (document.Panel("p", "x", "y", (
+        document.Line("s", (1, 2, 4), (1.0, 1.9, 3.5), "s"),
+        document.Line("ideal", (1, 2, 4), (1, 2, 4), "ideal", style="ideal")),
+        (document.Mark(4, 3.5, "peak", "s"),), xlog=True),))
+    png = plots.render(chart)
+    assert png == plots.render(chart) and png_colours(png) > 2
+
+
+def test_markdown_paths_are_relative(study, tmp_path):
+    written = report.write_report([study], tmp_path / "o", formats=("md",))
+    assert "](report_files/01-" in written.files["md"].read_text()
+
+
+def _performance_functions() -> dict[str, set[str]]:
+    """Check class -> its @performance_function method names, read from reframe_tests/ without ReFrame."""
+    import ast
+
+    checks: dict[str, set[str]] = {}
+    for path in (Path(__file__).resolve().parents[2] / "reframe_tests").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                checks[node.name] = {
+                    f.name for f in node.body if isinstance(f, ast.FunctionDef)
+                    and any(isinstance(d, ast.Call) and getattr(d.func, "id", "") == "performance_function"
+                            for d in f.decorator_list)}
+    return {name: figures for name, figures in checks.items() if figures}
+
+
+def test_registry_knows_every_figure_of_every_check():
+    checks = _performance_functions()
+    assert "HPLCheck" in checks
+    for name, figures in checks.items():
+        bench = benchmarks.registry().get(name)
+        assert bench is not None, f"{name} is missing from scalebench/data/benchmarks.yaml"
+        assert figures <= set(bench.figures), f"{name}: {sorted(figures - set(bench.figures))} not registered"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("X: {section: hpl, figures: {a: {direction: up}}}", "X.figures.a.direction: 'up' is not one of"),
+    ("X: {section: hpc, figures: {a: {direction: higher}}}", "X.section: 'hpc' is not one of hpl, application, "
+                                                               "microbenchmark (did you mean 'hpl'?)"),
+    ("X: {section: hpl, fom: b, figures: {a: {direction: higher}}}", "X.fom: 'b' is not one of a"),
+    ("X: {section: hpl, figres: {}}", "X.figres: unknown key (did you mean 'figures'?)"),
+])
+def test_registry_mistakes_are_named(tmp_path, text, message):
+    path = tmp_path / "benchmarks.yaml"
+    path.write_text(text)
+    with pytest.raises(Exception, match=re.escape(message)):
+        benchmarks.load(path)
+
+
+def test_big_reports_draw_charts_in_a_worker_process(study, tmp_path, monkeypatch):
+    """The same pictures from the worker process (used from WORKER_FROM_BYTES of run reports)."""
+    here = report.write_report([study], tmp_path / "here", formats=("html",)).files["html"].read_text()
+    monkeypatch.setattr(report, "WORKER_FROM_BYTES", 0)
+    written = report.write_report([study], tmp_path / "worker", formats=("html",))
+    assert written.warnings == []
+    page = written.files["html"].read_text()
+    assert re.findall(r'src="(data:[^"]+)"', page) == re.findall(r'src="(data:[^"]+)"', here)
+
+
+def test_a_failing_worker_leaves_the_charts_to_this_process(study, tmp_path, monkeypatch):
+    from scalebench import chart_worker
+
+    def no_processes(*args, **kwargs):
+        raise OSError("no processes here")
+
+    monkeypatch.setattr(report, "WORKER_FROM_BYTES", 0)
+    monkeypatch.setattr(chart_worker, "ProcessPoolExecutor", no_processes)
+    written = report.write_report([study], tmp_path / "out", formats=("md",))
+    assert any("chart worker failed (OSError: no processes here)" in w for w in written.warnings)
+    assert len(list((tmp_path / "out" / "report_files").glob("*.png"))) == 4
+
+
+def test_a_hung_worker_is_stopped(monkeypatch):
+    """Past its time limit the worker is terminated and the charts are drawn here."""
+    import time as clock
+
+    from scalebench import chart_worker
+
+    monkeypatch.setattr(chart_worker, "_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(chart_worker, "draw_here", _sleep_then_draw)
+    chart = document.Chart("c", "caption", (document.Panel("p", "x", "y", (
+        document.Line("s", (1, 2), (1.0, 2.0), "s"),)),))
+    worker = chart_worker.ChartWorker()
+    worker.submit([chart])
+    monkeypatch.setattr(chart_worker, "draw_here", lambda charts: {c: b"png" for c in charts})
+    start = clock.monotonic()
+    assert worker.result() == {chart: b"png"}
+    assert "TimeoutError" in worker.failure and clock.monotonic() - start < 20
+
+
+def _sleep_then_draw(charts):
+    import time as clock
+
+    clock.sleep(60)
