@@ -182,6 +182,14 @@ def build_parser() -> argparse.ArgumentParser:
     from scalebench import tune  # imported here: tune's CLI helpers live next to its logic
 
     tune.add_tune_arguments(sub)
+
+    from scalebench.spack.cli import add_arguments as add_spack_arguments, cmd_spack_validate
+
+    spack = sub.add_parser("spack", help="Spack environments of spack_envs/")
+    spack_sub = spack.add_subparsers(dest="spack_command", required=True, parser_class=OneLineParser)
+    p = spack_sub.add_parser("validate", help="check the environments offline (names, variants, values)")
+    add_spack_arguments(p)
+    p.set_defaults(func=cmd_spack_validate)
     return parser
 
 
