@@ -29,7 +29,7 @@ PERFLOG_CASE_FIELDS = (
     "scale", "num_nodes", "num_tasks", "num_tasks_per_node", "num_cpus_per_task", "job_nodelist",
 )
 PERFLOG_PERF_FIELDS = ("var", "value", "unit", "ref", "lower_thres", "upper_thres", "result")
-PERFLOG_PROVENANCE_FIELDS = ("deck_summary", "n_policy", "blas_kernel")
+PERFLOG_PROVENANCE_FIELDS = ("deck_summary", "n_policy", "blas_kernel", "spack_lock")
 
 
 def new_run_dir(results: Path | None = None) -> Path:
