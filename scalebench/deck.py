@@ -180,24 +180,24 @@ def require_positive(name: str, value: Any) -> None:
 def process_grid(ranks: int) -> tuple[int, int]:
     """P x Q with P <= Q and P the largest divisor of ranks not above sqrt(ranks)."""
     require_positive("ranks", ranks)
-    root = math.isqrt(ranks)
-    p = max(d for d in _divisors(ranks) if d <= root)
+    p = max(_divisors_up_to(ranks, math.isqrt(ranks)))
     return p, ranks // p
 
 
-def _divisors(number: int) -> list[int]:
-    """All divisors, from the prime factorisation (trial division stops at the cofactor's root)."""
+def _divisors_up_to(number: int, limit: int) -> list[int]:
+    """Divisors of `number` not above `limit`, from its prime factorisation (trial division stops
+    at the cofactor's square root; products above the limit are dropped as they are formed)."""
     divisors, rest, factor = [1], number, 2
     while factor * factor <= rest:
-        power = 0
-        while rest % factor == 0:
-            rest //= factor
-            power += 1
-        if power:
-            divisors = [d * factor**k for d in divisors for k in range(power + 1)]
+        if rest % factor == 0:
+            powers = [1]
+            while rest % factor == 0:
+                rest //= factor
+                powers.append(powers[-1] * factor)
+            divisors = [d * f for d in divisors for f in powers if d * f <= limit]
         factor += 1 if factor == 2 else 2
     if rest > 1:
-        divisors += [d * rest for d in divisors]
+        divisors += [d * rest for d in divisors if d * rest <= limit]
     return divisors
 
 
