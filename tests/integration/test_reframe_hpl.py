@@ -24,7 +24,8 @@ def test_hpl_cases_pass_with_positive_rmax(hpl_run):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     sessions, warnings = ingest([run_dir])
     assert warnings == []
-    ran = {c.params["scale"]: c for c in sessions[0].cases if c.result != "skip"}
+    ran = {c.params["scale"]: c for c in sessions[0].cases
+           if c.result != "skip" and c.benchmark == "HPLCheck"}
     # The embedded default scales over ranks 1..cores: 1_core and 1_node at least.
     assert {"1_core", "1_node"} <= set(ran)
     for case in ran.values():
@@ -64,3 +65,14 @@ def test_existing_run_directory_is_not_overwritten(hpl_run):
     assert proc.returncode != 0
     assert "already holds a run report" in proc.stdout + proc.stderr
     assert (run_dir / "report.json").read_bytes() == before
+
+
+def test_scaling_check_compares_one_core_with_the_node(hpl_run):
+    run_dir, _ = hpl_run
+    sessions, _ = ingest([run_dir])
+    scaling = next(c for c in sessions[0].cases if c.benchmark == "HPLScalingCheck")
+    assert scaling.result == "pass", scaling.fail_reason
+    # This machine scales over its cores: 1 core, then all of them (weak scaling by default).
+    assert len(scaling.figures) == 1
+    (name, (value, unit)), = scaling.figures.items()
+    assert name.startswith("weak_efficiency_p") and unit == "%" and value > 0
