@@ -184,21 +184,45 @@ def process_grid(ranks: int) -> tuple[int, int]:
     return p, ranks // p
 
 
+def _small_primes(bound: int) -> list[int]:
+    sieve = bytearray([1]) * (bound + 1)
+    sieve[0:2] = b"\x00\x00"
+    for k in range(2, math.isqrt(bound) + 1):
+        if sieve[k]:
+            sieve[k * k::k] = bytes(len(range(k * k, bound + 1, k)))
+    return [k for k in range(bound + 1) if sieve[k]]
+
+
+# Trial division by primes only: enough for any rank count below 4096^2 = 16.7 million.
+_PRIMES = _small_primes(4096)
+
+
 def _divisors_up_to(number: int, limit: int) -> list[int]:
-    """Divisors of `number` not above `limit`, from its prime factorisation (trial division stops
-    at the cofactor's square root; products above the limit are dropped as they are formed)."""
-    divisors, rest, factor = [1], number, 2
-    while factor * factor <= rest:
+    """Divisors of `number` not above `limit`, from its prime factorisation (trial division by
+    primes stops at the cofactor's square root; products above the limit are dropped as formed)."""
+    divisors, rest = [1], number
+    for factor in _PRIMES:
+        if factor * factor > rest:
+            break
         if rest % factor == 0:
-            powers = [1]
-            while rest % factor == 0:
-                rest //= factor
-                powers.append(powers[-1] * factor)
-            divisors = [d * f for d in divisors for f in powers if d * f <= limit]
-        factor += 1 if factor == 2 else 2
+            rest, divisors = _take_factor(rest, factor, divisors, limit)
+    else:  # beyond the prime table: odd trial divisors
+        factor = _PRIMES[-1] + 2
+        while factor * factor <= rest:
+            if rest % factor == 0:
+                rest, divisors = _take_factor(rest, factor, divisors, limit)
+            factor += 2
     if rest > 1:
         divisors += [d * rest for d in divisors if d * rest <= limit]
     return divisors
+
+
+def _take_factor(rest: int, factor: int, divisors: list[int], limit: int) -> tuple[int, list[int]]:
+    powers = [1]
+    while rest % factor == 0:
+        rest //= factor
+        powers.append(powers[-1] * factor)
+    return rest, [d * f for d in divisors for f in powers if d * f <= limit]
 
 
 def n_for_memory(memory_bytes: int, nb: int, p: int, q: int, lcm_max_loss: float) -> int:
