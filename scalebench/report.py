@@ -464,11 +464,18 @@ def _failures(sessions: Sequence[Session]) -> list[Block]:
 
 
 def _overhead(session: Session) -> tuple[str, str]:
-    ran = [c for c in session.cases if c.result != "skip" and c.time_run_s is not None]
-    if session.elapsed_s is None or not ran:
+    """Session wall time minus the time some job was running (the union of the jobs' submit to
+    completion intervals: a case's run phase also counts its wait for a free job slot)."""
+    intervals = sorted(c.job_interval for c in session.cases if c.result != "skip" and c.job_interval)
+    if session.elapsed_s is None or not intervals:
         return _fmt(session.elapsed_s, ".1f"), "-"
-    overhead = session.elapsed_s - sum(c.time_run_s or 0 for c in ran)
-    return f"{session.elapsed_s:.1f}", f"{overhead:.1f} ({overhead / len(ran):.1f} per case)"
+    busy, (start, end) = 0.0, intervals[0]
+    for left, right in intervals[1:]:
+        if left > end:
+            busy, start = busy + end - start, left
+        end = max(end, right)
+    overhead = session.elapsed_s - busy - (end - start)
+    return f"{session.elapsed_s:.1f}", f"{overhead:.1f} ({overhead / len(intervals):.1f} per case)"
 
 
 def provenance_section(sessions: Sequence[Session]) -> list[Block]:

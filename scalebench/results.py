@@ -71,6 +71,7 @@ class Case:
     references: dict[str, tuple[Any, Any, Any]]  # name -> (ref, lower, upper)
     provenance: dict[str, Any] = field(default_factory=dict)
     time_run_s: float | None = None
+    job_interval: tuple[float, float] | None = None  # (submit, completion) UNIX times of its job
     cores: int | None = None  # num_tasks x cpus per task
     binary: str = ""
     nodelist: str = ""
@@ -188,6 +189,11 @@ def _spec_hash(*sources: dict[str, Any]) -> str:
     return next((str(s[k]) for s in sources for k in SPEC_HASH_KEYS if s.get(k)), "")
 
 
+def _interval(start: Any, end: Any) -> tuple[float, float] | None:
+    start, end = _number(start), _number(end)
+    return (start, end) if start is not None and end is not None and end >= start else None
+
+
 def _params_from_name(display_name: str) -> list[str]:
     """Parameter names of a ReFrame 4.x display name: 'HPLCheck %scale=1_core %nb=192'."""
     return [part.split("=")[0] for part in display_name.split(" %")[1:]]
@@ -217,6 +223,7 @@ def _case(testcase: dict[str, Any], report: str, start: str, run_provenance: dic
         figures=figures, references=references,
         provenance={k: testcase[k] for k in PROVENANCE_KEYS if testcase.get(k) not in (None, "")},
         time_run_s=_number(testcase.get("time_run")),
+        job_interval=_interval(testcase.get("job_submit_time"), testcase.get("job_completion_time_unix")),
         cores=num_tasks * cpus if num_tasks else None,
         binary=str(testcase.get("hpl_binary") or testcase.get("executable") or ""),
         nodelist=_nodelist(testcase.get("job_nodelist")),

@@ -261,3 +261,18 @@ def test_a_nan_figure_is_read_but_not_a_measurement(tmp_path):
     rmax = {r.case: r for r in results.records(sessions) if r.figure == "rmax"}
     assert rmax["HPLCheck %scale=1_core"].value is None and not rmax["HPLCheck %scale=1_core"].usable
     assert rmax["HPLCheck %scale=1_node"].value == 66.23
+
+
+def test_reframe_overhead_counts_overlapping_jobs_once():
+    # Wall 100 s; jobs busy over [0, 30] and [20, 50] (overlap) and [60, 70]: busy 60 s -> overhead 40 s.
+    from scalebench.report import _overhead
+    from scalebench.results import Case, Session
+
+    def case(interval):
+        return Case(report="r", session_start="", system="s", partition="p", environ="e", stack="e",
+                    benchmark="b", name="b", params={}, num_nodes=1, num_tasks=1, result="pass",
+                    fail_phase=None, fail_reason=None, figures={}, references={}, job_interval=interval)
+
+    session = Session(report="r", start="", elapsed_s=100.0,
+                      cases=[case((0.0, 30.0)), case((20.0, 50.0)), case((60.0, 70.0))])
+    assert _overhead(session) == ("100.0", "40.0 (13.3 per case)")
