@@ -12,7 +12,7 @@ import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from scalebench import acceptance, compare, metrics, paths, series
 from scalebench.benchmarks import lookup
@@ -251,13 +251,29 @@ def _strong_group(title: str, members: Sequence[Series]) -> list[Block]:
               tuple(Mark(p, sp, f"peak {sp:.1f}x at {p}", stack) for stack, (p, sp) in peaks.items()),
               xlog=True, ylog=True),  # log-log: ideal scaling is the diagonal
         _fom_panel(title, members)))
+    base_peak = peaks[base.key.stack][0]
     stacks = [(s.key.stack, f"{peaks[s.key.stack][1]:.2f}", at_label(s.axis, peaks[s.key.stack][0]),
-               *(_improvement(base, s) if s is not base else ("baseline", "baseline", ""))) for s in members]
+               *(_improvement(base, s) if s is not base else ("baseline", "baseline", "")),
+               _interconnect_value(speedups[base.key.stack], speedups[s.key.stack], base_peak)
+               if s is not base else "baseline") for s in members]
     return [Heading(3, title), Figure(chart),
             table(("Stack", axis_label(base.axis), _ylabel(base), "Speedup", "Parallel efficiency", "Karp-Flatt",
                    "Runs"), [row for s in members for row in _strong_rows(s)]),
             table(("Stack", "Peak speedup", "At", f"Improvement over {base.key.stack} at its peak",
-                   "Mean improvement up to that peak", "Note"), stacks)]
+                   "Mean improvement up to that peak", "Note",
+                   f"Interconnect value: processes saved for {base.key.stack}'s peak speedup"), stacks)]
+
+
+def _interconnect_value(base: Mapping[int, float], other: Mapping[int, float], p: int) -> str:
+    """How many fewer processes the other stack needs for the baseline's speedup at its peak."""
+    try:
+        value = metrics.interconnect_value(base, other, p)
+    except InputError as err:
+        return str(err)
+    if value is None:
+        return "never reaches it"
+    bound = "at least " if value.upper_bound else ""
+    return f"{bound}{value.fewer_procs:g} ({value.p_other:.3g} instead of {p})"
 
 
 def _weak_group(title: str, members: Sequence[Series]) -> list[Block]:
