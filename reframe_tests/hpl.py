@@ -12,7 +12,7 @@ import reframe.utility.udeps as udeps
 from reframe.core.builtins import (parameter, performance_function, run_after, run_before,
                                    sanity_function, variable)
 
-from scalebench import blas, deck, metrics, paths, peak, provenance, scales, thresholds, tune
+from scalebench import blas, deck, metrics, paths, peak, scales, thresholds, tune
 from scalebench.errors import ParseError
 from scalebench.parse.hpcc import parse_hpcc
 from scalebench.parse.hpl import parse_hpl
@@ -56,25 +56,15 @@ class HPLCheck(rfm.RunOnlyRegressionTest):
 
     @run_after('setup')
     def set_geometry(self):
-        extras = self.current_partition.extras
-        scale = scales.get_scale(self.scale)
-        cores = int(extras.get('cores_per_node') or self.current_partition.processor.num_cores)
-        needed = self.ranks_per_node * self.threads_per_rank if self.ranks_per_node else None
-        reason = scales.skip_reason(scale, cores, int(extras.get('max_nodes', 1)), needed)
-        self.skip_if(reason is not None, reason)
-        self.geometry = scales.geometry(scale, cores, self.threads_per_rank, self.ranks_per_node)
-        self.num_nodes = self.geometry.nodes
+        extras, env = self.current_partition.extras, self.current_environ
+        setup = scales.task_setup(self.scale, extras, self.current_partition.processor.num_cores,
+                                  env.name, env.extras, self.threads_per_rank, self.ranks_per_node)
+        setup.apply(self)
+        self.geometry = setup.geometry
         # A prime rank count: a flat 1 x R grid, or a squarer one with ranks left idle.
         choice = tune.grid_choice(self.geometry.ranks)
         self.grid, self.idle_ranks, self.grid_reason = (choice.p, choice.q), choice.idle_ranks, choice.reason
         self.num_tasks = choice.p * choice.q
-        self.num_tasks_per_node = self.geometry.ranks_per_node
-        self.num_cpus_per_task = self.geometry.threads_per_rank
-        self.stack = self.current_environ.extras.get('stack', self.current_environ.name)
-        lock = self.current_environ.extras.get('spack_lock')
-        self.spack_lock = provenance.file_digest(lock) if lock else ''
-        self.skip_if(self.spack_lock.startswith('missing'),
-                     f'stack {self.stack}: {self.spack_lock} (spack install the environment first)')
         self.peak = peak.peak_inputs(extras, host=None)
         self.rpeak = self.peak.rpeak_gflops(self.geometry.nodes, self.geometry.cores_per_node)
         self.rpeak_derivation = '; '.join(extras.get('rpeak_derivation') or self.peak.derivation)
@@ -96,10 +86,6 @@ class HPLCheck(rfm.RunOnlyRegressionTest):
         self.blas_kernel = f'{choice.value or "auto"}: {choice.reason}'
         if choice.warning:
             self.blas_kernel += f' (warning: {choice.warning})'
-        self.job.launcher.options = [
-            opt.format(threads_per_rank=self.geometry.threads_per_rank)
-            for opt in env_extras.get('launcher_options', [])
-        ]
 
     @run_after('setup')
     def set_deck(self):

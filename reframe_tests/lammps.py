@@ -15,7 +15,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import (parameter, performance_function, run_after, run_before,
                                    sanity_function, variable)
 
-from scalebench import apps, scales
+from scalebench import apps, deck, scales
 from scalebench.errors import ParseError
 from scalebench.parse.lammps import parse_lammps
 
@@ -42,7 +42,7 @@ class LAMMPSCheck(rfm.RunOnlyRegressionTest):
     valid_prog_environs = ['+lammps']
     scale = parameter(scales.scale_names(), loggable=True)
     workload = parameter(list(WORKLOADS), loggable=True)
-    scaling = parameter(list(apps.SCALINGS), loggable=True)
+    scaling = parameter(list(deck.SCALING_MODES), loggable=True)
 
     lmp_binary = variable(str, value='')  # '' = the environment's extras['lmp_binary'], else lmp
     atoms = variable(int, value=0, loggable=True)  # 0: the workload's default; weak: per rank
@@ -65,7 +65,7 @@ class LAMMPSCheck(rfm.RunOnlyRegressionTest):
     def set_input(self):
         """The scale's geometry (or its skip reason), then the input for that many ranks."""
         part, env = self.current_partition, self.current_environ
-        apps.task_setup(self.scale, part.extras, part.processor.num_cores, env.name, env.extras,
+        scales.task_setup(self.scale, part.extras, part.processor.num_cores, env.name, env.extras,
                         self.threads_per_rank, self.ranks_per_node).apply(self)
         spec = WORKLOADS[self.workload]
         self.lmp_binary = self.lmp_binary or self.current_environ.extras.get('lmp_binary', 'lmp')

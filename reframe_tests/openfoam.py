@@ -16,7 +16,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import (parameter, performance_function, run_after, run_before,
                                    sanity_function, variable)
 
-from scalebench import apps, scales
+from scalebench import apps, deck, scales
 from scalebench.errors import ParseError
 from scalebench.parse.openfoam import parse_openfoam
 
@@ -31,7 +31,7 @@ class OpenFOAMCheck(rfm.RunOnlyRegressionTest):
     valid_prog_environs = ['+openfoam']
     scale = parameter(scales.scale_names(), loggable=True)
     case = parameter(list(CASES), loggable=True)
-    scaling = parameter(list(apps.SCALINGS), loggable=True)
+    scaling = parameter(list(deck.SCALING_MODES), loggable=True)
 
     cells = variable(int, value=0, loggable=True)  # 0: the case's default; weak: per rank
     steps = variable(int, value=0, loggable=True)  # 0: the case's default
@@ -56,7 +56,7 @@ class OpenFOAMCheck(rfm.RunOnlyRegressionTest):
         """The scale's geometry (or its skip reason), then the case sized for that many ranks."""
         spec = CASES[self.case]
         part, env = self.current_partition, self.current_environ
-        apps.task_setup(self.scale, part.extras, part.processor.num_cores, env.name, env.extras,
+        scales.task_setup(self.scale, part.extras, part.processor.num_cores, env.name, env.extras,
                         self.threads_per_rank, self.ranks_per_node).apply(self)
         self.skip_if(spec.heavy and not self.heavy_cases,
                      f'case {self.case} is heavy (meshing included); run it with -S heavy_cases=true')

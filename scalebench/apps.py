@@ -21,67 +21,11 @@ from typing import Any, Mapping, Sequence
 
 import yaml
 
-from scalebench import paths, provenance, scales
+from scalebench import paths, scales
+from scalebench.deck import check_scaling, require_positive
 from scalebench.errors import InputError
 
 INPUTS = paths.REPO_ROOT / "reframe_tests" / "inputs"
-SCALINGS = ("strong", "weak")
-
-
-# --- where a check runs: geometry, stack, launcher options ---------------------------------------
-
-@dataclass(frozen=True)
-class TaskSetup:
-    """What a check sets for its scale on a partition and stack; `skip` says why it cannot run."""
-
-    skip: str | None
-    attributes: dict[str, Any] = field(default_factory=dict)  # check attribute -> value
-    launcher_options: list[str] = field(default_factory=list)
-
-    def apply(self, check: Any) -> None:
-        """Skip the check with the reason, or set its task geometry, stack and launcher options."""
-        check.skip_if(self.skip is not None, self.skip)
-        for name, value in self.attributes.items():
-            setattr(check, name, value)
-        check.job.launcher.options = list(self.launcher_options)
-
-
-def task_setup(scale_name: str, extras: Mapping[str, Any], num_cores: int, environ_name: str,
-               env_extras: Mapping[str, Any], threads_per_rank: int = 1,
-               ranks_per_node: int | None = None) -> TaskSetup:
-    """The nodes x ranks x threads of a named scale on a partition (extras give cores_per_node and
-    max_nodes; scalebench.scales decides), the stack's name and Spack lock digest, and the stack's
-    launcher options with {threads_per_rank} filled in; or the reason the case is skipped."""
-    scale = scales.get_scale(scale_name)
-    cores = int(extras.get("cores_per_node") or num_cores)
-    needed = ranks_per_node * threads_per_rank if ranks_per_node else None
-    reason = scales.skip_reason(scale, cores, int(extras.get("max_nodes", 1)), needed)
-    if reason is not None:
-        return TaskSetup(reason)
-    geometry = scales.geometry(scale, cores, threads_per_rank, ranks_per_node)
-    stack = str(env_extras.get("stack", environ_name))
-    lock = env_extras.get("spack_lock")
-    lock_digest = provenance.file_digest(lock) if lock else ""
-    if lock_digest.startswith("missing"):
-        return TaskSetup(f"stack {stack}: {lock_digest} (spack install the environment first)")
-    return TaskSetup(None, {
-        "num_nodes": geometry.nodes, "num_tasks": geometry.ranks,
-        "num_tasks_per_node": geometry.ranks_per_node, "num_cpus_per_task": geometry.threads_per_rank,
-        "stack": stack, "spack_lock": lock_digest,
-    }, [str(opt).format(threads_per_rank=geometry.threads_per_rank)
-        for opt in env_extras.get("launcher_options", [])])
-
-
-def check_scaling(scaling: str) -> str:
-    if scaling not in SCALINGS:
-        raise InputError(f"scaling: {scaling!r} is not one of {', '.join(SCALINGS)}")
-    return scaling
-
-
-def _positive_int(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise InputError(f"{name}: must be a positive integer, got {value!r}")
-    return value
 
 
 def _prime_factors(n: int) -> list[int]:
@@ -101,7 +45,7 @@ def split_factors(n: int, weights: Sequence[float]) -> tuple[int, ...]:
     """n as a product of one factor per dimension, as even as the weights allow: each prime factor
     (largest first) goes to the dimension with the most weight per part so far; ties go to the
     first dimension. Equal weights give MPI_Dims_create's answer (8 -> 2 x 2 x 2, 6 -> 3 x 2 x 1)."""
-    _positive_int(n, "n")
+    require_positive("n", n)
     if not weights or any(w <= 0 for w in weights):
         raise InputError(f"weights: need one positive weight per dimension, got {list(weights)}")
     parts = [1] * len(weights)
@@ -163,7 +107,7 @@ def load_lammps_workloads(directory: Path | None = None) -> dict[str, LammpsWork
 
 def lammps_cells(atoms: int, atoms_per_cell: int) -> tuple[int, int, int]:
     """A cubic box of lattice cells holding about `atoms` atoms (at least one cell)."""
-    side = max(1, round((_positive_int(atoms, "atoms") / atoms_per_cell) ** (1 / 3)))
+    side = max(1, round((require_positive("atoms", atoms) / atoms_per_cell) ** (1 / 3)))
     return (side, side, side)
 
 
@@ -174,8 +118,8 @@ def lammps_input(workload: LammpsWorkload, template: str, atoms: int, steps: int
 
     The values are prepended as LAMMPS index variables, which take precedence over the defaults
     the template declares the same way."""
-    _positive_int(steps, "steps")
-    _positive_int(ranks, "ranks")
+    require_positive("steps", steps)
+    require_positive("ranks", ranks)
     cells = lammps_cells(atoms, workload.atoms_per_cell)
     replicate = split_factors(ranks, (1.0, 1.0, 1.0)) if check_scaling(scaling) == "weak" else (1, 1, 1)
     values = {"nx": cells[0], "ny": cells[1], "nz": cells[2],
@@ -383,13 +327,13 @@ def openfoam_case(case: OpenfoamCase, texts: Mapping[str, str], decompose_templa
     residualControl goes, so exactly `steps` steps run. decomposeParDict: `ranks` subdomains,
     `simple`, split along the longest directions.
     """
-    _positive_int(steps, "steps")
-    _positive_int(ranks, "ranks")
+    require_positive("steps", steps)
+    require_positive("ranks", ranks)
     mesh = texts["system/blockMeshDict"]
     base = block_cells(mesh)
     active = active_dims(base)
     ndims = sum(active)
-    refine = (_positive_int(cells, "cells") / count_cells(base)) ** (1 / ndims)
+    refine = (require_positive("cells", cells) / count_cells(base)) ** (1 / ndims)
     mesh = scale_blocks(mesh, [refine if a else 1 for a in active])
     sized = block_cells(mesh)
     # Cell size relative to the tutorial's, per direction (for deltaT).

@@ -172,9 +172,10 @@ def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def require_positive(name: str, value: Any) -> None:
+def require_positive(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise InputError(f"{name}: must be a positive integer, got {value!r}")
+    return value
 
 
 def process_grid(ranks: int) -> tuple[int, int]:
@@ -276,7 +277,13 @@ def with_sizes(deck: Deck, n: int, policy: str | None = None) -> Deck:
     return replace(deck, n=n, n_policy=policy or f"fixed N={n} (strong scaling)")
 
 
-SCALING_MODES = ("weak", "strong")
+SCALING_MODES = ("strong", "weak")
+
+
+def check_scaling(mode: str) -> str:
+    if mode not in SCALING_MODES:
+        raise InputError(f"scaling: {mode!r} is not one of {', '.join(SCALING_MODES)}")
+    return mode
 
 
 def weak_scaling_n(n1: int, nodes: int, nb: int) -> int:
@@ -296,8 +303,7 @@ def deck_for_scaling(request: DeckRequest, rules: Rules, mode: str = "weak",
     policy, or request.max_n read as a one-node cap):
     weak: N = N1 x sqrt(nodes) (constant memory per node); strong: N = N1 at every node count;
     fixed_n: that N everywhere (strong scaling at a chosen size)."""
-    if mode not in SCALING_MODES:
-        raise InputError(f"scaling: {mode!r} is not one of {', '.join(SCALING_MODES)}")
+    check_scaling(mode)
     one_node = make_deck(replace(request, nodes=1, grid=None), rules)
     if request.nodes == 1 and fixed_n is None:
         return replace(one_node, n_policy=f"{mode} scaling: {one_node.n_policy}")

@@ -1,11 +1,12 @@
 """Named scales and the task geometry (nodes x ranks x threads) they give on a partition."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any, Mapping
 
 import yaml
 
-from scalebench import paths
+from scalebench import paths, provenance
 from scalebench.errors import InputError
 
 
@@ -88,3 +89,48 @@ def geometry(scale: Scale, cores_per_node: int, threads_per_rank: int = 1,
         raise InputError(f"threads_per_rank: {ranks_per_node} ranks x {threads_per_rank} threads exceeds "
                          f"the {limit} cores of scale {scale.name}")
     return Geometry(scale.num_nodes, ranks_per_node, threads_per_rank)
+
+
+# --- where a check runs: geometry, stack, launcher options ---------------------------------------
+
+@dataclass(frozen=True)
+class TaskSetup:
+    """What a check sets for its scale on a partition and stack; `skip` says why it cannot run."""
+
+    skip: str | None
+    attributes: dict[str, Any] = field(default_factory=dict)  # check attribute -> value
+    launcher_options: list[str] = field(default_factory=list)
+    geometry: Geometry | None = None
+
+    def apply(self, check: Any) -> None:
+        """Skip the check with the reason, or set its task geometry, stack and launcher options."""
+        check.skip_if(self.skip is not None, self.skip)
+        for name, value in self.attributes.items():
+            setattr(check, name, value)
+        check.job.launcher.options = list(self.launcher_options)
+
+
+def task_setup(scale_name: str, extras: Mapping[str, Any], num_cores: int, environ_name: str,
+               env_extras: Mapping[str, Any], threads_per_rank: int = 1,
+               ranks_per_node: int | None = None) -> TaskSetup:
+    """The nodes x ranks x threads of a named scale on a partition (extras give cores_per_node and
+    max_nodes; skip_reason and geometry decide), the stack's name and Spack lock digest, and the stack's
+    launcher options with {threads_per_rank} filled in; or the reason the case is skipped."""
+    scale = get_scale(scale_name)
+    cores = int(extras.get("cores_per_node") or num_cores)
+    needed = ranks_per_node * threads_per_rank if ranks_per_node else None
+    reason = skip_reason(scale, cores, int(extras.get("max_nodes", 1)), needed)
+    if reason is not None:
+        return TaskSetup(reason)
+    layout = geometry(scale, cores, threads_per_rank, ranks_per_node)
+    stack = str(env_extras.get("stack", environ_name))
+    lock = env_extras.get("spack_lock")
+    lock_digest = provenance.file_digest(lock) if lock else ""
+    if lock_digest.startswith("missing"):
+        return TaskSetup(f"stack {stack}: {lock_digest} (spack install the environment first)")
+    return TaskSetup(None, {
+        "num_nodes": layout.nodes, "num_tasks": layout.ranks,
+        "num_tasks_per_node": layout.ranks_per_node, "num_cpus_per_task": layout.threads_per_rank,
+        "stack": stack, "spack_lock": lock_digest,
+    }, [str(opt).format(threads_per_rank=layout.threads_per_rank)
+        for opt in env_extras.get("launcher_options", [])], layout)

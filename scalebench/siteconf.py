@@ -111,7 +111,6 @@ def general_config() -> list[dict[str, Any]]:
 
 # --- sites described in YAML (site_configs/sites/*.yaml) --------------------------------------
 
-_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _PARTITION_EXTRAS = ("max_nodes", "cores_per_node", "memory_per_node", "clock_ghz", "flops_per_cycle",
                      "microarch", "hpl_time_budget_s", "max_time_limit_s")
 _PARTITION_KEYS = {"name", "descr", "scheduler", "launcher", "access", "time_limit", "environs",
@@ -126,17 +125,11 @@ def _require(mapping: dict[str, Any], key: str, where: str) -> Any:
     return mapping[key]
 
 
-def _name(value: Any, where: str) -> str:
-    if not isinstance(value, str) or not _NAME.match(value):
-        raise InputError(f"{where}: {value!r} is not a valid name (letters, digits, _ . - only)")
-    return value
-
-
 def _partition(part: dict[str, Any], where: str, stacks: set[str]) -> dict[str, Any]:
     unknown = sorted(set(part) - _PARTITION_KEYS)
     if unknown:
         raise InputError(f"{where}: unknown key(s) {', '.join(unknown)}")
-    name = _name(_require(part, "name", where), f"{where}.name")
+    name = paths.check_name(f"{where}.name", _require(part, "name", where))
     where = f"{where}[{name}]"
     environs = _require(part, "environs", where)
     missing = [e for e in environs if e not in stacks]
@@ -172,7 +165,7 @@ def _stack(stack: dict[str, Any], where: str) -> dict[str, Any]:
     unknown = sorted(set(stack) - _STACK_KEYS)
     if unknown:
         raise InputError(f"{where}: unknown key(s) {', '.join(unknown)}")
-    name = _name(_require(stack, "name", where), f"{where}.name")
+    name = paths.check_name(f"{where}.name", _require(stack, "name", where))
     env_vars = stack.get("env_vars") or {}
     if not isinstance(env_vars, dict):
         raise InputError(f"{where}[{name}].env_vars: expected a mapping of NAME: value")
@@ -233,7 +226,7 @@ def load_site(path: Path) -> dict[str, Any]:
     names = {s["name"] for s in stacks}
     partitions = [_partition(p, f"{where}: partitions", names) for p in _require(data, "partitions", where)]
     system = {
-        "name": _name(_require(data, "system", where), f"{where}: system"),
+        "name": paths.check_name(f"{where}: system", _require(data, "system", where)),
         "descr": data.get("descr", ""),
         "hostnames": [str(h) for h in data.get("hostnames", [".*"])],
         "modules_system": data.get("modules_system", "nomod"),

@@ -443,22 +443,15 @@ def rank(rows: Iterable[HplRow]) -> Ranking:
 
 # --- frozen decks -----------------------------------------------------------------------------
 
-_NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
 GRID_RULES = ("near_square", "flat")
 _RULES_KEYS = tuple(f.name for f in fields(Rules) if f.name != "algorithm")
 _FROZEN_KEYS = (*_RULES_KEYS, "algorithm", "grid", "grid_rule", "provenance")
 _BOOL_KEYS = tuple(f.name for f in fields(Algorithm) if f.type in ("bool", bool))
 
 
-def _check_name(label: str, value: Any) -> str:
-    if not isinstance(value, str) or not _NAME_RE.fullmatch(value) or value in (".", ".."):
-        raise InputError(f"{label}: {value!r} must be letters, digits, '_', '.' and '-' only "
-                         f"(it becomes a path under hpl_decks/)")
-    return value
-
-
 def frozen_path(system: str, partition: str, decks_dir: Path = paths.HPL_DECKS) -> Path:
-    return Path(decks_dir) / _check_name("system", system) / f"{_check_name('partition', partition)}.yaml"
+    system_dir = Path(decks_dir) / paths.check_name("system", system)
+    return system_dir / f"{paths.check_name('partition', partition)}.yaml"
 
 
 def _base_rules(decks_dir: Path) -> Rules:

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from scalebench import apps
+from scalebench import apps, scales
 from scalebench.errors import InputError
 
 # --- split_factors -------------------------------------------------------------------------------
@@ -39,7 +39,7 @@ ENV = {"stack": "openmpi-sm", "launcher_options": ["--map-by", "slot:PE={threads
 
 
 def test_task_setup_fills_the_scale():
-    setup = apps.task_setup("1_node", EXTRAS, 2, "openmpi", ENV)
+    setup = scales.task_setup("1_node", EXTRAS, 2, "openmpi", ENV)
     assert setup.skip is None
     assert setup.attributes == {"num_nodes": 1, "num_tasks": 2, "num_tasks_per_node": 2,
                                 "num_cpus_per_task": 1, "stack": "openmpi-sm", "spack_lock": ""}
@@ -47,22 +47,22 @@ def test_task_setup_fills_the_scale():
 
 
 def test_task_setup_sub_node_scale_and_threads():
-    one = apps.task_setup("1_core", EXTRAS, 2, "openmpi", {})
+    one = scales.task_setup("1_core", EXTRAS, 2, "openmpi", {})
     assert one.attributes["num_tasks"] == 1 and one.attributes["stack"] == "openmpi"
-    hybrid = apps.task_setup("1_node", EXTRAS, 2, "openmpi", ENV, threads_per_rank=2)
+    hybrid = scales.task_setup("1_node", EXTRAS, 2, "openmpi", ENV, threads_per_rank=2)
     assert hybrid.attributes["num_tasks"] == 1 and hybrid.launcher_options[-1] == "slot:PE=2"
 
 
 def test_task_setup_skips_with_the_scales_reason():
-    assert apps.task_setup("2_nodes", EXTRAS, 2, "e", {}).skip == "scale 2_nodes needs 2 nodes; the partition has 1"
-    assert "whole node" in apps.task_setup("2_cores", EXTRAS, 2, "e", {}).skip
+    assert scales.task_setup("2_nodes", EXTRAS, 2, "e", {}).skip == "scale 2_nodes needs 2 nodes; the partition has 1"
+    assert "whole node" in scales.task_setup("2_cores", EXTRAS, 2, "e", {}).skip
 
 
 def test_task_setup_skips_a_spack_stack_not_installed(tmp_path):
-    setup = apps.task_setup("1_node", EXTRAS, 2, "e", {"stack": "s", "spack_lock": str(tmp_path / "spack.lock")})
+    setup = scales.task_setup("1_node", EXTRAS, 2, "e", {"stack": "s", "spack_lock": str(tmp_path / "spack.lock")})
     assert setup.skip.startswith("stack s: missing")
     (tmp_path / "spack.lock").write_text("{}")
-    setup = apps.task_setup("1_node", EXTRAS, 2, "e", {"stack": "s", "spack_lock": str(tmp_path / "spack.lock")})
+    setup = scales.task_setup("1_node", EXTRAS, 2, "e", {"stack": "s", "spack_lock": str(tmp_path / "spack.lock")})
     assert setup.skip is None and setup.attributes["spack_lock"].startswith("sha256:")
 
 
@@ -79,11 +79,11 @@ class FakeCheck:
 
 def test_task_setup_applies_to_a_check():
     check = FakeCheck()
-    apps.task_setup("1_node", EXTRAS, 2, "openmpi", ENV).apply(check)
+    scales.task_setup("1_node", EXTRAS, 2, "openmpi", ENV).apply(check)
     assert check.num_tasks == 2 and check.stack == "openmpi-sm"
     assert check.job.launcher.options == ["--map-by", "slot:PE=1"]
     with pytest.raises(RuntimeError):
-        apps.task_setup("4_nodes", EXTRAS, 2, "openmpi", ENV).apply(FakeCheck())
+        scales.task_setup("4_nodes", EXTRAS, 2, "openmpi", ENV).apply(FakeCheck())
 
 
 # --- LAMMPS --------------------------------------------------------------------------------------
