@@ -16,7 +16,8 @@ import io
 import json
 import math
 import os
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
@@ -247,6 +248,21 @@ def _run_provenance(run_dir: Path, warnings: list[str]) -> dict[str, Any]:
     return data
 
 
+# ReFrame's run report has no skip reason; its log has, e.g.
+# "[     SKIP ] (1/8) NetPIPECheck %placement=inter_node /02dbaacd @local:default+mpich [needs 2 nodes]".
+_SKIP_LINE = re.compile(r"\bSKIP\S*\s*\] \(\s*\d+/\d+\) (?P<name>.+?) /[0-9a-f]+ "
+                        r"@(?P<system>[^:\s]+):(?P<partition>[^+\s]+)\+(?P<environ>\S+) \[(?P<reason>.*)\]\s*$", re.M)
+
+
+def skip_reasons(log: Path) -> dict[tuple[str, str, str, str], str]:
+    """{(case name, system, partition, environ): reason} from a run's reframe.log; {} without one."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return {}
+    return {(m["name"], m["system"], m["partition"], m["environ"]): m["reason"] for m in _SKIP_LINE.finditer(text)}
+
+
 def load_session(path: Path, warnings: list[str] | None = None) -> Session | None:
     """One report; None if the JSON is not a ReFrame run report. Raises ResultsError if it is broken."""
     try:
@@ -259,15 +275,21 @@ def load_session(path: Path, warnings: list[str] | None = None) -> Session | Non
     start = str(info.get("time_start", ""))
     run_provenance = _run_provenance(path.parent, warnings if warnings is not None else [])
     try:
-        # The last run holds the final outcome of retried cases; earlier runs are the retries.
-        final: dict[str, dict[str, Any]] = {}
+        # The last run holds the final outcome of retried cases; earlier runs are the retries. A case
+        # is a check variant on one partition and environment (one check runs on several stacks).
+        final: dict[tuple[str, ...], dict[str, Any]] = {}
         for run in data["runs"]:
             for testcase in run["testcases"]:
-                final[testcase.get("unique_name") or testcase["name"]] = testcase
+                final[(testcase.get("unique_name") or testcase["name"], str(testcase.get("system")),
+                       str(testcase.get("partition")), str(testcase.get("environ")))] = testcase
         report = str(path)
         cases = [_case(tc, report, start, run_provenance) for tc in final.values()]
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as err:
         raise ResultsError(f"{path}: malformed ReFrame report ({type(err).__name__}: {err})") from err
+    if any(c.result == "skip" and not c.fail_reason for c in cases):
+        reasons = skip_reasons(path.parent / "reframe.log")
+        cases = [replace(c, fail_reason=reasons.get((c.name, c.system, c.partition, c.environ)))
+                 if c.result == "skip" and not c.fail_reason else c for c in cases]
     return Session(str(path), start, _number(info.get("time_elapsed")), cases,
                    hostname=str(info.get("hostname") or ""), version=str(info.get("version") or ""),
                    cmdline=str(info.get("cmdline") or ""), run_provenance=run_provenance)

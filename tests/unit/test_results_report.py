@@ -276,3 +276,37 @@ def test_reframe_overhead_counts_overlapping_jobs_once():
     session = Session(report="r", start="", elapsed_s=100.0,
                       cases=[case((0.0, 30.0)), case((20.0, 50.0)), case((60.0, 70.0))])
     assert _overhead(session) == ("100.0", "40.0 (13.3 per case)")
+
+
+def test_one_check_on_several_environments_is_several_cases_and_retries_keep_the_last(tmp_path):
+    import reframe_reports as rr
+    # ReFrame gives a check variant the same unique_name on every partition and environment.
+    cases = [rr.testcase("NetPIPECheck", {"latency_1": (t, "us")}, params={"placement": "intra_node"},
+                         environ=env, stack=env) for env, t in (("openmpi", 0.4), ("mpich", 0.5))]
+    data = rr.report(cases)
+    for case in data["runs"][0]["testcases"]:
+        case["unique_name"] = "NetPIPECheck_0"
+    retry = json.loads(json.dumps(data["runs"][0]))
+    retry["run_index"] = 1
+    retry["testcases"] = [dict(retry["testcases"][1], perfvalues={
+        "local:default:latency_1": [0.45, 0, None, None, "us", "pass"]})]
+    data["runs"].append(retry)
+    run = tmp_path / "runs" / "r"
+    run.mkdir(parents=True)
+    (run / "report.json").write_text(json.dumps(data))
+    sessions, _ = results.ingest([tmp_path])
+    assert sorted((c.stack, c.figures["latency_1"][0]) for c in sessions[0].cases) == [("mpich", 0.45),
+                                                                                       ("openmpi", 0.4)]
+
+
+def test_skip_reasons_come_from_the_run_log(tmp_path):
+    import reframe_reports as rr
+    cases = [rr.testcase("NetPIPECheck", {}, params={"placement": "inter_node"}, environ=env, stack=env,
+                         result="skip") for env in ("openmpi", "mpich")]
+    run = rr.write_run(tmp_path, "r", cases)
+    (run / "reframe.log").write_text(
+        "[2026-11-22T05:55:13.369900] info: reframe: [ \x1b[33m    SKIP\x1b[0m ] (1/8) NetPIPECheck "
+        "%placement=inter_node /02dbaacd @local:default+openmpi [inter_node needs 2 nodes; the partition has 1]\n")
+    sessions, _ = results.ingest([tmp_path])
+    reasons = {c.environ: c.fail_reason for c in sessions[0].cases}
+    assert reasons == {"openmpi": "inter_node needs 2 nodes; the partition has 1", "mpich": None}
