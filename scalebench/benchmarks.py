@@ -18,7 +18,7 @@ from scalebench.errors import InputError
 SECTIONS = ("hpl", "application", "microbenchmark")
 DIRECTIONS = ("higher", "lower", "none")
 KINDS = ("bandwidth", "latency")
-_ENTRY_KEYS = {"title", "section", "x", "fom", "figures", "kind", "sized", "series_params", "time", "weak"}
+_ENTRY_KEYS = {"title", "section", "x", "fom", "figures", "kind", "sized", "series_params", "time", "weak", "suite"}
 _SIZED_NAME = re.compile(r"^(?P<figure>.+)_(?P<size>\d+)$")
 
 
@@ -27,6 +27,7 @@ class Figure:
     name: str
     direction: str  # higher | lower | none
     label: str
+    kind: str | None = None  # bandwidth | latency: a point-to-point curve (n1/2, latency surprise)
 
 
 @dataclass(frozen=True)
@@ -37,11 +38,12 @@ class Benchmark:
     x: str  # nodes | procs | a parameter name
     fom: str | None
     figures: Mapping[str, Figure]
-    kind: str | None = None  # bandwidth | latency (microbenchmarks)
+    kind: str | None = None  # bandwidth | latency: the kind of the figure of merit (microbenchmarks)
     sized: bool = False
     series_params: tuple[str, ...] = ("scale",)
     time: str | None = None  # the run time bake-offs sum
     weak: tuple[str, str] | None = None  # (parameter, value) of weak-scaling cases
+    suite: str = ""  # checks whose curves are read together (one for latency, one for bandwidth)
 
     def figure(self, name: str) -> Figure:
         """A registered figure, or an undirected one for figures the registry does not list."""
@@ -75,17 +77,22 @@ def _entry(name: str, entry: object, where: str) -> Benchmark:
     figures = entry.get("figures")
     if not isinstance(figures, dict) or not figures:
         raise InputError(f"{where}.figures: expected a mapping of figure names")
-    parsed = {}
-    for figure, spec in figures.items():
-        spec = spec or {}
-        direction = _choice(spec.get("direction"), DIRECTIONS, f"{where}.figures.{figure}.direction")
-        parsed[str(figure)] = Figure(str(figure), direction, str(spec.get("label") or figure))
-    fom = entry.get("fom")
-    if fom is not None:
-        _choice(fom, parsed, f"{where}.fom")
     kind = entry.get("kind")
     if kind is not None:
         _choice(kind, KINDS, f"{where}.kind")
+    fom = entry.get("fom")
+    parsed = {}
+    for figure, spec in figures.items():
+        spec = spec or {}
+        if not isinstance(spec, dict) or set(spec) - {"direction", "label", "kind"}:
+            raise InputError(f"{where}.figures.{figure}: expected direction, label and optionally kind")
+        direction = _choice(spec.get("direction"), DIRECTIONS, f"{where}.figures.{figure}.direction")
+        figure_kind = spec.get("kind", kind if figure == fom else None)
+        if figure_kind is not None:
+            _choice(figure_kind, KINDS, f"{where}.figures.{figure}.kind")
+        parsed[str(figure)] = Figure(str(figure), direction, str(spec.get("label") or figure), figure_kind)
+    if fom is not None:
+        _choice(fom, parsed, f"{where}.fom")
     time = entry.get("time")
     if time is not None:
         _choice(time, parsed, f"{where}.time")
@@ -98,7 +105,8 @@ def _entry(name: str, entry: object, where: str) -> Benchmark:
         x=str(entry.get("x") or "procs"), fom=fom, figures=parsed, kind=kind,
         sized=bool(entry.get("sized", False)),
         series_params=tuple(entry.get("series_params") or ("scale",)), time=time,
-        weak=tuple(map(str, next(iter(weak.items())))) if weak else None)  # type: ignore[arg-type]
+        weak=tuple(map(str, next(iter(weak.items())))) if weak else None,  # type: ignore[arg-type]
+        suite=str(entry.get("suite") or entry.get("title") or name))
 
 
 def load(path: Path | None = None) -> dict[str, Benchmark]:

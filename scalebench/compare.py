@@ -107,6 +107,19 @@ def _totals(all_series: Sequence[Series], by: str, baseline: str) -> metrics.Agg
         return None  # no run time measured by every configuration
 
 
+def default_baseline(all_series: Sequence[Series], by: str = "stack") -> str:
+    """The configuration that ran the most compared series (first by name on a tie): the one the
+    others can be set against most often, e.g. the stack that ran every check, not only the
+    interconnect ones."""
+    counts: dict[str, int] = {}
+    for members in _groups(all_series, by, lambda s: s.bench.fom).values():
+        for config in {config_of(s, by) for s in members}:
+            counts[config] = counts.get(config, 0) + 1
+    if not counts:
+        raise InputError("compare: no figure of merit in these results (see scalebench/data/benchmarks.yaml)")
+    return min(counts, key=lambda config: (-counts[config], config))
+
+
 def compare(all_series: Sequence[Series], by: str = "stack", baseline: str | None = None) -> Comparison:
     """Every figure of merit measured by the baseline and at least one other configuration."""
     if by not in BY:
@@ -115,7 +128,7 @@ def compare(all_series: Sequence[Series], by: str = "stack", baseline: str | Non
     configs = sorted({config_of(s, by) for members in grouped.values() for s in members})
     if not configs:
         raise InputError("compare: no figure of merit in these results (see scalebench/data/benchmarks.yaml)")
-    baseline = baseline or configs[0]
+    baseline = baseline or default_baseline(all_series, by)
     if baseline not in configs:
         raise InputError(f"--baseline: {baseline!r} is not a {by} of these results "
                          f"({', '.join(configs)}){did_you_mean(baseline, configs)}")

@@ -355,7 +355,7 @@ def _hockney_line(stack: str, latency: Series, half: metrics.HalfPower) -> Line:
                 tuple(metrics.ideal_latency(t0, half.peak_bandwidth, x) for x in latency.points), stack, style="ideal")
 
 
-def _micro_chart(where: str, found: Sequence[_Interconnect]) -> Chart:
+def _micro_chart(where: str, suite: str, found: Sequence[_Interconnect]) -> Chart:
     panels = []
     bandwidths = [(i, i.bandwidth) for i in found if i.bandwidth]
     if bandwidths:
@@ -371,8 +371,8 @@ def _micro_chart(where: str, found: Sequence[_Interconnect]) -> Chart:
         ideal = tuple(_hockney_line(i.stack, s, i.half) for i, s in latencies if i.half)
         panels.append(Panel(f"Latency ({where})", axis_label("msg_size"), _ylabel(latencies[0][1]),
                             (*(_measured(s) for _, s in latencies), *ideal), xlog=True, ylog=True))
-    return Chart(_slug("micro", where), f"Interconnect on {where}: bandwidth (n1/2 marked) and latency "
-                                        "(Hockney model t0 + size/B dashed) vs message size, per stack", tuple(panels))
+    return Chart(_slug("micro", where, suite), f"{suite} on {where}: bandwidth (n1/2 marked) and latency "
+                 "(Hockney model t0 + size/B dashed) vs message size, per stack", tuple(panels))
 
 
 def _micro_rows(found: Sequence[_Interconnect]) -> list[tuple[str, ...]]:
@@ -388,12 +388,13 @@ def _micro_rows(found: Sequence[_Interconnect]) -> list[tuple[str, ...]]:
     return rows
 
 
-def _summaries(group: Sequence[Series]) -> list[Block]:
-    """Min / geomean / max of each stack's ratio to the first stack, and health warnings."""
+def _summaries(group: Sequence[Series], baseline: str | None) -> list[Block]:
+    """Min / geomean / max of each stack's ratio to the baseline stack (else the first), and health
+    warnings."""
     curves = {s.key.stack: s.points for s in group}
     if len(curves) < 2:
         return []
-    first = group[0]
+    first = next((s for s in group if s.key.stack == baseline), group[0])
     ratios = compare.ratios_to_baseline(curves, first.key.stack, first.higher_is_better, first.axis)
     summary = metrics.summarise({stack: r for stack, r in ratios.items() if r})
     warnings = metrics.health_warnings(compare.time_like_curves(curves, first.higher_is_better))
@@ -423,28 +424,95 @@ def _health_lines(warnings: Sequence[metrics.HealthWarning]) -> list[str]:
     return lines
 
 
+def _curve_blocks(where: str, suite: str, curves: Sequence[Series]) -> list[Block]:
+    """Bandwidth and latency curves of one suite (NetPIPE, OSU point-to-point) per stack."""
+    found = []
+    for stack in sorted({s.key.stack for s in curves}):
+        mine = [s for s in curves if s.key.stack == stack]
+        bandwidth = next((s for s in mine if s.bench.figure(s.key.figure).kind == "bandwidth"), None)
+        latency = next((s for s in mine if s.bench.figure(s.key.figure).kind == "latency"), None)
+        found.append(_interconnect(stack, bandwidth, latency))
+    return [Heading(3, f"{suite} on {where}"), Figure(_micro_chart(where, suite, found)),
+            table(("Stack", "Peak bandwidth (MB/s)", "At", "n1/2", "Latency t0 (us)", "Worst latency surprise",
+                   "Surprise area"), _micro_rows(found))]
+
+
+def _sized_blocks(members: Sequence[Series]) -> list[Block]:
+    """Any other figure of merit per message size (streams, multi-pair bandwidth, collectives): a curve
+    per stack and variant (e.g. pairs=2), and each curve's best value; n1/2 for bandwidths."""
+    first = members[0]
+    label = first.bench.figure(first.key.figure).label
+    title = f"{first.bench.title} on {first.key.where}"
+
+    def name(s: Series) -> str:
+        return f"{s.key.stack} {s.key.variant}".strip()
+
+    lines = tuple(Line(name(s), tuple(s.points), tuple(s.points.values()), s.key.stack) for s in members)
+    chart = Chart(_slug("micro", first.key.where, first.key.benchmark, first.key.figure),
+                  f"{title}: {label} vs message size, per stack", (
+                      Panel(title, axis_label(first.axis), _ylabel(first), lines, xlog=True,
+                            ylog=first.direction == "lower"),))
+    rows = []
+    for s in members:
+        pick = min if first.direction == "lower" else max
+        at, best = pick(s.points.items(), key=lambda p: p[1])
+        half = (metrics.half_power_point(sorted(s.points.items())) if s.unit == "MB/s" and len(s.points) >= 2
+                else None)
+        n_half = (format_size(int(half.n_half)) if half and half.n_half else
+                  "<= smallest size" if half else "-")
+        rows.append((s.key.stack, s.key.variant or "-", f"{best:.4g}", format_size(at), n_half, s.runs[at]))
+    return [Heading(3, title), Figure(chart),
+            table(("Stack", "Variant", f"{'Lowest' if first.direction == 'lower' else 'Highest'} {label} ({first.unit})",
+                   "At", "n1/2", "Runs"), rows)]
+
+
+def _single_tables(where: str, single: Sequence[Series]) -> list[Block]:
+    """Figures without a size axis (hpcc's ping-pong and rings): one row per figure, a column per stack."""
+    out: list[Block] = []
+    groups: dict[tuple[str, str], list[Series]] = {}
+    for s in single:
+        groups.setdefault((s.bench.title, s.key.variant), []).append(s)
+    for (title, variant), members in groups.items():
+        stacks = sorted({s.key.stack for s in members})
+        order = {s.bench.figure(s.key.figure).label: list(s.bench.figures).index(s.key.figure)
+                 if s.key.figure in s.bench.figures else len(s.bench.figures) for s in members}
+        cells: dict[tuple[str, str, str], dict[str, str]] = {}
+        for s in members:
+            for x, v in s.points.items():
+                row = (s.bench.figure(s.key.figure).label, at_label(s.axis, x), s.unit)
+                cells.setdefault(row, {})[s.key.stack] = f"{v:.4g}"
+        rows = [(label, at, *(by_stack.get(stack, "-") for stack in stacks), unit)
+                for (label, at, unit), by_stack in sorted(cells.items(), key=lambda item: order[item[0][0]])]
+        out += [Heading(3, f"{title} on {where}" + (f" ({variant})" if variant else "")),
+                table(("Figure", "At", *stacks, "Unit"), rows)]
+    return out
+
+
 def micro_section(all_series: Sequence[Series]) -> list[Block]:
     out: list[Block] = [Heading(2, "Microbenchmarks")]
-    micro = [s for s in all_series if s.bench.section == "microbenchmark" and s.key.figure == s.bench.fom]
+    micro = [s for s in all_series if s.bench.section == "microbenchmark"]
     if not micro:
         return out + [Text("No microbenchmark results.")]
+    baseline = compare.default_baseline(all_series)
     out.append(Text("n1/2 is the message size reaching half the peak bandwidth. Latency surprise = measured latency "
                     "/ Hockney's model t0 + size/B (t0 the smallest message's latency, B the peak bandwidth of the "
                     "same stack): 1 is the model, 2 twice as slow; the area sums the excess over log2(size). Ratios "
-                    "to the first stack are > 1 when better (sizes from 4 bytes); a health warning marks a size "
+                    "to the baseline stack are > 1 when better (sizes from 4 bytes); a health warning marks a size "
                     "more than 10x worse than the best stack there."))
     for where in sorted({s.key.where for s in micro}):
         here = [s for s in micro if s.key.where == where]
-        found = []
-        for stack in sorted({s.key.stack for s in here}):
-            bandwidth = next((s for s in here if s.key.stack == stack and s.bench.kind == "bandwidth"), None)
-            latency = next((s for s in here if s.key.stack == stack and s.bench.kind == "latency"), None)
-            found.append(_interconnect(stack, bandwidth, latency))
-        out += [Heading(3, f"Interconnect on {where}"), Figure(_micro_chart(where, found)),
-                table(("Stack", "Peak bandwidth (MB/s)", "At", "n1/2", "Latency t0 (us)", "Worst latency surprise",
-                       "Surprise area"), _micro_rows(found))]
-        for members in _by_group(here).values():
-            out += _summaries(members)
+        curves = [s for s in here if s.bench.figure(s.key.figure).kind]
+        for suite in sorted({s.bench.suite for s in curves}):
+            out += _curve_blocks(where, suite, [s for s in curves if s.bench.suite == suite])
+        sized: dict[tuple[str, str], list[Series]] = {}
+        for s in here:
+            if s.axis == "msg_size" and s not in curves and s.key.figure == s.bench.fom:
+                sized.setdefault((s.key.benchmark, s.key.figure), []).append(s)
+        for members in sized.values():
+            out += _sized_blocks(members)
+        for members in _by_group(s for s in here if s.axis == "msg_size").values():
+            out += _summaries(members, baseline)
+        out += _single_tables(where, [s for s in here if s.axis != "msg_size"])
     return out
 
 

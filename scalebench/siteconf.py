@@ -112,11 +112,15 @@ def general_config() -> list[dict[str, Any]]:
 # --- sites described in YAML (site_configs/sites/*.yaml) --------------------------------------
 
 _PARTITION_EXTRAS = ("max_nodes", "cores_per_node", "memory_per_node", "clock_ghz", "flops_per_cycle",
-                     "microarch", "hpl_time_budget_s", "max_time_limit_s")
+                     "microarch", "hpl_time_budget_s", "hpl_trials", "max_time_limit_s")
 _PARTITION_KEYS = {"name", "descr", "scheduler", "launcher", "access", "time_limit", "environs",
                    "features", "max_jobs", "use_nodes_option", *_PARTITION_EXTRAS}
-_STACK_KEYS = {"name", "descr", "features", "env_vars", "launcher_options", "hpl_binary", "modules",
-               "prepare_cmds", "spack_env", "spack_view"}
+# Binaries and directories a stack's checks run (environment extras of the same name).
+_STACK_PROGRAMS = ("hpl_binary", "hpcc_binary", "lmp_binary", "netpipe_binary", "osu_dir", "mpirun")
+_STACK_KEYS = {"name", "descr", "features", "env_vars", "launcher_options", "modules", "prepare_cmds",
+               "spack_env", "spack_view", *_STACK_PROGRAMS}
+# Where Spack's osu-micro-benchmarks package installs its programs, under a view.
+OSU_IN_VIEW = "libexec/osu-micro-benchmarks"
 
 
 def _require(mapping: dict[str, Any], key: str, where: str) -> Any:
@@ -173,9 +177,13 @@ def _stack(stack: dict[str, Any], where: str) -> dict[str, Any]:
         if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", str(var)):
             raise InputError(f"{where}[{name}].env_vars: {var!r} is not a valid variable name")
     prepare_cmds = [str(c) for c in stack.get("prepare_cmds", [])]
-    extras = {"stack": name, "hpl_binary": stack.get("hpl_binary", "xhpl"),
-              "launcher_options": [str(o) for o in stack.get("launcher_options", [])]}
+    extras: dict[str, Any] = {"stack": name, "hpl_binary": "xhpl",
+                              "launcher_options": [str(o) for o in stack.get("launcher_options", [])]}
+    extras.update({key: str(stack[key]) for key in _STACK_PROGRAMS if stack.get(key)})
     extras.update(_spack_provider(stack, f"{where}[{name}]", env_vars, prepare_cmds))
+    view = extras.get("spack_view") or (f"{extras['spack_env']}/.spack-env/view" if "spack_env" in extras else None)
+    if view and "osu_dir" not in extras:
+        extras["osu_dir"] = f"{view}/{OSU_IN_VIEW}"
     return {
         "name": name,
         "features": ["mpi", "hpl", *stack.get("features", []), *(["spack"] if "spack_lock" in extras else [])],

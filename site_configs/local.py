@@ -30,7 +30,8 @@ site_configuration = {
                     'descr': f'{_peak.cores_per_node} cores, local scheduler',
                     'scheduler': 'local',
                     'launcher': 'mpirun',
-                    'environs': ['openmpi'],
+                    # Three MPI stacks of one machine: interconnect checks compare them.
+                    'environs': ['openmpi', 'openmpi-tcp', 'mpich'],
                     # Benchmarks must not share cores: one job at a time.
                     'max_jobs': 1,
                     'time_limit': '30m',
@@ -60,7 +61,7 @@ site_configuration = {
     'environments': [
         {
             'name': 'openmpi',
-            'features': ['mpi', 'openmpi', 'hpl', 'hpcc', 'lammps', 'openfoam'],
+            'features': ['mpi', 'openmpi', 'hpl', 'hpcc', 'lammps', 'openfoam', 'netpipe'],
             'env_vars': [
                 # Debian's OpenMPI refuses to run as root without these.
                 ['OMPI_ALLOW_RUN_AS_ROOT', '1'],
@@ -74,8 +75,35 @@ site_configuration = {
                 'stack': 'openmpi-sm',
                 'hpl_binary': 'hpcc',
                 'lmp_binary': 'lmp',  # Debian's lammps (OpenMPI build)
+                'netpipe_binary': 'NPopenmpi',
                 # One core per BLAS thread, ranks bound to their cores.
                 'launcher_options': ['--map-by', 'slot:PE={threads_per_rank}', '--bind-to', 'core'],
+            },
+        },
+        {
+            # OpenMPI over loopback TCP instead of shared memory: the interconnect checks only.
+            'name': 'openmpi-tcp',
+            'features': ['mpi', 'openmpi', 'hpcc', 'netpipe'],
+            'env_vars': [
+                ['OMPI_ALLOW_RUN_AS_ROOT', '1'],
+                ['OMPI_ALLOW_RUN_AS_ROOT_CONFIRM', '1'],
+                ['OMPI_MCA_btl', 'self,tcp'],
+            ],
+            'extras': {
+                'stack': 'openmpi-tcp',
+                'netpipe_binary': 'NPopenmpi',
+                'launcher_options': ['--map-by', 'slot:PE={threads_per_rank}', '--bind-to', 'core'],
+            },
+        },
+        {
+            # Debian's MPICH (ch4:ucx); `mpirun` is OpenMPI's here, so the stack names its own.
+            'name': 'mpich',
+            'features': ['mpi', 'mpich', 'netpipe'],
+            'extras': {
+                'stack': 'mpich',
+                'netpipe_binary': 'NPmpich2',
+                'mpirun': 'mpirun.mpich',
+                'launcher_options': ['-bind-to', 'core'],
             },
         },
     ],

@@ -302,3 +302,62 @@ def _sleep_then_draw(charts):
     import time as clock
 
     clock.sleep(60)
+
+
+def _netpipe_case(stack: str, t0_us: float, peak_MBps: float, environ: str):
+    bandwidth, latency = rr.hockney(t0_us, peak_MBps)
+    figures = {**{f"latency_{s}": (v, "us") for s, v in latency.items() if s},
+               **{f"bandwidth_{s}": (v, "MB/s") for s, v in bandwidth.items() if s},
+               "min_latency": (latency[1], "us")}
+    return rr.testcase("NetPIPECheck", figures, params={"placement": "intra_node"}, stack=stack, environ=environ,
+                       num_tasks=2)
+
+
+def test_one_check_gives_both_curves_and_the_stack_that_ran_most_is_the_baseline(tmp_path):
+    hpcc = {"pingpong_latency_avg": (0.44, "us"), "random_ring_latency": (0.36, "us"),
+            "random_ring_bandwidth": (6.2, "GB/s")}
+    cases = [_netpipe_case("openmpi-sm", 0.4, 6000.0, "openmpi"), _netpipe_case("mpich", 0.5, 7000.0, "mpich"),
+             _netpipe_case("openmpi-tcp", 6.0, 1500.0, "openmpi-tcp"),
+             *rr.hpl("openmpi-sm", {1: 80.0}, system="local", partition="default"),
+             rr.testcase("HPCCNetworkCheck", hpcc, params={}, stack="openmpi-sm", num_tasks=2),
+             rr.testcase("HPCCNetworkCheck", {k: (v * 10, u) for k, (v, u) in hpcc.items()}, params={},
+                         stack="openmpi-tcp", environ="openmpi-tcp", num_tasks=2)]
+    rr.write_run(tmp_path, "run", cases)
+    blocks, _ = _document([tmp_path])
+    micro = _section(blocks, "Microbenchmarks")
+    titles = [b.text for b in micro if isinstance(b, document.Heading)]
+    assert "NetPIPE ping-pong on local:default" in titles
+    curves = next(t for t in _tables(micro) if t.header[1] == "Peak bandwidth (MB/s)")
+    assert [r[0] for r in curves.rows] == ["mpich", "openmpi-sm", "openmpi-tcp"]
+    assert all(r[3] != "-" and r[5] != "-" for r in curves.rows)  # n1/2 and surprise from one check
+    assert "NetPIPE ping-pong on local:default: stacks against openmpi-sm" in titles  # it also ran HPL
+    summary = next(t for t in _tables(micro) if t.header[2] == "Min ratio")
+    assert next(r for r in summary.rows if r[0] == "openmpi-sm")[3] == "1.000"
+    assert float(next(r for r in summary.rows if r[0] == "openmpi-tcp")[3]) < 1
+    rings = next(t for t in _tables(micro) if t.header[0] == "Figure")
+    assert rings.header == ("Figure", "At", "openmpi-sm", "openmpi-tcp", "Unit")
+    # registry order, one column per stack
+    assert [r[0] for r in rings.rows] == ["Ping-pong latency (mean over pairs)", "Randomly ordered ring latency",
+                                          "Randomly ordered ring bandwidth"]
+    assert rings.rows[0][2:] == ("0.44", "4.4", "us")
+
+
+def test_multi_pair_bandwidth_gets_a_curve_and_n_half_per_pair_count(tmp_path):
+    cases = []
+    for pairs, scale in ((1, 1.0), (2, 1.8), (4, 3.0)):
+        bandwidth, _ = rr.hockney(1.0, 10000.0 * scale)
+        cases.append(rr.testcase("OSUMultiBandwidthCheck",
+                                 {f"bandwidth_{s}": (v, "MB/s") for s, v in bandwidth.items() if s},
+                                 params={"placement": "inter_node", "pairs": pairs}, num_nodes=2,
+                                 num_tasks=2 * pairs))
+    rr.write_run(tmp_path, "run", cases)
+    blocks, _ = _document([tmp_path])
+    micro = _section(blocks, "Microbenchmarks")
+    assert "OSU multi-pair bandwidth and message rate on local:default" in [
+        b.text for b in micro if isinstance(b, document.Heading)]
+    rows = next(t for t in _tables(micro) if t.header[:2] == ("Stack", "Variant")).rows
+    assert [r[1] for r in rows] == ["pairs=1 placement=inter_node", "pairs=2 placement=inter_node",
+                                    "pairs=4 placement=inter_node"]
+    peaks = [float(r[2]) for r in rows]
+    assert peaks == sorted(peaks) and all(r[4] != "-" for r in rows)  # more pairs, more bandwidth; n1/2 each
+    assert len(_charts(micro)[0].panels[0].lines) == 3

@@ -75,6 +75,7 @@ def test_spack_env_stack_activates_it_and_records_its_lock(tmp_path):
     assert env["prepare_cmds"] == [f"spack env activate -d '{env_dir}'"]  # quoted: the path has a space
     assert env["extras"]["spack_lock"] == str(env_dir / "spack.lock")
     assert "spack" in env["features"]
+    assert env["extras"]["osu_dir"] == f"{env_dir}/.spack-env/view/libexec/osu-micro-benchmarks"
 
 
 def test_spack_view_stack_goes_first_on_path(tmp_path):
@@ -84,6 +85,19 @@ def test_spack_view_stack_goes_first_on_path(tmp_path):
     env = config["environments"][0]
     assert [k for k, _ in env["env_vars"]] == ["PATH", "LD_LIBRARY_PATH"]
     assert env["extras"]["spack_lock"] == str(tmp_path / "env" / "spack.lock")
+    assert env["extras"]["osu_dir"] == f"{view}/libexec/osu-micro-benchmarks"
+
+
+def test_stack_programs_become_environment_extras(tmp_path):
+    config = siteconf.load_site(write(tmp_path, SITE.replace(
+        "    env_vars: {OMPI_MCA_pml: ob1}",
+        "    features: [netpipe, osu]\n    netpipe_binary: NPmpich2\n    mpirun: mpirun.mpich\n"
+        "    osu_dir: /opt/osu\n    hpcc_binary: /opt/hpcc/bin/hpcc")))
+    extras = config["environments"][0]["extras"]
+    assert {k: extras[k] for k in ("netpipe_binary", "mpirun", "osu_dir", "hpcc_binary", "hpl_binary")} == {
+        "netpipe_binary": "NPmpich2", "mpirun": "mpirun.mpich", "osu_dir": "/opt/osu",
+        "hpcc_binary": "/opt/hpcc/bin/hpcc", "hpl_binary": "xhpl"}
+    assert {"netpipe", "osu"} <= set(config["environments"][0]["features"])
 
 
 def test_file_digest(tmp_path):

@@ -1,0 +1,165 @@
+"""Interconnect microbenchmark figures for the checks in reframe_tests/microbench.py: curves per
+message size as figures named <figure>_<bytes> (the "sized" figures of scalebench/data/benchmarks.yaml),
+hpcc's ping-pong and ring figures, and the process-count checks that catch a wrong MPI launcher."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from typing import Iterable, Mapping
+
+from scalebench import metrics
+from scalebench.errors import InputError, ParseError
+from scalebench.parse.hpcc import HpccOutput
+from scalebench.parse.netpipe import NetpipeOutput
+from scalebench.parse.osu import OsuTable
+
+Figures = dict[str, tuple[float, str]]  # name -> (value, unit)
+
+# NetPIPE's "Mbps" is 2**20 bits/s; OSU and the reports use MB/s = 1e6 bytes/s.
+NETPIPE_MBPS_TO_MB_PER_S = 2**20 / 8 / 1e6
+
+PLACEMENTS = ("intra_node", "inter_node")
+
+# NetPIPE prints "<rank>: <hostname>" for each of its two processes before measuring.
+_NETPIPE_RANK_RE = re.compile(r"^\s*(\d{1,9}):\s+(\S+)\s*$", re.MULTILINE)
+
+
+def _finite(value: object) -> float | None:
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return number if number == number and abs(number) != float("inf") else None
+
+
+def sized(figure: str, curve: Mapping[int, float], unit: str) -> Figures:
+    """{figure_<bytes>: (value, unit)} for every finite point of a curve."""
+    return {f"{figure}_{size}": (value, unit) for size, value in sorted(curve.items())
+            if _finite(value) is not None}
+
+
+def netpipe_curves(output: NetpipeOutput) -> tuple[dict[int, float], dict[int, float]]:
+    """(one-way latency in us, bandwidth in MB/s) by message size; a size measured twice keeps its
+    last point."""
+    latency: dict[int, float] = {}
+    bandwidth: dict[int, float] = {}
+    for row in output.rows:
+        usec, mbps = _finite(row.usec), _finite(row.mbps)
+        if usec is not None:
+            latency[row.bytes] = usec
+        if mbps is not None:
+            bandwidth[row.bytes] = mbps * NETPIPE_MBPS_TO_MB_PER_S
+    return latency, bandwidth
+
+
+def curve_summary(bandwidth: Mapping[int, float], latency: Mapping[int, float] | None = None) -> Figures:
+    """Peak bandwidth, n1/2 (when the curve crosses half its peak) and the smallest latency."""
+    out: Figures = {}
+    if latency:
+        out["min_latency"] = (min(latency.values()), "us")
+    if len(bandwidth) >= 2:
+        half = metrics.half_power_point(sorted(bandwidth.items()))
+        out["peak_bandwidth"] = (half.peak_bandwidth, "MB/s")
+        if half.n_half is not None:
+            out["n_half"] = (half.n_half, "B")
+    return out
+
+
+def netpipe_figures(output: NetpipeOutput) -> Figures:
+    latency, bandwidth = netpipe_curves(output)
+    if not latency or not bandwidth:
+        raise ParseError("NetPIPE output has no finite latency or bandwidth point")
+    return {**sized("latency", latency, "us"), **sized("bandwidth", bandwidth, "MB/s"),
+            **curve_summary(bandwidth, latency)}
+
+
+def netpipe_stream_figures(output: NetpipeOutput) -> Figures:
+    """A one-direction stream (NetPIPE -s): message rate and bandwidth by size, and the rate of the
+    smallest message (the small-message rate of the interconnect studies)."""
+    _, bandwidth = netpipe_curves(output)
+    rates = {size: metrics.message_rate(size, mb_per_s) for size, mb_per_s in bandwidth.items() if size > 0}
+    if not rates:
+        raise ParseError("NetPIPE stream output has no finite point above 0 bytes")
+    return {**sized("message_rate", rates, "msg/s"), **sized("bandwidth", bandwidth, "MB/s"),
+            "small_message_rate": (rates[min(rates)], "msg/s")}
+
+
+def netpipe_hosts(stdout: str) -> dict[int, str]:
+    """{rank: hostname} as NetPIPE prints them; a binary under the wrong launcher runs two
+    independent copies that both say they are rank 0."""
+    return {int(rank): host for rank, host in _NETPIPE_RANK_RE.findall(stdout)}
+
+
+def placement_of(hosts: Mapping[int, str]) -> str:
+    return "inter_node" if len(set(hosts.values())) > 1 else "intra_node"
+
+
+def osu_curve(table: OsuTable) -> dict[int, float]:
+    """The primary column by message size (osu_barrier's size-less row is not a curve)."""
+    curve = {size: float(value) for size, value in table.rows
+             if size is not None and _finite(value) is not None}
+    if not curve:
+        raise ParseError(f"{table.benchmark or 'OSU'} output has no finite row with a message size")
+    return curve
+
+
+def osu_message_rate_curve(table: OsuTable) -> dict[int, float]:
+    """osu_mbw_mr's Messages/s column by message size, as printed."""
+    rates = table.other_columns.get("Messages/s") or []
+    return {size: float(rate) for (size, _), rate in zip(table.rows, rates)
+            if size is not None and _finite(rate) is not None}
+
+
+# hpcc Summary key -> (figure, unit); latencies in us, bandwidths in GB/s as hpcc prints them.
+HPCC_NETWORK_KEYS = {
+    "MinPingPongLatency_usec": ("pingpong_latency_min", "us"),
+    "AvgPingPongLatency_usec": ("pingpong_latency_avg", "us"),
+    "MaxPingPongLatency_usec": ("pingpong_latency_max", "us"),
+    "MinPingPongBandwidth_GBytes": ("pingpong_bandwidth_min", "GB/s"),
+    "AvgPingPongBandwidth_GBytes": ("pingpong_bandwidth_avg", "GB/s"),
+    "MaxPingPongBandwidth_GBytes": ("pingpong_bandwidth_max", "GB/s"),
+    "NaturallyOrderedRingLatency_usec": ("natural_ring_latency", "us"),
+    "RandomlyOrderedRingLatency_usec": ("random_ring_latency", "us"),
+    "NaturallyOrderedRingBandwidth_GBytes": ("natural_ring_bandwidth", "GB/s"),
+    "RandomlyOrderedRingBandwidth_GBytes": ("random_ring_bandwidth", "GB/s"),
+}
+
+
+def hpcc_network_figures(output: HpccOutput) -> Figures:
+    """hpcc's latency/bandwidth section from its last complete Summary, with the random-ring /
+    ping-pong latency ratio; ParseError naming the first key missing or not finite."""
+    summary = output.last_summary or {}
+    out: Figures = {}
+    for key, (figure, unit) in HPCC_NETWORK_KEYS.items():
+        value = _finite(summary.get(key))
+        if value is None:
+            raise ParseError(f"hpcc Summary: {key} is missing or not finite ({summary.get(key)!r})")
+        out[figure] = (value, unit)
+    try:
+        ratio = metrics.ring_vs_pingpong_ratio(out["random_ring_latency"][0], out["pingpong_latency_avg"][0])
+    except InputError:
+        ratio = None  # a zero ping-pong latency cannot be a denominator
+    if ratio is not None:
+        out["random_ring_over_pingpong"] = (ratio, "ratio")
+    return out
+
+
+def find_binary(name: str, directories: Iterable[str] = ()) -> str | None:
+    """The first executable `name` under the directories (searched recursively: OSU installs into
+    libexec/osu-micro-benchmarks/mpi/<group>/), else on PATH."""
+    for directory in directories:
+        for root, _, files in os.walk(directory):
+            if name in files and os.access(os.path.join(root, name), os.X_OK):
+                return os.path.join(root, name)
+    return shutil.which(name)
+
+
+def two_rank_layout(placement: str, max_nodes: int, cores_per_node: int) -> tuple[str, int] | str:
+    """(scale name, ranks per node) of a two-process test, or why the placement cannot run."""
+    if placement not in PLACEMENTS:
+        raise InputError(f"placement: {placement!r} is not one of {', '.join(PLACEMENTS)}")
+    if placement == "inter_node":
+        return ("2_nodes", 1) if max_nodes >= 2 else "inter_node needs 2 nodes; the partition has 1"
+    return ("1_node", 2) if cores_per_node >= 2 else "intra_node needs 2 cores per node"
+

@@ -1,0 +1,113 @@
+"""The real interconnect checks on this machine: NetPIPE on three MPI stacks (OpenMPI shared memory,
+OpenMPI over TCP, MPICH) and hpcc's ping-pong and rings, then their report section."""
+import json
+import os
+import re
+
+import pytest
+
+from conftest import VENV_BIN, require_tools, run_reframe
+from scalebench import benchmarks, results
+
+pytestmark = pytest.mark.integration
+
+STACKS = {"openmpi-sm", "openmpi-tcp", "mpich"}
+
+
+@pytest.fixture(scope="module")
+def micro_run(tmp_path_factory):
+    require_tools("mpirun", "mpirun.mpich", "NPopenmpi", "NPmpich2", "hpcc")
+    run_dir = tmp_path_factory.mktemp("micro") / "run"
+    # Up to 64 KiB: the whole curve shape (eager protocol, the n1/2 crossing) in a few seconds per stack.
+    proc = run_reframe(run_dir, "-r", "-S", "max_bytes=65536", checks="microbench.py")
+    report = json.loads((run_dir / "report.json").read_text())
+    return run_dir, proc, [tc for run in report["runs"] for tc in run["testcases"]]
+
+
+def _figures(case):
+    return {key.split(":")[-1]: value[0] for key, value in case["perfvalues"].items()}
+
+
+def test_netpipe_ran_on_every_local_stack_within_the_node(micro_run):
+    _, proc, cases = micro_run
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    netpipe = {c["stack"]: c for c in cases if c["name"] == "NetPIPECheck %placement=intra_node"}
+    assert set(netpipe) == STACKS and all(c["result"] == "pass" for c in netpipe.values())
+    bench = benchmarks.lookup("NetPIPECheck")
+    for stack, case in netpipe.items():
+        figures = _figures(case)
+        sizes = sorted(s for _, s in filter(None, (benchmarks.split_sized(bench, f) for f in figures
+                                                   if f.startswith("latency_"))))
+        assert sizes[0] == 1 and sizes[-1] == 65536, stack
+        assert 0 < figures["min_latency"] <= figures["latency_65536"], stack
+        assert case["hosts"].split() == [case["job_nodelist"][0]] * 2 if case["job_nodelist"] else True
+    # over TCP the small-message latency is several times that of shared memory
+    assert _figures(netpipe["openmpi-tcp"])["min_latency"] > 2 * _figures(netpipe["openmpi-sm"])["min_latency"]
+
+
+def test_inter_node_cases_are_skipped_on_one_machine_and_osu_needs_a_stack_with_it(micro_run):
+    _, _, cases = micro_run
+    inter = [c for c in cases if c["name"] == "NetPIPECheck %placement=inter_node"]
+    assert len(inter) == 3 and all(c["result"] == "skip" for c in inter)
+    # ReFrame's report has no skip reason: the ingest takes it from the run's reframe.log
+    sessions, _ = results.ingest([micro_run[0]])
+    reasons = {c.fail_reason for c in sessions[0].cases if c.name == "NetPIPECheck %placement=inter_node"}
+    assert reasons == {"inter_node needs 2 nodes; the partition has 1"}
+    assert not [c for c in cases if c["name"].startswith("OSU")]  # no local stack has the osu feature
+
+
+def test_osu_checks_skip_naming_the_missing_program(tmp_path):
+    site = tmp_path / "site.yaml"
+    site.write_text(f"""
+system: osuless
+partitions:
+  - {{name: node, scheduler: local, launcher: mpirun, max_nodes: 1, cores_per_node: 2, memory_per_node: 1GiB,
+      clock_ghz: 2.0, microarch: icelake, environs: [ompi]}}
+stacks:
+  - {{name: ompi, features: [osu], osu_dir: {tmp_path / "empty"},
+      env_vars: {{OMPI_ALLOW_RUN_AS_ROOT: 1, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM: 1}}}}
+""")
+    run_dir = tmp_path / "run"
+    env = dict(os.environ, SCALEBENCH_SITE=str(site))
+    proc = run_reframe(run_dir, "-r", "-n", "OSULatencyCheck", config="slurm.py", checks="microbench.py", env=env)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    sessions, _ = results.ingest([run_dir])
+    intra = next(c for c in sessions[0].cases if c.name == "OSULatencyCheck %placement=intra_node")
+    assert intra.result == "skip"
+    assert re.match(r"osu_latency not found \(osu_dir of stack ompi, then PATH\)", intra.fail_reason)
+
+
+def test_hpcc_network_check_on_both_openmpi_transports(micro_run):
+    _, _, cases = micro_run
+    hpcc = {c["stack"]: _figures(c) for c in cases if c["name"] == "HPCCNetworkCheck" and c["result"] == "pass"}
+    assert set(hpcc) == {"openmpi-sm", "openmpi-tcp"}
+    for figures in hpcc.values():
+        assert figures["pingpong_latency_min"] <= figures["pingpong_latency_avg"] <= figures["pingpong_latency_max"]
+        assert figures["random_ring_over_pingpong"] == pytest.approx(
+            figures["random_ring_latency"] / figures["pingpong_latency_avg"])
+
+
+def test_report_has_curves_n_half_and_the_stack_table(micro_run, tmp_path):
+    import subprocess
+    run_dir, _, _ = micro_run
+    out = tmp_path / "report"
+    proc = subprocess.run([str(VENV_BIN / "scalebench"), "report", str(run_dir), "--out", str(out),
+                           "--format", "md,html"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    text = (out / "report.md").read_text()
+    section = text[text.index("## Microbenchmarks"):]
+    assert "### NetPIPE ping-pong on local:default" in section
+    rows = {line.split("|")[1].strip(): line for line in section.splitlines() if line.startswith("| ")}
+    assert STACKS <= set(rows)
+    assert re.search(r"#### NetPIPE ping-pong on local:default: stacks against \S+", section)
+    assert "### hpcc ping-pong and rings on local:default" in section
+    assert re.search(r"!\[NetPIPE ping-pong on local:default: bandwidth", section)
+
+
+def test_netpipe_stream_gives_a_small_message_rate_on_every_stack(micro_run):
+    _, _, cases = micro_run
+    stream = {c["stack"]: _figures(c) for c in cases
+              if c["name"] == "NetPIPEStreamCheck %placement=intra_node" and c["result"] == "pass"}
+    assert set(stream) == STACKS
+    for figures in stream.values():
+        assert figures["small_message_rate"] == figures["message_rate_1"] > 0

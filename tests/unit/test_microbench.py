@@ -1,0 +1,143 @@
+"""Interconnect figures of reframe_tests/microbench.py, on real outputs (tests/data) and hand-made ones."""
+import stat
+
+import pytest
+
+from scalebench import benchmarks, microbench
+from scalebench.errors import InputError, ParseError
+from scalebench.parse.hpcc import parse_hpcc
+from scalebench.parse.netpipe import parse_netpipe
+from scalebench.parse.osu import parse_osu
+from vectors import data_dir, read_vector
+
+NETPIPE = data_dir("netpipe")
+
+
+def _netpipe(name: str) -> str:
+    return (NETPIPE / name).read_text()
+
+
+def test_netpipe_file_gives_latency_and_bandwidth_curves_in_us_and_mb_per_s():
+    latency, bandwidth = microbench.netpipe_curves(parse_netpipe(_netpipe("npopenmpi_sm_2ranks.np.out")))
+    # "       1 15.937457   0.00000048": 0.48 us; 15.937457 * 2**20 bits/s = 2.089 MB/s
+    assert latency[1] == pytest.approx(0.48)
+    assert bandwidth[1] == pytest.approx(15.937457 * 2**20 / 8 / 1e6)
+    assert sorted(latency) == sorted(bandwidth) and len(latency) == 46 and max(latency) == 8388608
+
+
+def test_netpipe_figures_are_sized_with_a_summary():
+    figures = microbench.netpipe_figures(parse_netpipe(_netpipe("npopenmpi_sm_2ranks.np.out")))
+    assert figures["latency_1"] == (pytest.approx(0.48), "us")
+    assert figures["bandwidth_8388608"][1] == "MB/s"
+    assert figures["min_latency"] == (pytest.approx(0.48), "us")
+    peak = max(v for k, (v, _) in figures.items() if k.startswith("bandwidth_"))
+    assert figures["peak_bandwidth"] == (pytest.approx(peak), "MB/s")
+    assert 1 < figures["n_half"][0] < 8388608 and figures["n_half"][1] == "B"
+    # every sized figure is one the registry can split into (figure, size)
+    bench = benchmarks.lookup("NetPIPECheck")
+    assert all(benchmarks.split_sized(bench, name) for name in figures if name[-1].isdigit())
+
+
+def test_netpipe_without_a_finite_point_is_a_parse_error():
+    with pytest.raises(ParseError, match="no finite latency or bandwidth"):
+        microbench.netpipe_figures(parse_netpipe("       1 nan   nan\n"))
+
+
+def test_netpipe_ranks_tell_one_job_from_two_singletons():
+    hosts = microbench.netpipe_hosts(_netpipe("npopenmpi_sm_2ranks.stdout.txt"))
+    assert hosts == {0: "vm", 1: "vm"}
+    assert microbench.placement_of(hosts) == "intra_node"
+    assert microbench.placement_of({0: "n001", 1: "n002"}) == "inter_node"
+    # the wrong launcher: two 1-process copies, both rank 0
+    assert sorted(microbench.netpipe_hosts("0: vm\nUsing no perturbations\n0: vm\n")) == [0]
+
+
+def test_osu_curves_from_real_outputs():
+    bandwidth = microbench.osu_curve(parse_osu(read_vector("osu", "osu59_bw_craympich")))
+    assert min(bandwidth) >= 1 and all(v > 0 for v in bandwidth.values())
+    latency = microbench.osu_curve(parse_osu(read_vector("osu", "osu311_latency_ompi173_tcp_mailinglist")))
+    assert 0 in latency  # osu_latency starts at 0 bytes
+    summary = microbench.curve_summary(bandwidth)
+    assert summary["peak_bandwidth"][0] == max(bandwidth.values())
+    assert bandwidth[min(bandwidth)] < summary["peak_bandwidth"][0] / 2 < summary["peak_bandwidth"][0]
+    assert min(bandwidth) < summary["n_half"][0] < max(bandwidth)
+
+
+def test_osu_mbw_mr_message_rate_column_as_printed():
+    text = ("# OSU MPI Multiple Bandwidth / Message Rate Test v5.9\n# [ pairs: 2 ] [ window size: 64 ]\n"
+            "# Size                  MB/s        Messages/s\n1                       3.50        3500000.00\n"
+            "2                       7.10        3550000.00\n")
+    table = parse_osu(text)
+    assert microbench.osu_curve(table) == {1: 3.5, 2: 7.1}
+    assert microbench.osu_message_rate_curve(table) == {1: 3500000.0, 2: 3550000.0}
+
+
+def test_osu_without_rows_is_a_parse_error():
+    with pytest.raises(ParseError, match="no finite row"):
+        microbench.osu_curve(parse_osu("# OSU MPI Barrier Latency Test v5.9\n# Avg Latency(us)\n            4.50\n"))
+
+
+def test_hpcc_network_figures_and_ring_ratio():
+    figures = microbench.hpcc_network_figures(parse_hpcc(read_vector("hpcc", "hpcc150_8procs_full")))
+    summary = parse_hpcc(read_vector("hpcc", "hpcc150_8procs_full")).last_summary
+    assert figures["pingpong_latency_avg"] == (summary["AvgPingPongLatency_usec"], "us")
+    assert figures["random_ring_bandwidth"] == (summary["RandomlyOrderedRingBandwidth_GBytes"], "GB/s")
+    assert figures["random_ring_over_pingpong"][0] == pytest.approx(
+        summary["RandomlyOrderedRingLatency_usec"] / summary["AvgPingPongLatency_usec"])
+    assert set(figures) <= set(benchmarks.lookup("HPCCNetworkCheck").figures)
+
+
+def test_hpcc_without_a_latency_figure_names_the_key():
+    text = "\n".join(line for line in read_vector("hpcc", "hpcc150_8procs_full").splitlines()
+                     if not line.startswith("MinPingPongLatency_usec="))
+    with pytest.raises(ParseError, match="MinPingPongLatency_usec is missing"):
+        microbench.hpcc_network_figures(parse_hpcc(text))
+
+
+def test_two_rank_layouts():
+    assert microbench.two_rank_layout("intra_node", 1, 2) == ("1_node", 2)
+    assert microbench.two_rank_layout("inter_node", 4, 64) == ("2_nodes", 1)
+    assert "needs 2 nodes" in microbench.two_rank_layout("inter_node", 1, 64)
+    assert "needs 2 cores" in microbench.two_rank_layout("intra_node", 2, 1)
+    with pytest.raises(InputError, match="placement"):
+        microbench.two_rank_layout("same_socket", 2, 2)
+
+
+def test_find_binary_searches_the_stack_directory_then_path(tmp_path):
+    deep = tmp_path / "libexec" / "osu-micro-benchmarks" / "mpi" / "pt2pt"
+    deep.mkdir(parents=True)
+    program = deep / "osu_latency"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o644)
+    assert microbench.find_binary("osu_latency", [str(tmp_path)]) is None  # not executable
+    program.chmod(program.stat().st_mode | stat.S_IXUSR)
+    assert microbench.find_binary("osu_latency", [str(tmp_path)]) == str(program)
+    assert microbench.find_binary("no_such_osu_program_xyz", [str(tmp_path)]) is None
+    assert microbench.find_binary("sh") is not None  # PATH
+
+
+def test_registry_gives_each_point_to_point_figure_its_kind():
+    netpipe = benchmarks.lookup("NetPIPECheck")
+    assert netpipe.figures["latency"].kind == "latency" and netpipe.figures["bandwidth"].kind == "bandwidth"
+    assert netpipe.figures["n_half"].kind is None
+    osu_bw, osu_lat = benchmarks.lookup("OSUBandwidthCheck"), benchmarks.lookup("OSULatencyCheck")
+    assert osu_bw.figures["bandwidth"].kind == "bandwidth" and osu_lat.figures["latency"].kind == "latency"
+    assert osu_bw.suite == osu_lat.suite == "OSU point-to-point"
+    assert benchmarks.lookup("OSUCollectiveCheck").suite == "OSU collective latency"  # its title
+
+
+def test_registry_rejects_an_unknown_figure_kind(tmp_path):
+    path = tmp_path / "benchmarks.yaml"
+    path.write_text("X:\n  section: microbenchmark\n  figures:\n    latency: {direction: lower, kind: latncy}\n")
+    with pytest.raises(InputError, match=r"figures\.latency\.kind.*did you mean 'latency'"):
+        benchmarks.load(path)
+
+
+def test_netpipe_stream_gives_the_message_rate_by_size():
+    figures = microbench.netpipe_stream_figures(parse_netpipe(_netpipe("npopenmpi_sm_stream.np.out")))
+    # "       1 28.274215   0.00000027": 28.274215 * 2**20 / 8 bytes/s of 1-byte messages
+    assert figures["message_rate_1"] == (pytest.approx(28.274215 * 2**20 / 8), "msg/s")
+    assert figures["small_message_rate"] == figures["message_rate_1"]
+    assert figures["message_rate_65536"][0] == pytest.approx(figures["bandwidth_65536"][0] * 1e6 / 65536)
+    bench = benchmarks.lookup("NetPIPEStreamCheck")
+    assert all(benchmarks.split_sized(bench, name) for name in figures if name[-1].isdigit())
