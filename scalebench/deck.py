@@ -454,9 +454,10 @@ def hpl_dat_lists(*, ns: Sequence[int], nbs: Sequence[int], grids: Sequence[tupl
     return "".join(text)
 
 
-def hpl_dat(deck: Deck, output_file: str = "HPL.out", device: int = 6) -> str:
-    """HPL.dat for xhpl (HPL 2.x): one N, one NB, one grid, one of each algorithm choice."""
-    return hpl_dat_lists(ns=(deck.n,), nbs=(deck.nb,), grids=((deck.p, deck.q),),
+def hpl_dat(deck: Deck, output_file: str = "HPL.out", device: int = 6, trials: int = 1) -> str:
+    """HPL.dat for xhpl (HPL 2.x): one NB, one grid, one of each algorithm choice, and N listed
+    `trials` times: HPL solves it that often in one run, and Rmax is the best of them."""
+    return hpl_dat_lists(ns=(deck.n,) * trials, nbs=(deck.nb,), grids=((deck.p, deck.q),),
                          algorithm=deck.algorithm, output_file=output_file, device=device)
 
 
@@ -470,15 +471,16 @@ HPCCINF_PTRANS_LINES = (
 )
 
 
-def hpccinf_txt(deck: Deck) -> str:
+def hpccinf_txt(deck: Deck, trials: int = 1) -> str:
     """hpccinf.txt for hpcc: HPL.dat lines 1-31, then PTRANS sizes (none beyond HPL's own N)."""
-    return hpl_dat(deck) + HPCCINF_PTRANS_LINES
+    return hpl_dat(deck, trials=trials) + HPCCINF_PTRANS_LINES
 
 
-def job_time_limit(n: int, expected_gflops: float, safety: float = 3.0, allowance_s: float = 600.0) -> float:
-    """Seconds to request for one HPL solve: safety x the predicted time, plus a fixed allowance
-    for launch, setup and (with hpcc) its other kernels."""
-    return safety * predicted_seconds(n, expected_gflops) + allowance_s
+def job_time_limit(n: int, expected_gflops: float, safety: float = 3.0, allowance_s: float = 600.0,
+                   trials: int = 1) -> float:
+    """Seconds to request for `trials` HPL solves: safety x the predicted time, plus a fixed
+    allowance for launch, setup and (with hpcc) its other kernels."""
+    return safety * trials * predicted_seconds(n, expected_gflops) + allowance_s
 
 
 def check_time_limit(limit_s: float, partition_limit_s: float | None) -> None:

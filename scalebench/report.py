@@ -192,6 +192,10 @@ def _hpl_notes(lines: Sequence[HplLine]) -> list[Block]:
                 + sorted({f"{l.where}: Rpeak from {l.case.provenance.get('rpeak_derivation', 'unknown')}"
                           for l in lines})),
     ]
+    trials = sorted({f"{l.where} {l.stack} {l.scale}: {l.case.provenance['trial_gflops']} Gflop/s"
+                     for l in lines if len(str(l.case.provenance.get("trial_gflops") or "").split()) > 1})
+    if trials:
+        out += [Heading(3, "Solves per run (Rmax is the best PASSED one)"), bullets(trials)]
     ceiling = sorted({f"{l.case.name} on {l.where} ({l.stack}): {l.case.provenance['ceiling_warnings']}"
                       for l in lines if l.case.provenance.get("ceiling_warnings")})
     if ceiling:

@@ -41,7 +41,7 @@ def _parse_json(data: bytes) -> Any:
 # Check variables copied into every case as provenance (when the check defines them).
 PROVENANCE_KEYS = ("deck_summary", "deck_source", "n_policy", "blas_kernel", "blas_kernel_used",
                    "ceiling_warnings", "rpeak_derivation", "executable", "hpl_deck", "job_nodelist",
-                   "idle_ranks", "grid_reason", "scaling")
+                   "idle_ranks", "grid_reason", "scaling", "trials", "trial_gflops")
 # Where a check or provenance.json may record the software stack's identity (Spack lock/spec hash).
 SPEC_HASH_KEYS = ("spack_lock", "spack_lock_sha256", "lock_sha256", "spack_lock_hash", "spec_hash")
 # Directories of a run that hold benchmark files, never run reports: not searched.

@@ -51,8 +51,10 @@ site_configuration = {
                         'clock_ghz': _peak.clock_ghz,
                         'flops_per_cycle': _peak.flops_per_cycle,
                         'rpeak_derivation': list(_peak.derivation),
-                        # A full-memory HPL takes hours here: bound the solve to ~8 s per case.
+                        # A full-memory HPL takes hours here: bound each solve to ~8 s, and take
+                        # Rmax as the best of 3 solves (this VM's noise moves one solve by 30%).
                         'hpl_time_budget_s': 8,
+                        'hpl_trials': 3,
                     },
                 },
             ],

@@ -33,6 +33,10 @@ def test_hpl_cases_pass_with_positive_rmax(hpl_run):
         assert case.figure("rmax") > 0
         assert 0 < case.figure("efficiency") < 150
         assert case.provenance["hpl_deck"]["p"] * case.provenance["hpl_deck"]["q"] == case.num_tasks
+        # the embedded default solves each deck 3 times (hpl_trials); Rmax is the best solve
+        solves = [float(g) for g in case.provenance["trial_gflops"].split()]
+        assert case.provenance["trials"] == 3 and len(solves) == 3
+        assert case.figure("rmax") == pytest.approx(max(solves), abs=0.01)
 
 
 def test_raw_outputs_and_perflog_kept(hpl_run):

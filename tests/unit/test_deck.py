@@ -395,3 +395,14 @@ def test_explicit_grid_may_leave_ranks_idle():
     assert d.to_json()["idle_ranks"] == 1
     with pytest.raises(InputError, match="^grid: 3x3 needs 9 ranks"):
         DeckRequest(1, 7, 16 * GiB, grid=(3, 3))
+
+
+def test_trials_list_the_same_n_and_scale_the_time_limit():
+    d = deck.make_deck(deck.DeckRequest(nodes=1, ranks_per_node=2, memory_per_node=2**30))
+    lines = deck.hpccinf_txt(d, trials=3).splitlines()
+    assert lines[4].split()[0] == "3" and lines[5].split()[:3] == [str(d.n)] * 3
+    assert deck.hpl_dat(d).splitlines()[5].split()[:2] == [str(d.n), "Ns"]
+    one = deck.job_time_limit(d.n, 50.0, allowance_s=0)
+    assert deck.job_time_limit(d.n, 50.0, allowance_s=0, trials=3) == pytest.approx(3 * one)
+    with pytest.raises(deck.DeckError, match="Ns: 21 values"):
+        deck.hpl_dat(d, trials=21)  # HPL reads at most 20 problem sizes
