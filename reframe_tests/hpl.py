@@ -12,7 +12,7 @@ import reframe.utility.udeps as udeps
 from reframe.core.builtins import (parameter, performance_function, run_after, run_before,
                                    sanity_function, variable)
 
-from scalebench import blas, deck, metrics, paths, peak, scales, thresholds, tune
+from scalebench import blas, deck, metrics, paths, peak, programs, scales, thresholds, tune
 from scalebench.errors import ParseError
 from scalebench.parse.hpcc import parse_hpcc
 from scalebench.parse.hpl import parse_hpl
@@ -79,6 +79,7 @@ class HPLCheck(rfm.RunOnlyRegressionTest):
         self.hpl_binary = self.hpl_binary or env_extras.get('hpl_binary', 'xhpl')
         self.is_hpcc = os.path.basename(self.hpl_binary) == 'hpcc'
         self.executable = self.hpl_binary
+        self.prerun_cmds.append(programs.guard(self.hpl_binary))
         self.output_file = 'hpccoutf.txt' if self.is_hpcc else self.job.stdout
         self.keep_files = ['hpccoutf.txt', 'hpccinf.txt'] if self.is_hpcc else ['HPL.dat']
         threads = str(self.geometry.threads_per_rank)
@@ -171,6 +172,9 @@ class HPLCheck(rfm.RunOnlyRegressionTest):
 
     @sanity_function
     def validate(self):
+        missing = programs.missing_in(os.path.join(self.stagedir, self.job.stderr))
+        if missing:
+            return sn.assert_true(False, msg=missing)
         try:
             result = self._hpl()
         except (OSError, ParseError) as err:

@@ -15,7 +15,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import (parameter, performance_function, run_after, run_before,
                                    sanity_function, variable)
 
-from scalebench import apps, deck, scales
+from scalebench import apps, deck, programs, scales
 from scalebench.errors import ParseError
 from scalebench.parse.lammps import parse_lammps
 
@@ -80,6 +80,7 @@ class LAMMPSCheck(rfm.RunOnlyRegressionTest):
         self.expected_atoms = self.lammps_in.atoms
         self.input_summary = self.lammps_in.summary
         self.executable = self.lmp_binary
+        self.prerun_cmds.append(programs.guard(self.lmp_binary))
         self.executable_opts = ['-in', 'in.lammps', '-log', self.log_file, '-nocite']
         self.keep_files = [self.log_file, 'in.lammps']
         self.env_vars['OMP_NUM_THREADS'] = str(self.num_cpus_per_task)
@@ -105,6 +106,9 @@ class LAMMPSCheck(rfm.RunOnlyRegressionTest):
 
     @sanity_function
     def validate(self):
+        missing = programs.missing_in(os.path.join(self.stagedir, self.job.stderr))
+        if missing:
+            return sn.assert_true(False, msg=missing)
         try:
             log = self._log()
         except (OSError, ParseError) as err:

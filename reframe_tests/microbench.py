@@ -19,7 +19,7 @@ import reframe.utility.sanity as sn
 from reframe.core.backends import getlauncher
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 
-from scalebench import deck, microbench, scales
+from scalebench import deck, microbench, programs, scales
 from scalebench.errors import ParseError
 from scalebench.parse.hpcc import parse_hpcc
 from scalebench.parse.netpipe import parse_netpipe
@@ -84,6 +84,7 @@ class NetPIPECheck(_TwoRankCheck):
         self.executable_opts = [*self.mode_options, '-u', str(self.max_bytes), '-p', str(self.perturbation),
                                 '-o', self.output_file]
         self.keep_files = [self.output_file]
+        self.prerun_cmds.append(programs.guard(self.executable))
 
     def _read(self, name):
         with open(os.path.join(self.stagedir, name), errors='replace') as handle:
@@ -94,6 +95,9 @@ class NetPIPECheck(_TwoRankCheck):
 
     @sanity_function
     def validate(self):
+        missing = programs.missing_in(os.path.join(self.stagedir, self.job.stderr))
+        if missing:
+            return sn.assert_true(False, msg=missing)
         try:
             self.figures()
         except (OSError, ParseError) as err:
@@ -140,6 +144,7 @@ class HPCCNetworkCheck(rfm.RunOnlyRegressionTest, StackMpirun):
         scales.task_setup(self.scale, part.extras, part.processor.num_cores, env.name, env.extras).apply(self)
         self.skip_if(self.num_tasks < 2, 'a ping-pong needs two processes')
         self.executable = env.extras.get('hpcc_binary', 'hpcc')
+        self.prerun_cmds.append(programs.guard(self.executable))
         self.env_vars.update(OMP_NUM_THREADS='1', OPENBLAS_NUM_THREADS='1')
 
     @run_before('run')
@@ -157,6 +162,9 @@ class HPCCNetworkCheck(rfm.RunOnlyRegressionTest, StackMpirun):
 
     @sanity_function
     def validate(self):
+        missing = programs.missing_in(os.path.join(self.stagedir, self.job.stderr))
+        if missing:
+            return sn.assert_true(False, msg=missing)
         try:
             parsed, _ = self._figures()
         except (OSError, ParseError) as err:

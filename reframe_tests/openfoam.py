@@ -16,7 +16,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import (parameter, performance_function, run_after, run_before,
                                    sanity_function, variable)
 
-from scalebench import apps, deck, scales
+from scalebench import apps, deck, programs, scales
 from scalebench.errors import ParseError
 from scalebench.parse.openfoam import parse_openfoam
 
@@ -94,7 +94,8 @@ class OpenFOAMCheck(rfm.RunOnlyRegressionTest):
         self.job.num_tasks, self.job.num_tasks_per_node = self.num_tasks, self.num_tasks_per_node
         self.job.num_cpus_per_task = self.num_cpus_per_task
         launcher = self.job.launcher.run_command(self.job)
-        self.prerun_cmds = [*apps.openfoam_commands(spec, self.num_tasks, launcher),
+        self.prerun_cmds = [programs.guard(spec.solver),
+                            *apps.openfoam_commands(spec, self.num_tasks, launcher),
                             'date +%s.%N > solver.start']
         self.postrun_cmds = ['date +%s.%N > solver.end']
 
@@ -124,6 +125,9 @@ class OpenFOAMCheck(rfm.RunOnlyRegressionTest):
 
     @sanity_function
     def validate(self):
+        missing = programs.missing_in(os.path.join(self.stagedir, self.job.stderr))
+        if missing:
+            return sn.assert_true(False, msg=missing)
         problems = self._utility_problems()
         if problems:
             return sn.assert_true(False, msg='case set-up failed: ' + '; '.join(problems))

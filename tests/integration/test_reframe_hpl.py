@@ -51,6 +51,15 @@ def test_raw_outputs_and_perflog_kept(hpl_run):
     assert {"rmax", "efficiency", "n", "time"} <= figures
 
 
+def test_a_missing_hpl_program_fails_naming_it(tmp_path):
+    run_dir = tmp_path / "run"
+    proc = run_reframe(run_dir, "-r", "-n", "HPLCheck%scale=1_core$", "-S", f"hpl_binary={tmp_path}/no such/xhpl")
+    assert proc.returncode != 0
+    case = json.loads((run_dir / "report.json").read_text())["runs"][-1]["testcases"][0]
+    assert case["fail_phase"] == "sanity"
+    assert case["fail_reason"].endswith(f"benchmark program not found: {tmp_path}/no such/xhpl")
+
+
 def test_efficiency_floor_fails_the_performance_stage(tmp_path):
     require_tools("mpirun", "hpcc")
     run_dir = tmp_path / "run"
