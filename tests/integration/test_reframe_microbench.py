@@ -3,6 +3,7 @@ OpenMPI over TCP, MPICH) and hpcc's ping-pong and rings, then their report secti
 import json
 import os
 import re
+import subprocess
 
 import pytest
 
@@ -16,12 +17,18 @@ STACKS = {"openmpi-sm", "openmpi-tcp", "mpich"}
 
 @pytest.fixture(scope="module")
 def micro_run(tmp_path_factory):
+    """Two runs, as two stacks would be measured on two days: the OpenMPI transports, then MPICH."""
     require_tools("mpirun", "mpirun.mpich", "NPopenmpi", "NPmpich2", "hpcc")
-    run_dir = tmp_path_factory.mktemp("micro") / "run"
-    # Up to 64 KiB: the whole curve shape (eager protocol, the n1/2 crossing) in a few seconds per stack.
-    proc = run_reframe(run_dir, "-r", "-S", "max_bytes=65536", checks="microbench.py")
-    report = json.loads((run_dir / "report.json").read_text())
-    return run_dir, proc, [tc for run in report["runs"] for tc in run["testcases"]]
+    root = tmp_path_factory.mktemp("micro")
+    runs, procs, cases = [], [], []
+    for name, environs in (("openmpi", "^openmpi"), ("mpich", "^mpich$")):
+        run_dir = root / name
+        # Up to 64 KiB: the whole curve shape (eager protocol, the n1/2 crossing) in a few seconds per stack.
+        procs.append(run_reframe(run_dir, "-r", "-p", environs, "-S", "max_bytes=65536", checks="microbench.py"))
+        report = json.loads((run_dir / "report.json").read_text())
+        runs.append(run_dir)
+        cases += [tc for run in report["runs"] for tc in run["testcases"]]
+    return runs, procs, cases
 
 
 def _figures(case):
@@ -29,8 +36,9 @@ def _figures(case):
 
 
 def test_netpipe_ran_on_every_local_stack_within_the_node(micro_run):
-    _, proc, cases = micro_run
-    assert proc.returncode == 0, proc.stdout[-3000:]
+    _, procs, cases = micro_run
+    for proc in procs:
+        assert proc.returncode == 0, proc.stdout[-3000:]
     netpipe = {c["stack"]: c for c in cases if c["name"] == "NetPIPECheck %placement=intra_node"}
     assert set(netpipe) == STACKS and all(c["result"] == "pass" for c in netpipe.values())
     bench = benchmarks.lookup("NetPIPECheck")
@@ -50,8 +58,8 @@ def test_inter_node_cases_are_skipped_on_one_machine_and_osu_needs_a_stack_with_
     inter = [c for c in cases if c["name"] == "NetPIPECheck %placement=inter_node"]
     assert len(inter) == 3 and all(c["result"] == "skip" for c in inter)
     # ReFrame's report has no skip reason: the ingest takes it from the run's reframe.log
-    sessions, _ = results.ingest([micro_run[0]])
-    reasons = {c.fail_reason for c in sessions[0].cases if c.name == "NetPIPECheck %placement=inter_node"}
+    sessions, _ = results.ingest(micro_run[0])
+    reasons = {c.fail_reason for s in sessions for c in s.cases if c.name == "NetPIPECheck %placement=inter_node"}
     assert reasons == {"inter_node needs 2 nodes; the partition has 1"}
     assert not [c for c in cases if c["name"].startswith("OSU")]  # no local stack has the osu feature
 
@@ -88,10 +96,9 @@ def test_hpcc_network_check_on_both_openmpi_transports(micro_run):
 
 
 def test_report_has_curves_n_half_and_the_stack_table(micro_run, tmp_path):
-    import subprocess
-    run_dir, _, _ = micro_run
+    runs, _, _ = micro_run
     out = tmp_path / "report"
-    proc = subprocess.run([str(VENV_BIN / "scalebench"), "report", str(run_dir), "--out", str(out),
+    proc = subprocess.run([str(VENV_BIN / "scalebench"), "report", *map(str, runs), "--out", str(out),
                            "--format", "md,html"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     text = (out / "report.md").read_text()
@@ -111,3 +118,32 @@ def test_netpipe_stream_gives_a_small_message_rate_on_every_stack(micro_run):
     assert set(stream) == STACKS
     for figures in stream.values():
         assert figures["small_message_rate"] == figures["message_rate_1"] > 0
+
+
+def test_compare_and_accept_over_the_two_runs(micro_run, tmp_path):
+    runs, _, _ = micro_run
+    scalebench = str(VENV_BIN / "scalebench")
+    proc = subprocess.run([scalebench, "compare", *map(str, runs), "--by", "stack", "--baseline", "openmpi-sm"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split()[0]: line for line in proc.stdout.splitlines() if line.split()[:1] in (["mpich"],
+                                                                                              ["openmpi-tcp"])}
+    assert {"mpich", "openmpi-tcp"} <= set(rows)
+    thresholds = tmp_path / "thresholds.yaml"
+    thresholds.write_text("""criteria:
+  - name: NetPIPE 1-byte latency under 1 ms
+    benchmark: NetPIPECheck
+    figure: latency
+    max: 1000
+    at: 1
+  - name: NetPIPE 1-byte latency under 1 ns (no MPI can)
+    benchmark: NetPIPECheck
+    figure: latency
+    max: 0.001
+    at: 1
+""")
+    proc = subprocess.run([scalebench, "accept", *map(str, runs), "--thresholds", str(thresholds)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1, proc.stdout
+    verdicts = [line for line in proc.stdout.splitlines() if "NetPIPE 1-byte latency" in line]
+    assert sum("PASS" in v for v in verdicts) == 3 and sum("FAIL" in v for v in verdicts) == 3
