@@ -8,6 +8,7 @@ Rules (the numbers live in hpl_decks/rules.yaml):
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
@@ -114,18 +115,25 @@ class DeckRequest:
     grid: tuple[int, int] | None = None  # P x Q to use (may leave ranks idle); None: process_grid
 
     def __post_init__(self) -> None:
-        for name in ("nodes", "ranks_per_node", "threads_per_rank", "memory_per_node"):
-            require_positive(name, getattr(self, name))
+        for name in ("nodes", "ranks_per_node", "threads_per_rank"):
+            require_count(name, getattr(self, name))
+        require_positive("memory_per_node", self.memory_per_node)
+        if self.memory_per_node > MAX_MEMORY_PER_NODE:
+            raise InputError("memory_per_node: more than 1 EiB per node; check the unit")
+        if self.ranks > C_INT_MAX:
+            raise InputError(f"ranks: {self.nodes} nodes x {self.ranks_per_node} ranks per node is more than "
+                             f"{C_INT_MAX} (MPI counts ranks in a C int)")
         if self.nb is not None:
-            require_positive("nb", self.nb)
-        if self.memory_fraction is not None and not 0 < self.memory_fraction <= 1:
-            raise InputError(f"memory_fraction: must be in (0, 1], got {self.memory_fraction}")
+            require_count("nb", self.nb)
+        fraction = self.memory_fraction
+        if fraction is not None and (not is_number(fraction) or not 0 < fraction <= 1):
+            raise InputError(f"memory_fraction: must be in (0, 1], got {fraction!r}")
         if self.max_n is not None:
-            require_positive("max_n", self.max_n)
+            require_count("max_n", self.max_n)
         if self.grid is not None:
             p, q = self.grid
-            require_positive("grid P", p)
-            require_positive("grid Q", q)
+            require_count("grid P", p)
+            require_count("grid Q", q)
             if p * q > self.ranks:
                 raise InputError(f"grid: {p}x{q} needs {p * q} ranks, only {self.ranks} requested")
 
@@ -178,10 +186,30 @@ def require_positive(name: str, value: Any) -> int:
     return value
 
 
+# HPL and MPI hold N, NB, P, Q and rank counts in a C int; beyond it nothing runs, and arithmetic on
+# such values overflows floats or factorises for ever.
+C_INT_MAX = 2**31 - 1
+MAX_MEMORY_PER_NODE = 2**60  # 1 EiB: far beyond any node; keeps make_deck's float arithmetic finite
+
+
+def require_count(name: str, value: Any) -> int:
+    """A positive integer HPL can hold (at most C_INT_MAX)."""
+    if require_positive(name, value) > C_INT_MAX:
+        raise InputError(f"{name}: must be at most {C_INT_MAX} (HPL and MPI hold it in a C int)")
+    return value
+
+
 def process_grid(ranks: int) -> tuple[int, int]:
     """P x Q with P <= Q and P the largest divisor of ranks not above sqrt(ranks)."""
-    require_positive("ranks", ranks)
-    p = max(_divisors_up_to(ranks, math.isqrt(ranks)))
+    require_count("ranks", ranks)
+    limit = math.isqrt(ranks)
+    # Rank counts are mostly nodes x a power of two: take 2^twos out with bit operations and give
+    # each odd divisor the largest power of two that keeps it within the limit (a much shorter
+    # list than every divisor). Odd divisors up to limit >> twos take all of 2^twos.
+    twos = (ranks & -ranks).bit_length() - 1
+    all_twos = limit >> twos
+    p = max([d << twos if d <= all_twos else d << ((limit // d).bit_length() - 1)
+             for d in _divisors_up_to(ranks >> twos, limit)])
     return p, ranks // p
 
 
@@ -237,6 +265,12 @@ def n_for_memory(memory_bytes: int, nb: int, p: int, q: int, lcm_max_loss: float
     return n
 
 
+@functools.lru_cache(maxsize=64, typed=True)
+def _memory_share(fraction: float, memory_per_node: int) -> str:
+    """'80% of 256.0 GiB' for the memory policy text: the same for every node count of a sweep."""
+    return f"{fraction:.0%} of {format_size(memory_per_node)}"
+
+
 def make_deck(request: DeckRequest, rules: Rules | None = None) -> Deck:
     rules = rules or Rules()
     nb = request.nb or rules.nb
@@ -245,13 +279,13 @@ def make_deck(request: DeckRequest, rules: Rules | None = None) -> Deck:
     usable = int(request.nodes * request.memory_per_node * fraction)
     per_rank_block = nb * nb * BYTES_PER_DOUBLE
     if usable < request.ranks * per_rank_block:
+        needed = request.ranks * per_rank_block / fraction / request.nodes  # inf for a subnormal fraction
         raise DeckError(
             f"memory_per_node: {format_size(request.memory_per_node)} x {fraction:g} cannot hold one "
-            f"{nb}x{nb} block per rank for {request.ranks} ranks (needs "
-            f"{format_size(math.ceil(request.ranks * per_rank_block / fraction / request.nodes))}/node)")
+            f"{nb}x{nb} block per rank for {request.ranks} ranks"
+            + (f" (needs {format_size(math.ceil(needed))}/node)" if math.isfinite(needed) else ""))
     n_memory = n_for_memory(usable, nb, p, q, rules.lcm_rounding_max_memory_loss)
-    policy = (f"memory: {fraction:.0%} of {format_size(request.memory_per_node)}/node "
-              f"x {request.nodes} node(s)")
+    policy = f"memory: {_memory_share(fraction, request.memory_per_node)}/node x {request.nodes} node(s)"
     n = n_memory
     if request.max_n is not None and request.max_n < n_memory:
         n = request.max_n // nb * nb
@@ -408,6 +442,12 @@ def hpl_dat_lists(*, ns: Sequence[int], nbs: Sequence[int], grids: Sequence[tupl
     _check_names("RFACTs", rf_list, _PFACT)
     _check_names("BCASTs", bc_list, _BCAST)
     _check_ints("DEPTHs", depth_list, 0)
+    # HPL takes the first word of line 3 as the file name and line 4 as an int: nothing else may ride along.
+    if not isinstance(output_file, str) or not output_file or any(
+            c.isspace() or not c.isprintable() for c in output_file):
+        raise DeckError(f"output file: {output_file!r} must be one word (HPL reads the first word of its line)")
+    if isinstance(device, bool) or not isinstance(device, int) or device < 0:
+        raise DeckError(f"device: {device!r} is not an integer >= 0 (6 = stdout, 7 = stderr, else the file)")
 
     def joined(values: Sequence[Any]) -> str:
         return " ".join(str(v) for v in values)
@@ -457,6 +497,7 @@ def hpl_dat_lists(*, ns: Sequence[int], nbs: Sequence[int], grids: Sequence[tupl
 def hpl_dat(deck: Deck, output_file: str = "HPL.out", device: int = 6, trials: int = 1) -> str:
     """HPL.dat for xhpl (HPL 2.x): one NB, one grid, one of each algorithm choice, and N listed
     `trials` times: HPL solves it that often in one run, and Rmax is the best of them."""
+    require_positive("trials", trials)
     return hpl_dat_lists(ns=(deck.n,) * trials, nbs=(deck.nb,), grids=((deck.p, deck.q),),
                          algorithm=deck.algorithm, output_file=output_file, device=device)
 
