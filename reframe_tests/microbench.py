@@ -42,7 +42,8 @@ class StackMpirun(rfm.RegressionMixin):
             return
         options = list(self.job.launcher.options)
         self.job.launcher = getlauncher('local')()
-        self.executable = shlex.join([command, '-np', str(self.num_tasks), *options, self.executable])
+        # the executable is quoted already, by the check that set it
+        self.executable = f"{shlex.join([command, '-np', str(self.num_tasks), *options])} {self.executable}"
 
 
 class _TwoRankCheck(rfm.RunOnlyRegressionTest, StackMpirun):
@@ -80,11 +81,12 @@ class NetPIPECheck(_TwoRankCheck):
 
     @run_after('setup')
     def set_executable(self):
-        self.executable = self.current_environ.extras.get('netpipe_binary', 'NPmpi')
+        program = self.current_environ.extras.get('netpipe_binary', 'NPmpi')
+        self.executable = shlex.quote(program)
+        self.prerun_cmds.append(programs.guard(program))
         self.executable_opts = [*self.mode_options, '-u', str(self.max_bytes), '-p', str(self.perturbation),
                                 '-o', self.output_file]
         self.keep_files = [self.output_file]
-        self.prerun_cmds.append(programs.guard(self.executable))
 
     def _read(self, name):
         with open(os.path.join(self.stagedir, name), errors='replace') as handle:
@@ -143,8 +145,9 @@ class HPCCNetworkCheck(rfm.RunOnlyRegressionTest, StackMpirun):
         self.scale = self.scale or ('2_nodes' if int(part.extras.get('max_nodes', 1)) >= 2 else '1_node')
         scales.task_setup(self.scale, part.extras, part.processor.num_cores, env.name, env.extras).apply(self)
         self.skip_if(self.num_tasks < 2, 'a ping-pong needs two processes')
-        self.executable = env.extras.get('hpcc_binary', 'hpcc')
-        self.prerun_cmds.append(programs.guard(self.executable))
+        program = env.extras.get('hpcc_binary', 'hpcc')
+        self.executable = shlex.quote(program)
+        self.prerun_cmds.append(programs.guard(program))
         self.env_vars.update(OMP_NUM_THREADS='1', OPENBLAS_NUM_THREADS='1')
 
     @run_before('run')
@@ -194,8 +197,8 @@ class _OSUCheck(_TwoRankCheck):
             name, [d for d in [self.current_environ.extras.get('osu_dir')] if d])
         self.skip_if(not found, f'{name} not found (osu_dir of stack {self.stack or self.current_environ.name}, '
                                 f'then PATH): build OSU with the stack, e.g. spack_envs/')
-        self.executable = found
-        self.executable_opts = list(self.osu_options)
+        self.executable = shlex.quote(found)
+        self.executable_opts = [shlex.quote(str(option)) for option in self.osu_options]
 
     def _table(self):
         with open(os.path.join(self.stagedir, self.job.stdout), errors='replace') as handle:
