@@ -5,6 +5,7 @@ extras give the Rpeak inputs and limits (see site_configs/); environment extras 
 the launcher options and the stack name.
 """
 import os
+import shlex
 
 import reframe as rfm
 import reframe.utility.sanity as sn
@@ -78,7 +79,7 @@ class HPLCheck(rfm.RunOnlyRegressionTest):
         env_extras = self.current_environ.extras
         self.hpl_binary = self.hpl_binary or env_extras.get('hpl_binary', 'xhpl')
         self.is_hpcc = os.path.basename(self.hpl_binary) == 'hpcc'
-        self.executable = self.hpl_binary
+        self.executable = shlex.quote(self.hpl_binary)  # -S hpl_binary=... is no shell code
         self.prerun_cmds.append(programs.guard(self.hpl_binary))
         self.output_file = 'hpccoutf.txt' if self.is_hpcc else self.job.stdout
         self.keep_files = ['hpccoutf.txt', 'hpccinf.txt'] if self.is_hpcc else ['HPL.dat']

@@ -7,6 +7,7 @@ EAM copper, SPC/E water with PPPM and the rhodopsin benchmark's settings). Stron
 """
 import functools
 import os
+import shlex
 import shutil
 import subprocess
 
@@ -79,7 +80,7 @@ class LAMMPSCheck(rfm.RunOnlyRegressionTest):
         self.steps = self.lammps_in.steps
         self.expected_atoms = self.lammps_in.atoms
         self.input_summary = self.lammps_in.summary
-        self.executable = self.lmp_binary
+        self.executable = shlex.quote(self.lmp_binary)  # -S lmp_binary=... is no shell code
         self.prerun_cmds.append(programs.guard(self.lmp_binary))
         self.executable_opts = ['-in', 'in.lammps', '-log', self.log_file, '-nocite']
         self.keep_files = [self.log_file, 'in.lammps']

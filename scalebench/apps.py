@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 import yaml
 
 from scalebench import paths, scales
-from scalebench.deck import check_scaling, require_positive
+from scalebench.deck import check_scaling, is_number, require_positive
 from scalebench.errors import InputError
 
 INPUTS = paths.REPO_ROOT / "reframe_tests" / "inputs"
@@ -70,6 +70,12 @@ class LammpsWorkload:
     packages: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        # The name goes into the input, where a line break would start a LAMMPS command (`shell` runs programs).
+        paths.check_name("workload name", self.name)
+        for key in ("atoms_per_cell", "atoms", "steps"):
+            require_positive(f"workload {self.name}: {key}", getattr(self, key))
+
 
 @dataclass(frozen=True)
 class LammpsInput:
@@ -95,7 +101,7 @@ def _load_specs(path: Path, kind: type, tuples: tuple[str, ...]) -> dict[str, An
         entry = {key: tuple(value) if key in tuples else value for key, value in entry.items()}
         try:
             specs[name] = kind(name=name, **entry)
-        except TypeError as err:
+        except (TypeError, InputError) as err:
             raise InputError(f"{path}: entry {name}: {err}") from None
     return specs
 
@@ -165,6 +171,14 @@ class OpenfoamCase:
     heavy: bool = False
     files: dict[str, str] = field(default_factory=dict)
     steps_before: tuple[Any, ...] = ({"serial": "blockMesh"}, "decompose")
+
+    def __post_init__(self) -> None:
+        paths.check_name("case name", self.name)
+        paths.check_name(f"case {self.name}: solver", self.solver)  # the executable of the job's launch line
+        for key in ("cells", "steps"):
+            require_positive(f"case {self.name}: {key}", getattr(self, key))
+        if self.deltaT is not None and not (is_number(self.deltaT) and self.deltaT > 0):
+            raise InputError(f"case {self.name}: deltaT: must be a positive number, got {self.deltaT!r}")
 
 
 def load_openfoam_cases(directory: Path | None = None) -> dict[str, OpenfoamCase]:

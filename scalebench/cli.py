@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Sequence
 
 from scalebench import paths
-from scalebench.errors import ResultsError, ScalebenchError
+from scalebench.errors import InputError, ResultsError, ScalebenchError
 from scalebench.cliutil import OneLineParser, add_geometry_arguments, positive_int_arg
 from scalebench.units import parse_size
 
@@ -107,16 +107,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     """One ReFrame session into a fresh run directory, then (optionally) its report."""
     from scalebench.siteconf import new_run_dir
 
+    reframe = Path(sys.executable).with_name("reframe")
+    if not os.access(reframe, os.X_OK):
+        raise InputError(f"reframe: no executable {reframe} (install it with scripts/install.sh)")
     run_dir = new_run_dir(Path(args.results))
     try:
         run_dir.mkdir(parents=True, exist_ok=False)
     except OSError as err:
         raise ResultsError(f"--results: cannot create {run_dir}: {err.strerror}") from err
-    reframe = Path(sys.executable).with_name("reframe")
     command = [str(reframe), "-C", args.config, "-c", args.checks, "-r", *args.reframe_args]
     env = dict(os.environ, SCALEBENCH_RUN_DIR=str(run_dir))
     print(f"scalebench run: {' '.join(command)}\n  run directory: {run_dir}", flush=True)
     status = subprocess.call(command, env=env)
+    if status == 0 and not (run_dir / "report.json").exists():
+        # ReFrame exits 0 and writes no report when its filters select no test case.
+        filters = " ".join(args.reframe_args) or "(none)"
+        raise InputError(f"no test case ran: the reframe filters {filters} match no check, system, "
+                         "partition or environment (stack) of this configuration")
     if args.report:
         report_args = argparse.Namespace(results=[str(run_dir)], out=str(run_dir / "report"), format="md,html,csv",
                                          thresholds=None)

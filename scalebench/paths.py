@@ -23,3 +23,22 @@ def check_name(where: str, value: Any) -> str:
         raise InputError(f"{where}: {value!r} must be letters, digits, '_', '.' and '-' only "
                          "(not a valid name: it becomes a path)")
     return value
+
+
+# Characters that quote, separate, redirect or substitute in a shell (with line breaks and other
+# control characters); `$` too where ReFrame expands it (see check_shell_word).
+_SHELL_SPECIAL = re.compile(r"[\s;&|<>'\"\\`()\x00-\x1f\x7f]")
+_SHELL_SPECIAL_OR_DOLLAR = re.compile(r"[\s;&|<>'\"\\`()$\x00-\x1f\x7f]")
+
+
+def check_shell_word(where: str, value: Any, variables: bool = True) -> str:
+    """A value that ReFrame writes unquoted into job scripts (environment values, launcher options,
+    module names, program paths) and into which it substitutes $(...) and `...` itself when it loads
+    an environment or a directory: one plain word, no command can hide in it. `variables`: $NAME and
+    ${NAME} allowed (PATH: /opt/x/bin:$PATH)."""
+    text = str(value)
+    bad = (_SHELL_SPECIAL if variables else _SHELL_SPECIAL_OR_DOLLAR).search(text)
+    if bad:
+        raise InputError(f"{where}: {text!r} has {bad.group(0)!r}; it goes unquoted into job scripts, so it must "
+                         "be one word without spaces, quotes, backslashes, ;&|<>()`" + ("" if variables else " or $"))
+    return text

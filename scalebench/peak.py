@@ -1,6 +1,7 @@
 """Theoretical peak (Rpeak) = nodes x cores x nominal clock x DP flop/cycle (TOP500 convention)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -76,6 +77,6 @@ def peak_inputs(overrides: Mapping[str, Any] | None = None, host: HostInfo | Non
     if missing:
         raise PeakError(f"Rpeak inputs missing: {', '.join(missing)} (set them in the site config)")
     for name, value in zip(RPEAK_INPUTS, (cores, clock, fpc)):
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value < math.inf:
             raise PeakError(f"{name}: must be a positive number, got {value!r}")
     return PeakInputs(int(cores), float(clock), int(fpc), microarch or "unknown", tuple(derivation))

@@ -11,6 +11,7 @@ import os
 import re
 import shlex
 import socket
+import string
 import subprocess
 import sys
 import time
@@ -20,6 +21,7 @@ from typing import Any
 import yaml
 
 from scalebench import paths, peak
+from scalebench.deck import require_positive
 from scalebench.errors import InputError, ResultsError, ScalebenchError
 from scalebench.units import parse_size
 
@@ -32,24 +34,38 @@ PERFLOG_PERF_FIELDS = ("var", "value", "unit", "ref", "lower_thres", "upper_thre
 PERFLOG_PROVENANCE_FIELDS = ("deck_summary", "n_policy", "blas_kernel", "spack_lock")
 
 
+# ReFrame expands $NAME, and runs $(...) and `...` through a shell, in its directory settings.
+_EXPANDED_IN_PATHS = re.compile(r"[$`\x00-\x1f\x7f]")
+
+
+def _check_run_path(where: str, path: Path) -> Path:
+    bad = _EXPANDED_IN_PATHS.search(str(path))
+    if bad:
+        raise ResultsError(f"{where}: {str(path)!r} has {bad.group(0)!r}; ReFrame expands $ and runs $(...) and "
+                           "`...` in its directory paths: choose one without $, ` or line breaks")
+    return path
+
+
 def new_run_dir(results: Path | None = None) -> Path:
     """A run directory name no other run can take (UTC time, host, pid); not created here."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    return (results or paths.RESULTS) / "runs" / f"{stamp}-{socket.gethostname()}-{os.getpid()}"
+    results = _check_run_path("results directory", results or paths.RESULTS)
+    return results / "runs" / f"{stamp}-{socket.gethostname()}-{os.getpid()}"
 
 
 def run_dir() -> Path:
     """This invocation's run directory, created on first use; an existing report is never overwritten."""
     if not hasattr(run_dir, "cached"):
         given = os.environ.get("SCALEBENCH_RUN_DIR")
-        path = Path(given).resolve() if given else new_run_dir()
+        path = _check_run_path("SCALEBENCH_RUN_DIR", Path(given).resolve()) if given else new_run_dir()
         if (path / "report.json").exists():
             raise ResultsError(f"SCALEBENCH_RUN_DIR: {path} already holds a run report; name a new directory")
         try:
             path.mkdir(parents=True, exist_ok=bool(given))
+            _write_provenance(path)
         except OSError as err:
-            raise ResultsError(f"results directory: cannot create {path}: {err.strerror}") from err
-        _write_provenance(path)
+            where = "SCALEBENCH_RUN_DIR" if given else "results directory"
+            raise ResultsError(f"{where}: cannot write {err.filename or path}: {err.strerror}") from err
         run_dir.cached = path  # type: ignore[attr-defined]
     return run_dir.cached  # type: ignore[attr-defined]
 
@@ -143,7 +159,7 @@ def _partition(part: dict[str, Any], where: str, stacks: set[str]) -> dict[str, 
     extras = {key: part[key] for key in _PARTITION_EXTRAS if key in part}
     extras["memory_per_node"] = parse_size(_require(part, "memory_per_node", where),
                                            f"{where}.memory_per_node")
-    extras.setdefault("max_nodes", _require(part, "max_nodes", where))
+    extras["max_nodes"] = require_positive(f"{where}.max_nodes", _require(part, "max_nodes", where))
     try:
         inputs = peak.peak_inputs({k: part.get(k) for k in (*peak.RPEAK_INPUTS, "microarch")})
     except ScalebenchError as err:
@@ -155,7 +171,7 @@ def _partition(part: dict[str, Any], where: str, stacks: set[str]) -> dict[str, 
         "descr": part.get("descr", name),
         "scheduler": _require(part, "scheduler", where),
         "launcher": _require(part, "launcher", where),
-        "access": [str(a) for a in part.get("access", [])],
+        "access": [_access_option(f"{where}.access[{i}]", a) for i, a in enumerate(part.get("access", []))],
         "environs": list(environs),
         "features": ["hpl", *part.get("features", [])],
         "max_jobs": int(part.get("max_jobs", 8)),
@@ -163,6 +179,37 @@ def _partition(part: dict[str, Any], where: str, stacks: set[str]) -> dict[str, 
         "sched_options": {"use_nodes_option": bool(part.get("use_nodes_option", True))},
         "extras": extras,
     }
+
+
+def _access_option(where: str, value: Any) -> str:
+    """One #SBATCH line of the job script (no shell reads it there), unless a line break starts a
+    shell command after it."""
+    text = str(value)
+    if re.search(r"[\x00-\x1f\x7f]", text):
+        raise InputError(f"{where}: {text!r} has a line break or control character; each option must stay "
+                         "on its one #SBATCH line of the job script")
+    return text
+
+
+def _launcher_option(where: str, value: Any) -> str:
+    """One word of the launch line; {threads_per_rank} is the only placeholder filled in."""
+    text = paths.check_shell_word(where, value)
+    try:
+        fields = {field for _, field, _, _ in string.Formatter().parse(text) if field is not None}
+    except ValueError as err:
+        raise InputError(f"{where}: {text!r}: {err}") from None
+    if fields - {"threads_per_rank"}:
+        raise InputError(f"{where}: {text!r}: only {{threads_per_rank}} is filled in "
+                         f"(not {', '.join(sorted(repr(f) for f in fields - {'threads_per_rank'}))})")
+    return text
+
+
+def _modules(where: str, modules: list[Any]) -> list[Any]:
+    """Module names (or ReFrame's module mappings) go into `module load` lines of the job script."""
+    for i, module in enumerate(modules):
+        for value in module.values() if isinstance(module, dict) else [module]:
+            paths.check_shell_word(f"{where}[{i}]", value)
+    return list(modules)
 
 
 def _stack(stack: dict[str, Any], where: str) -> dict[str, Any]:
@@ -178,9 +225,16 @@ def _stack(stack: dict[str, Any], where: str) -> dict[str, Any]:
             raise InputError(f"{where}[{name}].env_vars: {var!r} is not a valid variable name")
     prepare_cmds = [str(c) for c in stack.get("prepare_cmds", [])]
     extras: dict[str, Any] = {"stack": name, "hpl_binary": "xhpl",
-                              "launcher_options": [str(o) for o in stack.get("launcher_options", [])]}
+                              "launcher_options": [_launcher_option(f"{where}[{name}].launcher_options[{i}]", o)
+                                                   for i, o in enumerate(stack.get("launcher_options", []))]}
     extras.update({key: str(stack[key]) for key in _STACK_PROGRAMS if stack.get(key)})
     extras.update(_spack_provider(stack, f"{where}[{name}]", env_vars, prepare_cmds))
+    for key in _STACK_PROGRAMS:
+        if key in extras:
+            paths.check_shell_word(f"{where}[{name}].{key}", extras[key])
+    # ReFrame writes `export NAME=value` and itself runs $(...) and `...` in values when it loads them.
+    for var, value in env_vars.items():
+        paths.check_shell_word(f"{where}[{name}].env_vars.{var}", value)
     view = extras.get("spack_view") or (f"{extras['spack_env']}/.spack-env/view" if "spack_env" in extras else None)
     if view and "osu_dir" not in extras:
         extras["osu_dir"] = f"{view}/{OSU_IN_VIEW}"
@@ -188,7 +242,7 @@ def _stack(stack: dict[str, Any], where: str) -> dict[str, Any]:
         "name": name,
         "features": ["mpi", "hpl", *stack.get("features", []), *(["spack"] if "spack_lock" in extras else [])],
         "env_vars": [[str(k), str(v)] for k, v in env_vars.items()],
-        "modules": list(stack.get("modules", [])),
+        "modules": _modules(f"{where}[{name}].modules", stack.get("modules", [])),
         "prepare_cmds": prepare_cmds,
         "extras": extras,
     }
@@ -206,7 +260,8 @@ def _spack_provider(stack: dict[str, Any], where: str, env_vars: dict[str, Any],
         prepare_cmds.append(f"spack env activate -d {shlex.quote(str(env_dir))}")
         return {"spack_env": str(env_dir), "spack_lock": str(env_dir / "spack.lock")}
     if stack.get("spack_view"):
-        view = Path(str(stack["spack_view"])).expanduser()
+        # It goes on PATH, which is written unquoted (and expanded by ReFrame): a plain word.
+        view = Path(paths.check_shell_word(f"{where}.spack_view", stack["spack_view"], variables=False)).expanduser()
         env_vars.setdefault("PATH", f"{view}/bin:$PATH")
         env_vars.setdefault("LD_LIBRARY_PATH", f"{view}/lib:{view}/lib64:$LD_LIBRARY_PATH")
         # A view made from an environment sits in <env>/.spack-env/view: the lock is three levels up.

@@ -5,16 +5,31 @@ set SCALEBENCH_CLOCK_GHZ or SCALEBENCH_FLOPS_PER_CYCLE to override what detectio
 """
 import os
 
+from reframe.core.exceptions import ConfigError
+
 from scalebench import host, peak
+from scalebench.errors import ScalebenchError
 from scalebench.siteconf import general_config, logging_config, system_dirs
 
+
+
+def _override(name, kind):
+    text = os.environ.get(name)
+    if not text:
+        return None
+    try:
+        return kind(text)
+    except ValueError:
+        raise ConfigError(f'{name}: {text!r} is not a {kind.__name__}') from None
+
+
 _host = host.detect()
-_overrides = {
-    'clock_ghz': float(os.environ['SCALEBENCH_CLOCK_GHZ']) if os.environ.get('SCALEBENCH_CLOCK_GHZ') else None,
-    'flops_per_cycle': (int(os.environ['SCALEBENCH_FLOPS_PER_CYCLE'])
-                        if os.environ.get('SCALEBENCH_FLOPS_PER_CYCLE') else None),
-}
-_peak = peak.peak_inputs(_overrides, host=_host)
+_overrides = {'clock_ghz': _override('SCALEBENCH_CLOCK_GHZ', float),
+              'flops_per_cycle': _override('SCALEBENCH_FLOPS_PER_CYCLE', int)}
+try:
+    _peak = peak.peak_inputs(_overrides, host=_host)
+except ScalebenchError as err:  # ReFrame prints a ConfigError as one line, anything else as a traceback
+    raise ConfigError(f'Rpeak of this machine: {err}') from None
 
 site_configuration = {
     'systems': [

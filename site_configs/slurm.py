@@ -8,8 +8,14 @@ site_configs/sites/example.yaml.
 """
 import os
 
+from reframe.core.exceptions import ConfigError
+
 from scalebench import paths
+from scalebench.errors import ScalebenchError
 from scalebench.siteconf import load_site
 
-site_configuration = load_site(os.environ.get('SCALEBENCH_SITE')
-                               or paths.SITE_CONFIGS / 'sites' / 'example.yaml')
+try:
+    site_configuration = load_site(os.environ.get('SCALEBENCH_SITE')
+                                   or paths.SITE_CONFIGS / 'sites' / 'example.yaml')
+except ScalebenchError as err:  # ReFrame prints a ConfigError as one line, anything else as a traceback
+    raise ConfigError(str(err)) from None

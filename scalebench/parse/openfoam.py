@@ -44,6 +44,11 @@ def _residual(token: str) -> Residual:
     return to_value(token)
 
 
+def _finite_or_none(value: float) -> Optional[float]:
+    """None for a derived figure that overflowed (differences of printed values near 1e308)."""
+    return value if is_finite(value) else None
+
+
 def _finite(value: Residual) -> bool:
     values = value if isinstance(value, list) else [value]
     return all(is_finite(v) for v in values)
@@ -126,12 +131,12 @@ class OpenfoamLog:
         times = self.exec_times
         if len(times) < 2:
             return None
-        return (times[-1] - times[0]) / (len(times) - 1)
+        return _finite_or_none((times[-1] - times[0]) / (len(times) - 1))
 
     @property
     def seconds_per_step_median(self) -> Optional[float]:
         deltas = self.step_deltas
-        return statistics.median(deltas) if deltas else None
+        return _finite_or_none(statistics.median(deltas)) if deltas else None
 
     def to_dict(self) -> Dict[str, Any]:
         pair = self.last_complete_pair
