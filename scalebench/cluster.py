@@ -281,6 +281,7 @@ class Spec:
     cpus_per_node: int | None = None
     memory_per_node_mb: int | None = None
     shape: str | None = None
+    slurmd_timeout_s: int | None = None  # None: Slurm's 300 s before a silent node is marked DOWN
 
 
 def _free_ports(count: int, seed: str) -> list[int]:
@@ -334,6 +335,7 @@ def slurm_conf_text(spec: Spec, cluster_id: str, ports: list[int] | None) -> str
         "SlurmdParameters=config_overrides",
         "InactiveLimit=0",
         "KillWait=5",
+        *([f"SlurmdTimeout={spec.slurmd_timeout_s}"] if spec.slurmd_timeout_s else []),
         "MinJobAge=300",
         f"StateSaveLocation={d}/ctld",
         f"SlurmdSpoolDir={d}/spool/%n",
@@ -501,17 +503,18 @@ def _wait_ready(state: State, procs: dict[str, subprocess.Popen], nodes: int, ti
 
 def start(directory: Path | str, nodes: int, mode: str = "loopback", cpus_per_node: int | None = None,
           memory_per_node_mb: int | None = None, shape: str | None = None, ready_timeout: float = READY_TIMEOUT,
-          cleanup_on_failure: bool = True) -> State:
+          cleanup_on_failure: bool = True, slurmd_timeout_s: int | None = None) -> State:
     """Start the cluster; on failure stop what was started (unless cleanup_on_failure=False) and raise."""
     directory = Path(directory).resolve()
-    spec = Spec(directory, nodes, mode, cpus_per_node, memory_per_node_mb, shape)
+    spec = Spec(directory, nodes, mode, cpus_per_node, memory_per_node_mb, shape, slurmd_timeout_s)
     if mode not in ("loopback", "netns"):
         raise ClusterError(f"unknown mode {mode!r} (loopback or netns)")
     if not 1 <= nodes <= MAX_NODES:
         raise ClusterError(f"--nodes must be 1..{MAX_NODES}, got {nodes}")
     if shape and mode != "netns":
         raise ClusterError("--shape needs --mode netns (loopback traffic cannot be shaped per node)")
-    for value, name in ((cpus_per_node, "--cpus-per-node"), (memory_per_node_mb, "--memory-per-node-mb")):
+    for value, name in ((cpus_per_node, "--cpus-per-node"), (memory_per_node_mb, "--memory-per-node-mb"),
+                        (slurmd_timeout_s, "slurmd_timeout_s")):
         if value is not None and value <= 0:
             raise ClusterError(f"{name} must be positive, got {value}")
     profile = None
@@ -585,23 +588,62 @@ def start(directory: Path | str, nodes: int, mode: str = "loopback", cpus_per_no
 
 # --------------------------------------------------------------------------- stop
 
-def _marked_and_descendants(token: str, roots: list[int]) -> list[int]:
-    """Processes carrying our token (daemons, slurmstepd) plus all their descendants (job tasks)."""
-    entry = f"{MARKER_ENV}={token}".encode()
-    pids = _all_pids()
+def _with_descendants(roots: set[int], pids: list[int]) -> set[int]:
     children: dict[int, list[int]] = {}
     for pid in pids:
         parent = _ppid(pid)
         if parent is not None:
             children.setdefault(parent, []).append(pid)
-    found = set(roots) | {pid for pid in pids if _environ_has(pid, entry)}
+    found = set(roots)
     todo = list(found)
     while todo:
         for child in children.get(todo.pop(), []):
             if child not in found:
                 found.add(child)
                 todo.append(child)
+    return found
+
+
+def _marked_and_descendants(token: str, roots: list[int]) -> list[int]:
+    """Processes carrying our token (daemons, slurmstepd) plus all their descendants (job tasks)."""
+    entry = f"{MARKER_ENV}={token}".encode()
+    pids = _all_pids()
+    found = _with_descendants(set(roots) | {pid for pid in pids if _environ_has(pid, entry)}, pids)
     return sorted(pid for pid in found if is_alive(pid))
+
+
+# --------------------------------------------------------------------------- fault injection
+
+def job_processes(state: State, job_id: str, **env: str) -> list[int]:
+    """Live processes of job `job_id` of this cluster whose environment also holds every NAME=value
+    given (e.g. SLURM_STEP_ID="0", SLURM_PROCID="1": one rank of the first step)."""
+    entries = [f"{name}={value}".encode() for name, value in
+               {"SLURM_CONF": str(state.slurm_conf), "SLURM_JOB_ID": job_id, **env}.items()]
+    return sorted(pid for pid in _all_pids() if all(_environ_has(pid, e) for e in entries) and is_alive(pid))
+
+
+def crash_node(state: State, node: str) -> list[int]:
+    """A node dying: SIGKILL its slurmd and every job process on it (each slurmstepd of ours whose
+    tasks run there, with those tasks). slurmctld is not told: it marks the node DOWN, and fails its
+    jobs, only when the node stops answering (SlurmdTimeout, see start). Returns the pids killed."""
+    daemon = [p for p in state.data["processes"] if p["role"] == f"slurmd {node}"
+              and is_alive(p["pid"], p.get("starttime"))]
+    if not daemon:
+        raise ClusterError(f"node {node}: no live slurmd recorded in {state.path}")
+    entry, on_node = f"{MARKER_ENV}={state.data['token']}".encode(), f"SLURMD_NODENAME={node}".encode()
+    recorded = {p["pid"] for p in state.data["processes"]}
+    pids = _all_pids()
+    victims = {daemon[0]["pid"]}
+    for stepd in (pid for pid in pids if pid not in recorded and _environ_has(pid, entry)):
+        tree = _with_descendants({stepd}, pids)
+        if any(_environ_has(pid, on_node) for pid in tree - {stepd}):
+            victims |= tree
+    for pid in sorted(victims):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return sorted(victims)
 
 
 def _terminate(records: list[dict]) -> list[dict]:

@@ -539,14 +539,23 @@ def _failures(sessions: Sequence[Session]) -> list[Block]:
         for c in session.cases:
             if c.result not in ("pass", "skip"):
                 line = f"{c.name} on {c.system}:{c.partition} ({c.stack}): {c.fail_phase}: {c.fail_reason}"
+                if c.job_messages:  # as code spans: Slurm's '*** ... ***' is no emphasis
+                    spans = (m.replace("`", "'") for m in c.job_messages)
+                    line += "; job output: " + "; ".join(f"`{m}`" for m in spans)
                 failed[line] = failed.get(line, 0) + 1
-    skipped = sorted({f"{c.name} on {c.system}:{c.partition}" for s in sessions for c in s.cases if c.result == "skip"})
+    skipped_stacks: dict[str, set[str]] = {}  # one line per case and reason, the stacks it was skipped on
+    for session in sessions:
+        for c in session.cases:
+            if c.result == "skip":
+                line = f"{c.name} on {c.system}:{c.partition}: {c.fail_reason or 'reason not recorded'}"
+                skipped_stacks.setdefault(line, set()).add(c.stack)
+    skipped = [f"{line} ({', '.join(sorted(stacks))})" for line, stacks in sorted(skipped_stacks.items())]
     out: list[Block] = []
     if failed:
         out += [Heading(3, "Failures"),
                 bullets([line + (f" ({n} runs)" if n > 1 else "") for line, n in sorted(failed.items())])]
     if skipped:
-        out += [Heading(3, "Skipped (the partition cannot run them; reasons in each run's reframe.log)"),
+        out += [Heading(3, "Skipped (the partition or stack cannot run them)"),
                 bullets(skipped)]
     return ([Heading(2, "Failures and skipped cases")] + out) if out else []
 

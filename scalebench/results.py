@@ -77,6 +77,8 @@ class Case:
     binary: str = ""
     nodelist: str = ""
     spec_hash: str = ""
+    # A failed case: what the scheduler and MPI launcher wrote into its job output (see _job_messages).
+    job_messages: tuple[str, ...] = ()
 
     def figure(self, name: str) -> float | None:
         return self.figures.get(name, (None, ""))[0]
@@ -200,6 +202,47 @@ def _params_from_name(display_name: str) -> list[str]:
     return [part.split("=")[0] for part in display_name.split(" %")[1:]]
 
 
+# Lines a scheduler or MPI launcher writes into a job's output when it ends a job or a rank: they say
+# what happened (cancelled, time limit, node failure, a rank killed by a signal), where the check's
+# sanity message only sees output missing.
+_JOB_MESSAGE = re.compile(r"^(?:slurmstepd\S*: error: .*|srun: error: .*"
+                          r"|.*noticed that process rank \d+ with PID \d+ on node \S+ exited on signal .*)$", re.M)
+JOB_MESSAGES_MAX = 6
+_JOB_OUTPUT_TAIL = 64 * 1024  # bytes read from the end of each output: the messages come last
+
+
+def _stage_dir(stagedir: str, report: str) -> Path:
+    """A case's stage directory; under the report's run directory when the results were moved."""
+    stage = Path(stagedir)
+    if stage.is_dir() or "stage" not in stage.parts:
+        return stage
+    parts = stage.parts
+    return Path(report).parent.joinpath(*parts[len(parts) - 1 - parts[::-1].index("stage"):])
+
+
+def _job_messages(testcase: dict[str, Any], report: str) -> tuple[str, ...]:
+    """The scheduler's and launcher's messages in a failed case's job stderr/stdout (ReFrame keeps a
+    failed case's stage directory); () when the files are gone."""
+    stagedir = testcase.get("stagedir")
+    if not isinstance(stagedir, str) or not stagedir:
+        return ()
+    stage = _stage_dir(stagedir, report)
+    found: dict[str, None] = {}
+    for key in ("job_stderr", "job_stdout"):
+        name = testcase.get(key)
+        if not isinstance(name, str) or not name:
+            continue
+        try:
+            with open(stage / name, "rb") as handle:
+                handle.seek(max(0, os.fstat(handle.fileno()).st_size - _JOB_OUTPUT_TAIL))
+                text = handle.read().decode(errors="replace")
+        except OSError:
+            continue
+        for match in _JOB_MESSAGE.finditer(text):
+            found.setdefault(match.group(0).strip(), None)
+    return tuple(found)[:JOB_MESSAGES_MAX]
+
+
 def _case(testcase: dict[str, Any], report: str, start: str, run_provenance: dict[str, Any]) -> Case:
     figures, references = {}, {}
     for key, entry in (testcase.get("perfvalues") or {}).items():
@@ -229,6 +272,7 @@ def _case(testcase: dict[str, Any], report: str, start: str, run_provenance: dic
         binary=str(testcase.get("hpl_binary") or testcase.get("executable") or ""),
         nodelist=_nodelist(testcase.get("job_nodelist")),
         spec_hash=_spec_hash(testcase, run_provenance),
+        job_messages=_job_messages(testcase, report) if testcase.get("result") not in ("pass", "skip") else (),
     )
 
 

@@ -1,3 +1,4 @@
+import hashlib
 import os
 import shutil
 import subprocess
@@ -23,8 +24,24 @@ def require_tools(*tools: str) -> None:
 def run_reframe(run_dir: Path, *args: str, config: str = "local.py", env: dict | None = None,
                 argv_prefix: tuple[str, ...] = (), checks: str = "hpl.py",
                 timeout: int = 600) -> subprocess.CompletedProcess:
-    """Real ReFrame with a site configuration of site_configs/, writing into run_dir."""
+    """Real ReFrame with a site configuration of site_configs/, writing into run_dir; `checks` is a file
+    of reframe_tests/ or an absolute path."""
     env = dict(os.environ if env is None else env, SCALEBENCH_RUN_DIR=str(run_dir))
     command = [*argv_prefix, str(VENV_BIN / "reframe"), "-C", str(REPO / "site_configs" / config),
                "-c", str(REPO / "reframe_tests" / checks), *args]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def file_hashes(root: Path) -> dict[str, str]:
+    """SHA-256 of every file under root, by relative path: equal before and after = nothing touched."""
+    return {str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in sorted(root.rglob("*")) if path.is_file()}
+
+
+def perflog_rows(run_dir: Path) -> list[dict[str, str]]:
+    """Every line of a run's perflogs (pipe-separated, a header per file) as a dict by column."""
+    rows = []
+    for path in sorted((run_dir / "perflogs").rglob("*.log")):
+        header, *lines = path.read_text().splitlines() or [""]
+        rows += [dict(zip(header.split("|"), line.split("|"))) for line in lines]
+    return rows

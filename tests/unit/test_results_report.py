@@ -310,3 +310,33 @@ def test_skip_reasons_come_from_the_run_log(tmp_path):
     sessions, _ = results.ingest([tmp_path])
     reasons = {c.environ: c.fail_reason for c in sessions[0].cases}
     assert reasons == {"openmpi": "inter_node needs 2 nodes; the partition has 1", "mpich": None}
+
+
+SLURM_STDERR = """srun: Job step aborted: Waiting up to 7 seconds for job step to finish.
+slurmstepd-n2: error: *** JOB 4 ON n2 CANCELLED AT 2026-11-22T06:05:44 DUE TO TIME LIMIT ***
+srun: got SIGCONT
+srun: error: n2: task 0: Terminated
+srun: error: n2: task 0: Terminated
+"""
+
+
+def test_a_failed_case_carries_what_the_scheduler_said_into_the_failure_list(tmp_path):
+    import reframe_reports as rr
+    from scalebench.document import render_markdown
+    failed, passed = [rr.testcase("HPLCheck", {}, params={"scale": scale}, result=result, fail_phase=phase,
+                                  extra={"stagedir": f"/moved/away/runs/r/stage/local/default/openmpi/{scale}",
+                                         "job_stderr": "rfm_job.err", "job_stdout": "rfm_job.out"})
+                      for scale, result, phase in (("1_core", "fail", "sanity"), ("1_node", "pass", None))]
+    run = rr.write_run(tmp_path, "r", [failed, passed])
+    for scale in ("1_core", "1_node"):  # the results were moved: found under the report's run directory
+        stage = run / "stage" / "local" / "default" / "openmpi" / scale
+        stage.mkdir(parents=True)
+        (stage / "rfm_job.err").write_text("x" * 100_000 + "\n" + SLURM_STDERR)  # only the tail is read
+    sessions, _ = results.ingest([tmp_path])
+    messages = {c.params["scale"]: c.job_messages for c in sessions[0].cases}
+    assert messages == {"1_core": ("slurmstepd-n2: error: *** JOB 4 ON n2 CANCELLED AT 2026-11-22T06:05:44 "
+                                   "DUE TO TIME LIMIT ***", "srun: error: n2: task 0: Terminated"),
+                        "1_node": ()}  # a passed case's output is not read
+    text = render_markdown(report._failures(sessions), lambda chart: "")
+    assert ("sanity: sanity failed; job output: `slurmstepd-n2: error: *** JOB 4 ON n2 CANCELLED AT "
+            "2026-11-22T06:05:44 DUE TO TIME LIMIT ***`; `srun: error: n2: task 0: Terminated`") in text
