@@ -543,13 +543,20 @@ def _failures(sessions: Sequence[Session]) -> list[Block]:
                     spans = (m.replace("`", "'") for m in c.job_messages)
                     line += "; job output: " + "; ".join(f"`{m}`" for m in spans)
                 failed[line] = failed.get(line, 0) + 1
-    skipped_stacks: dict[str, set[str]] = {}  # one line per case and reason, the stacks it was skipped on
+    # One line per reason: a scale a machine lacks skips every check at that scale.
+    skipped_cases: dict[tuple[str, str], dict[str, set[str]]] = {}  # (where, reason) -> check -> variants
+    skipped_stacks: dict[tuple[str, str], set[str]] = {}
     for session in sessions:
         for c in session.cases:
             if c.result == "skip":
-                line = f"{c.name} on {c.system}:{c.partition}: {c.fail_reason or 'reason not recorded'}"
-                skipped_stacks.setdefault(line, set()).add(c.stack)
-    skipped = [f"{line} ({', '.join(sorted(stacks))})" for line, stacks in sorted(skipped_stacks.items())]
+                key = (f"{c.system}:{c.partition}", c.fail_reason or "reason not recorded")
+                skipped_cases.setdefault(key, {}).setdefault(c.benchmark, set()).add(c.name)
+                skipped_stacks.setdefault(key, set()).add(c.stack)
+    skipped = [f"{where}: {reason}: " + ", ".join(
+                   f"{check} ({len(names)} variants)" if len(names) > 1 else next(iter(names))
+                   for check, names in sorted(checks.items()))
+               + f" [{', '.join(sorted(skipped_stacks[(where, reason)]))}]"
+               for (where, reason), checks in sorted(skipped_cases.items())]
     out: list[Block] = []
     if failed:
         out += [Heading(3, "Failures"),

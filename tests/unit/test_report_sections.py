@@ -361,3 +361,21 @@ def test_multi_pair_bandwidth_gets_a_curve_and_n_half_per_pair_count(tmp_path):
     peaks = [float(r[2]) for r in rows]
     assert peaks == sorted(peaks) and all(r[4] != "-" for r in rows)  # more pairs, more bandwidth; n1/2 each
     assert len(_charts(micro)[0].panels[0].lines) == 3
+
+
+def test_skipped_cases_are_one_line_per_reason(tmp_path):
+    skip = dict(result="skip", stack="openmpi")
+    cases = [rr.testcase("HPLCheck", {}, params={"scale": "2_nodes"}, **skip),
+             *[rr.testcase("LAMMPSCheck", {}, params={"scale": "2_nodes", "workload": w}, **skip) for w in ("lj", "eam")],
+             rr.testcase("HPLCheck", {}, params={"scale": "4_nodes"}, **skip)]
+    run = rr.write_run(tmp_path, "run", cases)
+    (run / "reframe.log").write_text("".join(
+        f"[ SKIP ] (1/4) {c['name']} /0123abcd @local:default+openmpi [scale {c['scale']} needs "
+        f"{c['scale'][0]} nodes; the partition has 1]\n" for c in cases))
+    blocks, _ = _document([tmp_path])
+    items = [i for b in _section(blocks, "Failures and skipped cases") if isinstance(b, document.Bullets)
+             for i in b.items]
+    assert items == [
+        "local:default: scale 2_nodes needs 2 nodes; the partition has 1: HPLCheck %scale=2_nodes, "
+        "LAMMPSCheck (2 variants) [openmpi]",
+        "local:default: scale 4_nodes needs 4 nodes; the partition has 1: HPLCheck %scale=4_nodes [openmpi]"]
