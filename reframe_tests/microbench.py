@@ -31,7 +31,7 @@ def performance_functions(figures):
     return {name: sn.make_performance_function(lambda v=value: v, unit) for name, (value, unit) in figures.items()}
 
 
-class StackMpirun(rfm.RegressionMixin):
+class StackMpirun(rfm.RegressionTestPlugin):
     """A stack whose MPI is not the partition's mpirun (MPICH next to OpenMPI on one machine) names
     its own in the environment's extras ('mpirun'): ReFrame's mpirun launcher would start OpenMPI's."""
 

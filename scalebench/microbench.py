@@ -21,8 +21,9 @@ NETPIPE_MBPS_TO_MB_PER_S = 2**20 / 8 / 1e6
 
 PLACEMENTS = ("intra_node", "inter_node")
 
-# NetPIPE prints "<rank>: <hostname>" for each of its two processes before measuring.
-_NETPIPE_RANK_RE = re.compile(r"^\s*(\d{1,9}):\s+(\S+)\s*$", re.MULTILINE)
+# NetPIPE prints "<rank>: <hostname>" for each of its two processes before measuring; both write to
+# one output unbuffered, so a rank's line may start in the middle of the other's ("...since small1: vm").
+_NETPIPE_RANK_RE = re.compile(r"(?:^|\D)(\d{1,9}):[ \t]+(\S+)[ \t]*$", re.MULTILINE)
 
 
 def _finite(value: object) -> float | None:

@@ -48,6 +48,10 @@ def test_netpipe_ranks_tell_one_job_from_two_singletons():
     assert hosts == {0: "vm", 1: "vm"}
     assert microbench.placement_of(hosts) == "intra_node"
     assert microbench.placement_of({0: "n001", 1: "n002"}) == "inter_node"
+    # both ranks write unbuffered to one output: a rank's line can start inside the other's
+    interleaved = "Streaming in one direction only.\nmeasurement of the latency since small1: vm\n\n0: vm\n"
+    assert microbench.netpipe_hosts(interleaved) == {0: "vm", 1: "vm"}
+    assert microbench.netpipe_hosts("  0:       1 bytes 149263 times -->     15.94 Mbps in       0.48 usec\n") == {}
     # the wrong launcher: two 1-process copies, both rank 0
     assert sorted(microbench.netpipe_hosts("0: vm\nUsing no perturbations\n0: vm\n")) == [0]
 
