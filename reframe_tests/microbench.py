@@ -189,6 +189,7 @@ class _OSUCheck(_TwoRankCheck):
     osu_binary = variable(str, value='')  # '' = the program found under osu_dir or on PATH
     osu_options = variable(list, value=[])  # e.g. ['-m', '1:4194304'] (OMB 5.x and later)
     program = ''
+    figure, unit = 'latency', 'us'  # the primary column, per message size
 
     @run_after('setup')
     def set_executable(self):
@@ -212,38 +213,36 @@ class _OSUCheck(_TwoRankCheck):
             return sn.assert_true(False, msg=f'no OSU table in {self.job.stdout}: {err}')
         return sn.assert_ge(len(curve), 1, msg='no message size measured')
 
+    def more_figures(self, table, curve):
+        """Figures beyond the primary column per size."""
+        return {}
+
+    @run_before('performance')
+    def set_performance(self):
+        table = self._table()
+        curve = microbench.osu_curve(table)
+        self.set_figures({**microbench.sized(self.figure, curve, self.unit), **self.more_figures(table, curve)})
+
 
 @rfm.simple_test
 class OSULatencyCheck(_OSUCheck):
     descr = 'OSU osu_latency: one-way latency over message sizes'
     program = 'osu_latency'
 
-    @run_before('performance')
-    def set_performance(self):
-        self.set_figures(microbench.sized('latency', microbench.osu_curve(self._table()), 'us'))
-
 
 @rfm.simple_test
 class OSUBandwidthCheck(_OSUCheck):
     descr = 'OSU osu_bw: streaming bandwidth over message sizes, with n1/2'
-    program = 'osu_bw'
+    program, figure, unit = 'osu_bw', 'bandwidth', 'MB/s'
 
-    @run_before('performance')
-    def set_performance(self):
-        curve = microbench.osu_curve(self._table())
-        figures = microbench.curve_summary(curve)
-        figures.pop('peak_bandwidth', None)  # the largest bandwidth_<bytes> already
-        self.set_figures({**microbench.sized('bandwidth', curve, 'MB/s'), **figures})
+    def more_figures(self, table, curve):
+        return microbench.n_half_figure(curve)
 
 
 @rfm.simple_test
 class OSUBiBandwidthCheck(_OSUCheck):
     descr = 'OSU osu_bibw: bidirectional bandwidth over message sizes'
-    program = 'osu_bibw'
-
-    @run_before('performance')
-    def set_performance(self):
-        self.set_figures(microbench.sized('bandwidth', microbench.osu_curve(self._table()), 'MB/s'))
+    program, figure, unit = 'osu_bibw', 'bandwidth', 'MB/s'
 
 
 @rfm.simple_test
@@ -251,7 +250,7 @@ class OSUMultiBandwidthCheck(_OSUCheck):
     """osu_mbw_mr with 1, 2 and 4 pairs: half the ranks on each side (two nodes, or two halves of one)."""
 
     descr = 'OSU osu_mbw_mr: aggregate bandwidth, message rate and n1/2 for 1, 2, 4 process pairs'
-    program = 'osu_mbw_mr'
+    program, figure, unit = 'osu_mbw_mr', 'bandwidth', 'MB/s'
     pairs = parameter([1, 2, 4], loggable=True)
 
     @run_after('setup')
@@ -265,29 +264,21 @@ class OSUMultiBandwidthCheck(_OSUCheck):
         self.skip_if(self.num_tasks_per_node > cores,
                      f'{self.pairs} pair(s) need {self.num_tasks_per_node} cores per node; the nodes have {cores}')
 
-    @run_before('performance')
-    def set_performance(self):
-        table = self._table()
-        curve = microbench.osu_curve(table)
-        self.set_figures({**microbench.sized('bandwidth', curve, 'MB/s'),
-                          **microbench.sized('message_rate', microbench.osu_message_rate_curve(table), 'msg/s'),
-                          **{k: v for k, v in microbench.curve_summary(curve).items() if k == 'n_half'}})
+    def more_figures(self, table, curve):
+        return {**microbench.sized('message_rate', microbench.osu_message_rate_curve(table), 'msg/s'),
+                **microbench.n_half_figure(curve)}
 
 
 @rfm.simple_test
 class OSUCollectiveCheck(_OSUCheck):
-    descr = 'OSU collectives: average latency over message sizes on every core of the nodes'
+    descr = 'OSU collectives: average latency over message sizes on every core of two nodes (or of one)'
     benchmark = parameter(['osu_allreduce', 'osu_alltoall', 'osu_allgather'], loggable=True)
-    placement = parameter(['inter_node'], loggable=True)
+    placement = parameter(['whole_nodes'], loggable=True)
 
     @run_after('setup')
-    def fill_nodes(self):
-        cores = int(self.current_partition.extras.get('cores_per_node') or
-                    self.current_partition.processor.num_cores)
-        nodes = 2 if int(self.current_partition.extras.get('max_nodes', 1)) >= 2 else 1
-        self.num_tasks, self.num_tasks_per_node = nodes * cores, cores
+    def set_placement(self):
+        """Every core of two nodes where the partition has them, else of one: no two-rank layout."""
+        part, env = self.current_partition, self.current_environ
+        scale = '2_nodes' if int(part.extras.get('max_nodes', 1)) >= 2 else '1_node'
+        scales.task_setup(scale, part.extras, part.processor.num_cores, env.name, env.extras).apply(self)
         self.skip_if(self.num_tasks < 2, 'a collective needs two processes')
-
-    @run_before('performance')
-    def set_performance(self):
-        self.set_figures(microbench.sized('latency', microbench.osu_curve(self._table()), 'us'))

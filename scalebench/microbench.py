@@ -67,6 +67,11 @@ def curve_summary(bandwidth: Mapping[int, float], latency: Mapping[int, float] |
     return out
 
 
+def n_half_figure(bandwidth: Mapping[int, float]) -> Figures:
+    """n1/2 alone (a curve whose peak is already one of its sized figures)."""
+    return {k: v for k, v in curve_summary(bandwidth).items() if k == "n_half"}
+
+
 def netpipe_figures(output: NetpipeOutput) -> Figures:
     latency, bandwidth = netpipe_curves(output)
     if not latency or not bandwidth:

@@ -77,12 +77,17 @@ stacks:
 """)
     run_dir = tmp_path / "run"
     env = dict(os.environ, SCALEBENCH_SITE=str(site))
-    proc = run_reframe(run_dir, "-r", "-n", "OSULatencyCheck", config="slurm.py", checks="microbench.py", env=env)
+    proc = run_reframe(run_dir, "-r", "-n", "OSU", config="slurm.py", checks="microbench.py", env=env)
     assert proc.returncode == 0, proc.stdout[-2000:]
     sessions, _ = results.ingest([run_dir])
-    intra = next(c for c in sessions[0].cases if c.name == "OSULatencyCheck %placement=intra_node")
-    assert intra.result == "skip"
+    cases = {c.name: c for c in sessions[0].cases}
+    assert all(c.result == "skip" for c in cases.values())
+    intra = cases["OSULatencyCheck %placement=intra_node"]
     assert re.match(r"osu_latency not found \(osu_dir of stack ompi, then PATH\)", intra.fail_reason)
+    # every OSU program is looked for: point-to-point, multi-pair and collectives
+    programs = {m for c in cases.values() for m in re.findall(r"^(osu_\w+) not found", c.fail_reason or "")}
+    assert programs == {"osu_latency", "osu_bw", "osu_bibw", "osu_mbw_mr", "osu_allreduce", "osu_alltoall",
+                        "osu_allgather"}
 
 
 def test_hpcc_network_check_on_both_openmpi_transports(micro_run):
