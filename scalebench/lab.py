@@ -1,10 +1,11 @@
 """Emulated-interconnect lab: HPL efficiency vs node count on shaped links, in miniature.
 
 For each link profile (site_configs/link_profiles.yaml) it starts the throwaway Slurm cluster in
-netns mode with that shaping, runs the HPL check at 1..N nodes (one rank per node) through ReFrame
-with the stack named after the profile, stops the cluster, and finally writes one report over all
-profiles. The classic finding to reproduce: efficiency stays flat on a fast link and falls on a
-slow one as nodes are added.
+netns mode with that shaping, runs the HPL check at 1..N nodes (one rank per node) and a NetPIPE
+ping-pong between two nodes through ReFrame with the stack named after the profile, stops the
+cluster, and finally writes one report over all profiles. The classic finding to reproduce:
+efficiency stays flat on a fast link and falls on a slow one as nodes are added; the NetPIPE curves
+show each link's bandwidth ceiling and n1/2 side by side.
 
     python -m scalebench.lab [--profiles 10GbE,100Mb] [--nodes 2] [--results results]
 """
@@ -22,14 +23,18 @@ from scalebench.siteconf import new_run_dir
 
 SITE = paths.SITE_CONFIGS / "sites" / "testcluster-netns.yaml"
 NODE_SCALES = {1: "1_node", 2: "2_nodes", 4: "4_nodes"}
+NETPIPE_MAX_BYTES = 2**20
 
 
 def reframe_argv(nodes: int, profile: str) -> list[str]:
     scales = "|".join(NODE_SCALES[n] for n in sorted(NODE_SCALES) if n <= nodes)
+    checks = paths.REPO_ROOT / "reframe_tests"
     return [str(Path(sys.executable).with_name("reframe")), "-C", str(paths.SITE_CONFIGS / "slurm.py"),
-            "-c", str(paths.REPO_ROOT / "reframe_tests" / "hpl.py"), "-r",
-            "-n", f"%scale=({scales})$", "-p", f"tcp-{profile}",
-            "-S", "HPLCheck.ranks_per_node=1", "-S", "HPLCheck.efficiency_floor=0"]
+            "-c", str(checks / "hpl.py"), "-c", str(checks / "microbench.py"), "-r",
+            "-n", f"HPLCheck%scale=({scales})$|NetPIPECheck%placement=inter_node", "-p", f"tcp-{profile}",
+            "-S", "HPLCheck.ranks_per_node=1", "-S", "HPLCheck.efficiency_floor=0",
+            # past the shaper's burst, short enough for a 100 Mbit/s link
+            "-S", f"NetPIPECheck.max_bytes={NETPIPE_MAX_BYTES}"]
 
 
 def run_profile(profile: str, nodes: int, results: Path, timeout: float) -> tuple[Path, int]:
@@ -63,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run_dirs, failed = [], []
     try:
         for profile in args.profiles.split(","):
-            print(f"lab: profile {profile}: HPL at 1..{args.nodes} node(s)", flush=True)
+            print(f"lab: profile {profile}: HPL at 1..{args.nodes} node(s), NetPIPE between two", flush=True)
             run_dir, status = run_profile(profile, args.nodes, Path(args.results), args.timeout)
             run_dirs.append(run_dir)
             if status:
