@@ -14,7 +14,6 @@ from reframe.core.builtins import (parameter, performance_function, run_after, r
                                    sanity_function, variable)
 
 from scalebench import blas, deck, metrics, paths, peak, programs, scales, thresholds, tune
-from scalebench.errors import ParseError
 from scalebench.parse.hpcc import parse_hpcc
 from scalebench.parse.hpl import parse_hpl
 
@@ -173,13 +172,10 @@ class HPLCheck(rfm.RunOnlyRegressionTest):
 
     @sanity_function
     def validate(self):
-        missing = programs.missing_in(os.path.join(self.stagedir, self.job.stderr))
-        if missing:
-            return sn.assert_true(False, msg=missing)
-        try:
-            result = self._hpl()
-        except (OSError, ParseError) as err:
-            return sn.assert_true(False, msg=f'no HPL result in {self.output_file}: {err}')
+        result, problem = programs.read_output(os.path.join(self.stagedir, self.job.stderr), self._hpl,
+                                               f'no HPL result in {self.output_file}')
+        if problem:
+            return sn.assert_true(False, msg=problem)
         if result is None:
             return sn.assert_true(False, msg=f'{self.output_file} has no HPL section')
         problems = result.problems(expected_cases=self.expected_cases)

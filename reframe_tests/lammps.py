@@ -17,7 +17,6 @@ from reframe.core.builtins import (parameter, performance_function, run_after, r
                                    sanity_function, variable)
 
 from scalebench import apps, deck, programs, scales
-from scalebench.errors import ParseError
 from scalebench.parse.lammps import parse_lammps
 
 WORKLOADS = apps.load_lammps_workloads()
@@ -107,13 +106,10 @@ class LAMMPSCheck(rfm.RunOnlyRegressionTest):
 
     @sanity_function
     def validate(self):
-        missing = programs.missing_in(os.path.join(self.stagedir, self.job.stderr))
-        if missing:
-            return sn.assert_true(False, msg=missing)
-        try:
-            log = self._log()
-        except (OSError, ParseError) as err:
-            return sn.assert_true(False, msg=f'no LAMMPS log {self.log_file}: {err}')
+        log, problem = programs.read_output(os.path.join(self.stagedir, self.job.stderr), self._log,
+                                            f'no LAMMPS log {self.log_file}')
+        if problem:
+            return sn.assert_true(False, msg=problem)
         if log.run is None or not log.complete:
             return sn.assert_true(False, msg=f'LAMMPS run did not finish: {log.error or "no complete run summary"}')
         run = log.run

@@ -97,13 +97,10 @@ class NetPIPECheck(_TwoRankCheck):
 
     @sanity_function
     def validate(self):
-        missing = programs.missing_in(os.path.join(self.stagedir, self.job.stderr))
-        if missing:
-            return sn.assert_true(False, msg=missing)
-        try:
-            self.figures()
-        except (OSError, ParseError) as err:
-            return sn.assert_true(False, msg=f'no NetPIPE curve in {self.output_file}: {err}')
+        _, problem = programs.read_output(os.path.join(self.stagedir, self.job.stderr), self.figures,
+                                          f'no NetPIPE curve in {self.output_file}')
+        if problem:
+            return sn.assert_true(False, msg=problem)
         ranks = sorted(microbench.netpipe_hosts(self._read(self.job.stdout)))
         return sn.assert_eq(ranks, [0, 1], msg='NetPIPE reports ranks {0}, expected [0, 1] (wrong MPI launcher?)')
 
@@ -165,14 +162,11 @@ class HPCCNetworkCheck(rfm.RunOnlyRegressionTest, StackMpirun):
 
     @sanity_function
     def validate(self):
-        missing = programs.missing_in(os.path.join(self.stagedir, self.job.stderr))
-        if missing:
-            return sn.assert_true(False, msg=missing)
-        try:
-            parsed, _ = self._figures()
-        except (OSError, ParseError) as err:
-            return sn.assert_true(False, msg=f'no hpcc latency/bandwidth figures in {self.output_file}: {err}')
-        procs = parsed.last_summary.get('CommWorldProcs')
+        figures, problem = programs.read_output(os.path.join(self.stagedir, self.job.stderr), self._figures,
+                                                f'no hpcc latency/bandwidth figures in {self.output_file}')
+        if problem:
+            return sn.assert_true(False, msg=problem)
+        procs = figures[0].last_summary.get('CommWorldProcs')
         return sn.assert_eq(procs, self.num_tasks,
                             msg='hpcc reports {0} processes, {1} requested (wrong MPI launcher?)')
 

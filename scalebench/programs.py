@@ -7,6 +7,11 @@ in the job (modules, Spack environments and views set PATH only there), not when
 from __future__ import annotations
 
 import shlex
+from typing import Callable, TypeVar
+
+from scalebench.errors import ParseError
+
+T = TypeVar("T")
 
 MISSING_MARK = "scalebench: benchmark program not found:"
 
@@ -23,6 +28,18 @@ def missing(stderr: str) -> str | None:
         if line.startswith(MISSING_MARK):
             return line[len("scalebench: "):].strip()
     return None
+
+
+def read_output(stderr_path: str, parse: Callable[[], T], what: str) -> tuple[T | None, str | None]:
+    """What a check's sanity reads first: (None, the guard's line) when the program was missing, else
+    (parse(), None), else (None, '<what>: <why it could not be read>')."""
+    problem = missing_in(stderr_path)
+    if problem:
+        return None, problem
+    try:
+        return parse(), None
+    except (OSError, ParseError) as err:
+        return None, f"{what}: {err}"
 
 
 def missing_in(path: str) -> str | None:

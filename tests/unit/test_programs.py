@@ -27,3 +27,18 @@ def test_a_hostile_name_is_quoted_not_run(tmp_path):
     job = _job(f"x; touch {canary}; $(touch {canary})`touch {canary}`")
     assert job.returncode == 127 and not canary.exists()
     assert "touch" in programs.missing(job.stderr)
+
+
+def test_read_output_names_the_missing_program_before_any_parse_error(tmp_path):
+    from scalebench.errors import ParseError
+
+    def unparsable():
+        raise ParseError("no result line")
+
+    stderr = tmp_path / "err"
+    stderr.write_text(f"{programs.MISSING_MARK} xhpl\n")
+    assert programs.read_output(str(stderr), unparsable, "no HPL result") == (
+        None, "benchmark program not found: xhpl")
+    stderr.write_text("")
+    assert programs.read_output(str(stderr), unparsable, "no HPL result") == (None, "no HPL result: no result line")
+    assert programs.read_output(str(stderr), lambda: 42, "no HPL result") == (42, None)
