@@ -58,11 +58,15 @@ class _TwoRankCheck(rfm.RunOnlyRegressionTest, StackMpirun):
     def set_placement(self):
         part, env = self.current_partition, self.current_environ
         layout = microbench.two_rank_layout(self.placement, int(part.extras.get('max_nodes', 1)),
-                                            int(part.extras.get('cores_per_node') or part.processor.num_cores))
+                                            self.cores_per_node())
         self.skip_if(isinstance(layout, str), layout)
         scale, ranks_per_node = layout
         scales.task_setup(scale, part.extras, part.processor.num_cores, env.name, env.extras,
                           ranks_per_node=ranks_per_node).apply(self)
+
+    def cores_per_node(self):
+        part = self.current_partition
+        return int(part.extras.get('cores_per_node') or part.processor.num_cores)
 
     def set_figures(self, figures):
         self.perf_variables = performance_functions(figures)
@@ -95,22 +99,28 @@ class NetPIPECheck(_TwoRankCheck):
     def figures(self):
         return microbench.netpipe_figures(parse_netpipe(self._read(self.output_file)))
 
+    def _measured(self):
+        """The figures and the {rank: host} lines, read once for sanity and performance."""
+        if not hasattr(self, '_outputs'):
+            self._outputs = self.figures(), microbench.netpipe_hosts(self._read(self.job.stdout))
+        return self._outputs
+
     @sanity_function
     def validate(self):
-        _, problem = programs.read_output(os.path.join(self.stagedir, self.job.stderr), self.figures,
-                                          f'no NetPIPE curve in {self.output_file}')
+        outputs, problem = programs.read_output(os.path.join(self.stagedir, self.job.stderr), self._measured,
+                                                f'no NetPIPE curve in {self.output_file}')
         if problem:
             return sn.assert_true(False, msg=problem)
-        ranks = sorted(microbench.netpipe_hosts(self._read(self.job.stdout)))
-        return sn.assert_eq(ranks, [0, 1], msg='NetPIPE reports ranks {0}, expected [0, 1] (wrong MPI launcher?)')
+        return sn.assert_eq(sorted(outputs[1]), [0, 1],
+                            msg='NetPIPE reports ranks {0}, expected [0, 1] (wrong MPI launcher?)')
 
     @run_before('performance')
     def set_performance(self):
-        hosts = microbench.netpipe_hosts(self._read(self.job.stdout))
+        figures, hosts = self._measured()
         self.hosts = ' '.join(hosts[rank] for rank in sorted(hosts))
         measured = microbench.placement_of(hosts)
         self.skip_if(measured != self.placement, f'asked for {self.placement}, ran {measured} ({self.hosts})')
-        self.set_figures(self.figures())
+        self.set_figures(figures)
 
 
 @rfm.simple_test
@@ -139,7 +149,7 @@ class HPCCNetworkCheck(rfm.RunOnlyRegressionTest, StackMpirun):
     @run_after('setup')
     def set_geometry(self):
         part, env = self.current_partition, self.current_environ
-        self.scale = self.scale or ('2_nodes' if int(part.extras.get('max_nodes', 1)) >= 2 else '1_node')
+        self.scale = self.scale or microbench.whole_nodes_scale(int(part.extras.get('max_nodes', 1)))
         scales.task_setup(self.scale, part.extras, part.processor.num_cores, env.name, env.extras).apply(self)
         self.skip_if(self.num_tasks < 2, 'a ping-pong needs two processes')
         program = env.extras.get('hpcc_binary', 'hpcc')
@@ -156,17 +166,20 @@ class HPCCNetworkCheck(rfm.RunOnlyRegressionTest, StackMpirun):
             handle.write(deck.hpccinf_txt(deck.make_deck(request)))
 
     def _figures(self):
-        with open(os.path.join(self.stagedir, self.output_file), errors='replace') as handle:
-            parsed = parse_hpcc(handle.read())
-        return parsed, microbench.hpcc_network_figures(parsed)
+        """hpcc's output and its network figures, read once for sanity and performance."""
+        if not hasattr(self, '_outputs'):
+            with open(os.path.join(self.stagedir, self.output_file), errors='replace') as handle:
+                parsed = parse_hpcc(handle.read())
+            self._outputs = parsed, microbench.hpcc_network_figures(parsed)
+        return self._outputs
 
     @sanity_function
     def validate(self):
-        figures, problem = programs.read_output(os.path.join(self.stagedir, self.job.stderr), self._figures,
+        outputs, problem = programs.read_output(os.path.join(self.stagedir, self.job.stderr), self._figures,
                                                 f'no hpcc latency/bandwidth figures in {self.output_file}')
         if problem:
             return sn.assert_true(False, msg=problem)
-        procs = figures[0].last_summary.get('CommWorldProcs')
+        procs = outputs[0].last_summary.get('CommWorldProcs')
         return sn.assert_eq(procs, self.num_tasks,
                             msg='hpcc reports {0} processes, {1} requested (wrong MPI launcher?)')
 
@@ -196,13 +209,17 @@ class _OSUCheck(_TwoRankCheck):
         self.executable_opts = [shlex.quote(str(option)) for option in self.osu_options]
 
     def _table(self):
-        with open(os.path.join(self.stagedir, self.job.stdout), errors='replace') as handle:
-            return parse_osu(handle.read())
+        """The OSU table and its primary column by size, read once for sanity and performance."""
+        if not hasattr(self, '_outputs'):
+            with open(os.path.join(self.stagedir, self.job.stdout), errors='replace') as handle:
+                table = parse_osu(handle.read())
+            self._outputs = table, microbench.osu_curve(table)
+        return self._outputs
 
     @sanity_function
     def validate(self):
         try:
-            curve = microbench.osu_curve(self._table())
+            _, curve = self._table()
         except (OSError, ParseError) as err:
             return sn.assert_true(False, msg=f'no OSU table in {self.job.stdout}: {err}')
         return sn.assert_ge(len(curve), 1, msg='no message size measured')
@@ -213,8 +230,7 @@ class _OSUCheck(_TwoRankCheck):
 
     @run_before('performance')
     def set_performance(self):
-        table = self._table()
-        curve = microbench.osu_curve(table)
+        table, curve = self._table()
         self.set_figures({**microbench.sized(self.figure, curve, self.unit), **self.more_figures(table, curve)})
 
 
@@ -253,8 +269,7 @@ class OSUMultiBandwidthCheck(_OSUCheck):
             self.num_tasks, self.num_tasks_per_node = 2 * self.pairs, self.pairs
         else:
             self.num_tasks, self.num_tasks_per_node = 2 * self.pairs, 2 * self.pairs
-        cores = int(self.current_partition.extras.get('cores_per_node') or
-                    self.current_partition.processor.num_cores)
+        cores = self.cores_per_node()
         self.skip_if(self.num_tasks_per_node > cores,
                      f'{self.pairs} pair(s) need {self.num_tasks_per_node} cores per node; the nodes have {cores}')
 
@@ -273,6 +288,6 @@ class OSUCollectiveCheck(_OSUCheck):
     def set_placement(self):
         """Every core of two nodes where the partition has them, else of one: no two-rank layout."""
         part, env = self.current_partition, self.current_environ
-        scale = '2_nodes' if int(part.extras.get('max_nodes', 1)) >= 2 else '1_node'
+        scale = microbench.whole_nodes_scale(int(part.extras.get('max_nodes', 1)))
         scales.task_setup(scale, part.extras, part.processor.num_cores, env.name, env.extras).apply(self)
         self.skip_if(self.num_tasks < 2, 'a collective needs two processes')

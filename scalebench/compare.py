@@ -111,8 +111,12 @@ def default_baseline(all_series: Sequence[Series], by: str = "stack") -> str:
     """The configuration that ran the most compared series (first by name on a tie): the one the
     others can be set against most often, e.g. the stack that ran every check, not only the
     interconnect ones."""
+    return _most_compared(_groups(all_series, by, lambda s: s.bench.fom), by)
+
+
+def _most_compared(grouped: Mapping[tuple[str, ...], Sequence[Series]], by: str) -> str:
     counts: dict[str, int] = {}
-    for members in _groups(all_series, by, lambda s: s.bench.fom).values():
+    for members in grouped.values():
         for config in {config_of(s, by) for s in members}:
             counts[config] = counts.get(config, 0) + 1
     if not counts:
@@ -128,7 +132,7 @@ def compare(all_series: Sequence[Series], by: str = "stack", baseline: str | Non
     configs = sorted({config_of(s, by) for members in grouped.values() for s in members})
     if not configs:
         raise InputError("compare: no figure of merit in these results (see scalebench/data/benchmarks.yaml)")
-    baseline = baseline or default_baseline(all_series, by)
+    baseline = baseline or _most_compared(grouped, by)
     if baseline not in configs:
         raise InputError(f"--baseline: {baseline!r} is not a {by} of these results "
                          f"({', '.join(configs)}){did_you_mean(baseline, configs)}")

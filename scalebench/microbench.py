@@ -161,6 +161,11 @@ def find_binary(name: str, directories: Iterable[str] = ()) -> str | None:
     return shutil.which(name)
 
 
+def whole_nodes_scale(max_nodes: int) -> str:
+    """Every core of two nodes where the partition has them, else of one (rings, collectives)."""
+    return "2_nodes" if max_nodes >= 2 else "1_node"
+
+
 def two_rank_layout(placement: str, max_nodes: int, cores_per_node: int) -> tuple[str, int] | str:
     """(scale name, ranks per node) of a two-process test, or why the placement cannot run."""
     if placement not in PLACEMENTS:

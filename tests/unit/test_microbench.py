@@ -98,6 +98,11 @@ def test_hpcc_without_a_latency_figure_names_the_key():
         microbench.hpcc_network_figures(parse_hpcc(text))
 
 
+def test_whole_nodes_scale():
+    assert microbench.whole_nodes_scale(1) == "1_node"
+    assert microbench.whole_nodes_scale(2) == microbench.whole_nodes_scale(64) == "2_nodes"
+
+
 def test_two_rank_layouts():
     assert microbench.two_rank_layout("intra_node", 1, 2) == ("1_node", 2)
     assert microbench.two_rank_layout("inter_node", 4, 64) == ("2_nodes", 1)
