@@ -24,6 +24,7 @@ class HPLTuneCheck(_hpl.HPLCheck):
     freeze = variable(bool, value=False)
     force = variable(bool, value=False)  # replace a frozen deck (the old one is kept, renamed)
     frozen_deck = variable(str, value='', loggable=True)
+    trials = 1  # each combination of the sweep is solved once, whatever the partition's hpl_trials
 
     @run_after('setup')
     def make_sweep(self):
