@@ -20,7 +20,7 @@ test:
 # Emulated interconnects (root): HPL efficiency vs node count on a fast and a slow shaped link.
 lab: install
 	bash scripts/install.sh scripts/debian-packages-slurm.txt
-	$(VENV)/bin/python -m scalebench.lab --profiles 10GbE,100Mb --nodes 2
+	$(VENV)/bin/python -m scalebench_lab.lab --profiles 10GbE,100Mb --nodes 2
 
 clean-venv:
 	rm -rf $(VENV)

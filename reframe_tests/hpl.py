@@ -1,6 +1,6 @@
 """HPL: residual-checked Rmax and efficiency (Rmax/Rpeak) at each scale of a partition.
 
-Runs hpcc (its HPL section) or a site's xhpl with a deck written by scalebench.deck. Partition
+Runs hpcc (its HPL section) or a site's xhpl with a deck written by scalebench.hpl.deck. Partition
 extras give the Rpeak inputs and limits (see site_configs/); environment extras give the binary,
 the launcher options and the stack name.
 """
@@ -13,7 +13,15 @@ import reframe.utility.udeps as udeps
 from reframe.core.builtins import (parameter, performance_function, run_after, run_before,
                                    sanity_function, variable)
 
-from scalebench import blas, deck, metrics, paths, peak, programs, scales, thresholds, tune
+from scalebench import paths, programs
+
+from scalebench.analysis import metrics
+
+from scalebench.hpl import blas, deck, peak, tune
+
+from scalebench.results import thresholds
+
+from scalebench.site import scales
 from scalebench.parse.hpcc import parse_hpcc
 from scalebench.parse.hpl import parse_hpl
 

@@ -1,6 +1,6 @@
 """LAMMPS: timesteps/s, atom-steps/s and the Comm share at each scale, strong and weak scaling.
 
-Inputs are written by scalebench.apps from the templates of reframe_tests/inputs/lammps/ (LJ melt,
+Inputs are written by scalebench.apps.common from the templates of reframe_tests/inputs/lammps/ (LJ melt,
 EAM copper, SPC/E water with PPPM and the rhodopsin benchmark's settings). Strong scaling runs
 `atoms` atoms at every rank count; weak scaling replicates the 1-rank box so each rank keeps
 `atoms` atoms. A workload whose LAMMPS packages the binary lacks (`lmp -h`) is skipped.
@@ -16,7 +16,13 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import (parameter, performance_function, run_after, run_before,
                                    sanity_function, variable)
 
-from scalebench import apps, deck, programs, scales
+from scalebench import programs
+
+from scalebench.apps import common as apps
+
+from scalebench.hpl import deck
+
+from scalebench.site import scales
 from scalebench.parse.lammps import parse_lammps
 
 WORKLOADS = apps.load_lammps_workloads()

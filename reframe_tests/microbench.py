@@ -19,7 +19,13 @@ import reframe.utility.sanity as sn
 from reframe.core.backends import getlauncher
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 
-from scalebench import deck, microbench, programs, scales
+from scalebench import programs
+
+from scalebench.hpl import deck
+
+from scalebench.interconnect import microbench
+
+from scalebench.site import scales
 from scalebench.errors import ParseError
 from scalebench.parse.hpcc import parse_hpcc
 from scalebench.parse.netpipe import parse_netpipe

@@ -1,7 +1,7 @@
 """OpenFOAM: seconds per time step and solver time at each scale, strong and weak scaling.
 
 Each case is a tutorial of the OpenFOAM installation (reframe_tests/inputs/openfoam/cases.yaml)
-copied into the stage directory and sized by scalebench.apps: blockMesh cells, a fixed number of
+copied into the stage directory and sized by scalebench.apps.common: blockMesh cells, a fixed number of
 steps (endTime = steps x deltaT), decomposeParDict with numberOfSubdomains = ranks and `simple`.
 The job runs the meshing steps (blockMesh, decomposePar, ...), then the solver under the partition's
 launcher with -parallel (serial on one rank), timed by `date` around it: ClockTime has 1 s resolution.
@@ -16,7 +16,13 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import (parameter, performance_function, run_after, run_before,
                                    sanity_function, variable)
 
-from scalebench import apps, deck, programs, scales
+from scalebench import programs
+
+from scalebench.apps import common as apps
+
+from scalebench.hpl import deck
+
+from scalebench.site import scales
 from scalebench.errors import ParseError
 from scalebench.parse.openfoam import parse_openfoam
 

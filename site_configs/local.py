@@ -1,15 +1,17 @@
 """ReFrame configuration of the embedded default: this machine, local scheduler, OpenMPI's mpirun.
 
-Processor, memory and Rpeak inputs are detected when the configuration loads (scalebench.host);
+Processor, memory and Rpeak inputs are detected when the configuration loads (scalebench.site.host);
 set SCALEBENCH_CLOCK_GHZ or SCALEBENCH_FLOPS_PER_CYCLE to override what detection gets wrong.
 """
 import os
 
 from reframe.core.exceptions import ConfigError
 
-from scalebench import host, peak
+from scalebench.hpl import peak
+
+from scalebench.site import host
 from scalebench.errors import ScalebenchError
-from scalebench.siteconf import general_config, logging_config, system_dirs
+from scalebench.site.siteconf import general_config, logging_config, system_dirs
 
 
 

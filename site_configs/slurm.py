@@ -12,7 +12,7 @@ from reframe.core.exceptions import ConfigError
 
 from scalebench import paths
 from scalebench.errors import ScalebenchError
-from scalebench.siteconf import load_site
+from scalebench.site.siteconf import load_site
 
 try:
     site_configuration = load_site(os.environ.get('SCALEBENCH_SITE')

@@ -1,4 +1,4 @@
-"""Pytest fixtures for a throwaway Slurm cluster (scalebench.cluster) that is ALWAYS stopped.
+"""Pytest fixtures for a throwaway Slurm cluster (scalebench_lab.cluster) that is ALWAYS stopped.
 
 Use from a test module (fixtures imported into a module are visible to its tests):
 
@@ -13,7 +13,7 @@ Use from a test module (fixtures imported into a module are visible to its tests
         env = cluster.client_env()          # for ReFrame: os.environ + SLURM_CONF + OMPI_MCA_* ...
         argv = cluster.client_argv([...])   # netns mode: prefixed with nsenter into the head netns
 
-The factory returns scalebench.cluster.State. Every cluster it started (or tried to start: the
+The factory returns scalebench_lab.cluster.State. Every cluster it started (or tried to start: the
 directory is registered before `start`, so a half-started one is cleaned too) is stopped by a
 finalizer when the module (slurm_cluster_factory) or the session (slurm_session_cluster_factory)
 ends, whatever the tests did. Skips when not root or Slurm is missing; fails instead when CI is set.
@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tools
-from scalebench import cluster
+from scalebench_lab import cluster
 
 SLURM_TOOLS = ("slurmctld", "slurmd", "munged", "munge", "unmunge", "sinfo", "squeue", "srun", "sbatch", "scancel")
 NETNS_TOOLS = ("ip", "nsenter", "unshare", "mount", "hostname", "tc")

@@ -11,7 +11,7 @@ import reframe as rfm
 import reframe.utility as util
 from reframe.core.builtins import parameter, run_after, run_before, variable
 
-from scalebench import tune
+from scalebench.hpl import tune
 
 _hpl = util.import_module_from_file(os.path.join(os.path.dirname(__file__), '..', 'hpl.py'))
 
@@ -20,7 +20,7 @@ _hpl = util.import_module_from_file(os.path.join(os.path.dirname(__file__), '..'
 class HPLTuneCheck(_hpl.HPLCheck):
     descr = 'HPL tuning sweep (NB x grid x BCAST x DEPTH); best PASSED row frozen on request'
     scale = parameter(['1_node'], loggable=True)
-    nbs = variable(str, value='')  # comma-separated; '' = scalebench.tune defaults
+    nbs = variable(str, value='')  # comma-separated; '' = scalebench.hpl.tune defaults
     freeze = variable(bool, value=False)
     force = variable(bool, value=False)  # replace a frozen deck (the old one is kept, renamed)
     frozen_deck = variable(str, value='', loggable=True)

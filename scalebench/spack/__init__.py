@@ -6,7 +6,7 @@
   key path (e.g. `spack.specs[0].matrix[1][0]`) and what is wrong.
 - `scalebench.spack.concretize`: find a Spack (SPACK_ROOT or `spack` on PATH) and concretize an
   environment on a temporary copy, never writing into the repository.
-- `scalebench.spack.cli`: `scalebench spack validate [DIR]`.
+- `scalebench.cli.spack`: `scalebench spack validate [DIR]`.
 """
 from scalebench.spack.validate import Finding, PackageTable, load_table, validate_env, validate_tree
 

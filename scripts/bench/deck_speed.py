@@ -6,7 +6,7 @@ Prints the wall time, decks per second and a checksum of the N values (so the lo
 import argparse
 import time
 
-from scalebench import deck
+from scalebench.hpl import deck
 from scalebench.units import parse_size
 
 

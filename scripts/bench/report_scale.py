@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO / "tests"))  # the synthetic-report builder the test
 
 import reframe_reports as rr  # noqa: E402
 
-from scalebench import report, results, series  # noqa: E402
+from scalebench.results import report, series, store as results  # noqa: E402
 
 SYSTEMS = {"vendorA": ("openmpi-ucx", "openmpi-tcp", "mvapich2"), "vendorB": ("cray-mpich", "openmpi-ucx", "intel-mpi")}
 NODES = (1, 2, 4, 8, 16, 32, 64)

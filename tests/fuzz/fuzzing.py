@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 from hypothesis import HealthCheck, settings
 
-from scalebench import deck
+from scalebench.hpl import deck
 from scalebench.errors import DeckError, InputError, ParseError
 from scalebench.parse import KINDS, parse_text
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from fuzzing import C_INT_LIMITS, DECK_FLAGS, EDGE_FLOATS, EDGE_INTS, FLAG_VALUES, FUZZ, NAMED_ERROR
 from fuzzing import cli_deck_outcome, deck_outcome
-from scalebench import deck
+from scalebench.hpl import deck
 from scalebench.errors import InputError
 
 GiB = 2**30

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from conftest import require_tools, run_reframe
-from scalebench.results import ingest
+from scalebench.results.store import ingest
 
 pytestmark = pytest.mark.integration
 

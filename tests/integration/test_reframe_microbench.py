@@ -8,7 +8,8 @@ import subprocess
 import pytest
 
 from conftest import VENV_BIN, require_tools, run_reframe
-from scalebench import benchmarks, results
+from scalebench import benchmarks
+from scalebench.results import store as results
 
 pytestmark = pytest.mark.integration
 

@@ -3,7 +3,7 @@ import pytest
 import yaml
 
 from conftest import require_tools, run_reframe
-from scalebench.results import ingest
+from scalebench.results.store import ingest
 
 pytestmark = pytest.mark.integration
 

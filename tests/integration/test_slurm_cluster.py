@@ -1,4 +1,4 @@
-"""The throwaway Slurm cluster (scalebench/cluster.py): real slurmctld/slurmd/munged, real srun/sbatch/MPI.
+"""The throwaway Slurm cluster (scalebench_lab/cluster.py): real slurmctld/slurmd/munged, real srun/sbatch/MPI.
 
 Every subprocess has a timeout; clusters come from slurm_fixtures, whose finalizer always stops them.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, require_tools, run_reframe
-from scalebench import cluster
+from scalebench_lab import cluster
 from slurm_fixtures import slurm_cluster_factory  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.integration
@@ -41,7 +41,7 @@ int main(int argc, char **argv) {
 
 
 def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scalebench.cluster", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "scalebench_lab.cluster", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=REPO)
 
 

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 import reframe_reports as rr
-from scalebench import acceptance, results, series
+from scalebench.results import acceptance, series, store as results
 from scalebench.cli import main
 from scalebench.errors import InputError
 
@@ -142,7 +142,7 @@ def test_accept_exit_code_for_ci(study, tmp_path, capsys):
 
 
 def test_report_carries_the_verdicts(study, tmp_path):
-    from scalebench import report
+    from scalebench.results import report
 
     thresholds = _file(tmp_path, "criteria:\n  - {benchmark: HPLCheck, figure: efficiency, min: 80%}")
     written = report.write_report([study], tmp_path / "out", formats=("csv",), thresholds=thresholds)

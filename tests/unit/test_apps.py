@@ -1,11 +1,13 @@
-"""scalebench.apps: LAMMPS inputs and OpenFOAM cases sized for strong and weak scaling."""
+"""scalebench.apps.common: LAMMPS inputs and OpenFOAM cases sized for strong and weak scaling."""
 import gzip
 import re
 from types import SimpleNamespace
 
 import pytest
 
-from scalebench import apps, scales
+from scalebench.apps import common as apps
+
+from scalebench.site import scales
 from scalebench.errors import InputError
 
 # --- split_factors -------------------------------------------------------------------------------

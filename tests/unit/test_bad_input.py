@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 import reframe_reports as rr
-from scalebench import deck, scales, siteconf, thresholds
+from scalebench.hpl import deck
+from scalebench.results import thresholds
+from scalebench.site import scales, siteconf
 from scalebench.errors import DeckError, InputError, ResultsError
 from test_siteconf import SITE, run_dir, write  # noqa: F401 (run_dir: autouse, run directories in tmp_path)
 

@@ -1,5 +1,5 @@
-"""scalebench.blas: the OpenBLAS kernel a run gets; a user's OPENBLAS_CORETYPE is never overridden."""
-from scalebench import blas
+"""scalebench.hpl.blas: the OpenBLAS kernel a run gets; a user's OPENBLAS_CORETYPE is never overridden."""
+from scalebench.hpl import blas
 
 
 def test_environment_choice_is_respected():

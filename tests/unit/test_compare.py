@@ -4,7 +4,8 @@ import math
 import pytest
 
 import reframe_reports as rr
-from scalebench import compare, metrics, results, series
+from scalebench.analysis import metrics
+from scalebench.results import compare, series, store as results
 from scalebench.cli import main
 from scalebench.errors import InputError
 

@@ -1,10 +1,10 @@
-"""scalebench.deck: process grid, N from memory, caps, time model and the HPL.dat / hpccinf.txt text."""
+"""scalebench.hpl.deck: process grid, N from memory, caps, time model and the HPL.dat / hpccinf.txt text."""
 import math
 
 import pytest
 
-from scalebench import deck
-from scalebench.deck import Algorithm, Deck, DeckRequest, Rules
+from scalebench.hpl import deck
+from scalebench.hpl.deck import Algorithm, Deck, DeckRequest, Rules
 from scalebench.errors import DeckError, InputError
 
 GiB = 2**30

@@ -17,7 +17,10 @@ import yaml
 
 from conftest import REPO, VENV_BIN, run_reframe
 from reframe_reports import hpl, write_run
-from scalebench import apps, deck, siteconf, thresholds
+from scalebench.apps import common as apps
+from scalebench.hpl import deck
+from scalebench.results import thresholds
+from scalebench.site import siteconf
 from scalebench.errors import DeckError, InputError, ResultsError
 from test_apps import CAVITY, DECOMPOSE, LJ, TEMPLATE, TEXTS
 from test_siteconf import SITE, run_dir, write  # noqa: F401 (run_dir: autouse, run directories in tmp_path)

@@ -1,11 +1,11 @@
-"""scalebench.metrics on small hand-computed curves; the hand computation sits next to each number."""
+"""scalebench.analysis.metrics on small hand-computed curves; the hand computation sits next to each number."""
 import math
 
 import pytest
 
-from scalebench import metrics
+from scalebench.analysis import metrics
 from scalebench.errors import InputError
-from scalebench.metrics import (
+from scalebench.analysis.metrics import (
     aggregate_then_normalise,
     half_power_point,
     health_warnings,

@@ -3,7 +3,9 @@ import stat
 
 import pytest
 
-from scalebench import benchmarks, microbench
+from scalebench import benchmarks
+
+from scalebench.interconnect import microbench
 from scalebench.errors import InputError, ParseError
 from scalebench.parse.hpcc import parse_hpcc
 from scalebench.parse.netpipe import parse_netpipe

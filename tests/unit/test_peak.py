@@ -1,10 +1,12 @@
-"""scalebench.peak (Rpeak inputs and arithmetic) and scalebench.host (pure /proc and /sys text reads)."""
+"""scalebench.hpl.peak (Rpeak inputs and arithmetic) and scalebench.site.host (pure /proc and /sys text reads)."""
 import archspec.cpu
 import pytest
 
-from scalebench import host, peak
+from scalebench.hpl import peak
+
+from scalebench.site import host
 from scalebench.errors import InputError, PeakError
-from scalebench.host import Clock, HostInfo
+from scalebench.site.host import Clock, HostInfo
 
 # --- flops per cycle ----------------------------------------------------------------------------
 

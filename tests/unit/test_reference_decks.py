@@ -1,6 +1,6 @@
 """The reference decks are exactly what their stated parameters produce."""
 from scalebench import paths
-from scalebench.deck import Algorithm, DeckRequest, hpl_dat_lists, make_deck, load_rules
+from scalebench.hpl.deck import Algorithm, DeckRequest, hpl_dat_lists, make_deck, load_rules
 
 GIB = 2**30
 

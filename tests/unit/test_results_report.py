@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from scalebench import report, results
+from scalebench.results import report, store as results
 from scalebench.errors import ResultsError
 
 REAL_REPORT = Path(__file__).resolve().parents[1] / "data" / "reframe" / "hpl_local_run_report.json"
@@ -265,8 +265,8 @@ def test_a_nan_figure_is_read_but_not_a_measurement(tmp_path):
 
 def test_reframe_overhead_counts_overlapping_jobs_once():
     # Wall 100 s; jobs busy over [0, 30] and [20, 50] (overlap) and [60, 70]: busy 60 s -> overhead 40 s.
-    from scalebench.report import _overhead
-    from scalebench.results import Case, Session
+    from scalebench.results.report import _overhead
+    from scalebench.results.store import Case, Session
 
     def case(interval):
         return Case(report="r", session_start="", system="s", partition="p", environ="e", stack="e",
@@ -322,7 +322,7 @@ srun: error: n2: task 0: Terminated
 
 def test_a_failed_case_carries_what_the_scheduler_said_into_the_failure_list(tmp_path):
     import reframe_reports as rr
-    from scalebench.document import render_markdown
+    from scalebench.results.document import render_markdown
     failed, passed = [rr.testcase("HPLCheck", {}, params={"scale": scale}, result=result, fail_phase=phase,
                                   extra={"stagedir": f"/moved/away/runs/r/stage/local/default/openmpi/{scale}",
                                          "job_stderr": "rfm_job.err", "job_stdout": "rfm_job.out"})

@@ -1,9 +1,9 @@
-"""scalebench.scales: which scales a partition skips, and the nodes x ranks x threads they give."""
+"""scalebench.site.scales: which scales a partition skips, and the nodes x ranks x threads they give."""
 import pytest
 
-from scalebench import scales
+from scalebench.site import scales
 from scalebench.errors import InputError
-from scalebench.scales import Scale
+from scalebench.site.scales import Scale
 
 ONE_NODE = Scale("1_node", 1)
 FOUR_NODES = Scale("4_nodes", 4)

@@ -1,9 +1,11 @@
-"""Slurm sites described in YAML (scalebench.siteconf.load_site) and run directories."""
+"""Slurm sites described in YAML (scalebench.site.siteconf.load_site) and run directories."""
 import textwrap
 
 import pytest
 
-from scalebench import paths, provenance, siteconf
+from scalebench import paths
+
+from scalebench.site import rundir as provenance, siteconf
 from scalebench.errors import InputError
 
 SITE = """

@@ -1,9 +1,9 @@
-"""scalebench.thresholds.efficiency_floor: the most specific key wins; bad data is a named error."""
+"""scalebench.results.thresholds.efficiency_floor: the most specific key wins; bad data is a named error."""
 import pytest
 
 from scalebench.errors import InputError
-from scalebench import thresholds
-from scalebench.thresholds import efficiency_floor
+from scalebench.results import thresholds
+from scalebench.results.thresholds import efficiency_floor
 
 FLOORS = '"*": 0.65\n"big:*": 0.7\n"big:gpu": 0.5\n'
 

@@ -1,4 +1,4 @@
-"""scalebench.tune: sweep decks, T/V decoding, ranking, frozen decks, grid choice, scaling N.
+"""scalebench.hpl.tune: sweep decks, T/V decoding, ranking, frozen decks, grid choice, scaling N.
 
 HPL outputs here are synthetic, printed with HPL 2.3's own formats (HPL_pdtest.c):
 row "W%c%1d%c%c%1d%c%1d%12d %5d %5d %5d %18.2f %19.4e", then the scaled-residual line.
@@ -14,9 +14,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scalebench import deck, paths, tune
-from scalebench.cliutil import OneLineParser as _Parser
-from scalebench.deck import Algorithm, Deck, DeckRequest, Rules
+from scalebench import paths
+
+from scalebench.hpl import deck, tune
+from scalebench.cli.common import OneLineParser as _Parser
+from scalebench.hpl.deck import Algorithm, Deck, DeckRequest, Rules
 from scalebench.errors import DeckError, InputError, ParseError, ScalebenchError
 from scalebench.parse.hpcc import parse_hpcc
 from scalebench.parse.hpl import parse_hpl

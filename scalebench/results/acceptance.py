@@ -1,7 +1,7 @@
 """Acceptance verdicts: thresholds from a YAML file (site_configs/acceptance.yaml) checked against the
 results, one PASS / FAIL / NO DATA row per criterion, system, stack and point.
 
-Measured values are the series' medians over repeated runs (scalebench.series), so one lucky run
+Measured values are the series' medians over repeated runs (scalebench.results.series), so one lucky run
 does not pass a criterion and one bad run does not fail it. A criterion nothing was measured for is
 NO DATA, which fails acceptance unless the criterion says `optional: true`: missing evidence is not
 a pass.
@@ -15,12 +15,14 @@ from typing import Any, Iterable, Sequence
 
 import yaml
 
-from scalebench import metrics, series
+from scalebench.analysis import metrics
+
+from scalebench.results import series
 from scalebench.benchmarks import did_you_mean, registry
-from scalebench.document import Block, Heading, Table, Text, table
+from scalebench.results.document import Block, Heading, Table, Text, table
 from scalebench.errors import InputError
-from scalebench.results import Record
-from scalebench.series import Series, at_label
+from scalebench.results.store import Record
+from scalebench.results.series import Series, at_label
 
 METRICS = ("value", "speedup", "parallel_efficiency")
 AT_WORDS = ("every", "largest", "smallest")

@@ -21,8 +21,10 @@ from typing import Any, Mapping, Sequence
 
 import yaml
 
-from scalebench import paths, scales
-from scalebench.deck import check_scaling, is_number, require_positive
+from scalebench import paths
+
+from scalebench.site import scales
+from scalebench.hpl.deck import check_scaling, is_number, require_positive
 from scalebench.errors import InputError
 
 INPUTS = paths.REPO_ROOT / "reframe_tests" / "inputs"

@@ -20,8 +20,10 @@ from typing import Any
 
 import yaml
 
-from scalebench import paths, peak
-from scalebench.deck import require_positive
+from scalebench import paths
+
+from scalebench.hpl import peak
+from scalebench.hpl.deck import require_positive
 from scalebench.errors import InputError, ResultsError, ScalebenchError
 from scalebench.units import parse_size
 

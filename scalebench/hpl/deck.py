@@ -79,7 +79,7 @@ class Rules:
             raise InputError(f"lcm_rounding_max_memory_loss: must be in [0, 1), got {loss!r}")
 
 
-# Keys of rules.yaml that scalebench.tune reads (process-grid choice), not part of Rules.
+# Keys of rules.yaml that scalebench.hpl.tune reads (process-grid choice), not part of Rules.
 GRID_MODEL_KEYS = ("grid_aspect_penalty", "grid_idle_min_gain")
 
 

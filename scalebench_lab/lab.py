@@ -7,7 +7,7 @@ cluster, and finally writes one report over all profiles. The classic finding to
 efficiency stays flat on a fast link and falls on a slow one as nodes are added; the NetPIPE curves
 show each link's bandwidth ceiling and n1/2 side by side.
 
-    python -m scalebench.lab [--profiles 10GbE,100Mb] [--nodes 2] [--results results]
+    python -m scalebench_lab.lab [--profiles 10GbE,100Mb] [--nodes 2] [--results results]
 """
 from __future__ import annotations
 
@@ -17,9 +17,11 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from scalebench import cluster, paths
+from scalebench import paths
+
+from scalebench_lab import cluster
 from scalebench.errors import ScalebenchError
-from scalebench.siteconf import new_run_dir
+from scalebench.site.siteconf import new_run_dir
 
 SITE = paths.SITE_CONFIGS / "sites" / "testcluster-netns.yaml"
 NODE_SCALES = {1: "1_node", 2: "2_nodes", 4: "4_nodes"}
@@ -54,7 +56,7 @@ def run_profile(profile: str, nodes: int, results: Path, timeout: float) -> tupl
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scalebench.lab", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m scalebench_lab.lab", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--profiles", default="10GbE,100Mb", help="link profiles, fast first")
     parser.add_argument("--nodes", type=int, choices=sorted(NODE_SCALES), default=2,
@@ -63,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--results", default=str(paths.RESULTS))
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per profile")
     args = parser.parse_args(argv)
-    from scalebench.report import hpl_terminal_table, write_report
+    from scalebench.results.report import hpl_terminal_table, write_report
 
     run_dirs, failed = [], []
     try:

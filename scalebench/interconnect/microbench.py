@@ -8,7 +8,7 @@ import re
 import shutil
 from typing import Iterable, Mapping
 
-from scalebench import metrics
+from scalebench.analysis import metrics
 from scalebench.errors import InputError, ParseError
 from scalebench.parse.hpcc import HpccOutput
 from scalebench.parse.netpipe import NetpipeOutput

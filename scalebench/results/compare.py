@@ -1,10 +1,10 @@
 """Bake-off: systems or stacks side by side, each point normalised to a baseline configuration.
 
 A ratio is always "> 1 means better than the baseline", whatever was measured: rates are inverted into
-time-like values first, then scalebench.metrics.normalise_to_baseline divides. Ratios are summarised
-by their geometric mean (scalebench.metrics.summarise). Where the figure is a run time in seconds,
+time-like values first, then scalebench.analysis.metrics.normalise_to_baseline divides. Ratios are summarised
+by their geometric mean (scalebench.analysis.metrics.summarise). Where the figure is a run time in seconds,
 the registry's run-time figure of each benchmark (LAMMPS loop time, OpenFOAM wall time) is also summed
-over the points every configuration ran before normalising (scalebench.metrics.aggregate_then_normalise),
+over the points every configuration ran before normalising (scalebench.analysis.metrics.aggregate_then_normalise),
 as an allocation would be spent.
 """
 from __future__ import annotations
@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
-from scalebench import metrics
+from scalebench.analysis import metrics
 from scalebench.benchmarks import did_you_mean
-from scalebench.document import Block, Heading, Text, bullets, table
+from scalebench.results.document import Block, Heading, Text, bullets, table
 from scalebench.errors import InputError
-from scalebench.series import Series, at_label, time_like
+from scalebench.results.series import Series, at_label, time_like
 
 BY = ("stack", "system")
 _MIN_MESSAGE = 4  # bytes: below it OSU latencies sit at the timer's resolution

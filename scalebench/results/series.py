@@ -13,9 +13,9 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from scalebench import metrics
+from scalebench.analysis import metrics
 from scalebench.benchmarks import Benchmark, lookup
-from scalebench.results import Record
+from scalebench.results.store import Record
 
 AXIS_LABELS = {"nodes": "Nodes", "procs": "Processes", "cores": "Cores", "msg_size": "Message size (bytes)"}
 AXIS_UNITS = {"nodes": "node(s)", "procs": "process(es)", "cores": "core(s)", "msg_size": "bytes"}

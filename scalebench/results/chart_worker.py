@@ -12,14 +12,14 @@ import multiprocessing
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Sequence
 
-from scalebench.document import Chart
+from scalebench.results.document import Chart
 
 _TIMEOUT_S = 600  # far beyond any report: only a hung worker gets here
 
 
 def _warm() -> None:
     """Worker start-up: import matplotlib before any chart arrives."""
-    from scalebench import plots
+    from scalebench.results import plots
 
     del plots  # imported for its side effect: matplotlib loaded
 
@@ -30,7 +30,7 @@ def _ready() -> None:
 
 def draw_here(charts: Sequence[Chart]) -> dict[Chart, bytes]:
     """The charts drawn in this process (matplotlib imported on first use)."""
-    from scalebench import plots
+    from scalebench.results import plots
 
     return plots.render_all(charts)
 

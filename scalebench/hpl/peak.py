@@ -9,7 +9,7 @@ import yaml
 
 from scalebench import paths
 from scalebench.errors import PeakError
-from scalebench.host import HostInfo
+from scalebench.site.host import HostInfo
 
 RPEAK_INPUTS = ("cores_per_node", "clock_ghz", "flops_per_cycle")
 

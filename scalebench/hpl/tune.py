@@ -28,11 +28,13 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 import yaml
 
-from scalebench import deck, paths
-from scalebench.deck import (Algorithm, Deck, DeckRequest, Rules, is_number, require_positive,
+from scalebench import paths
+
+from scalebench.hpl import deck
+from scalebench.hpl.deck import (Algorithm, Deck, DeckRequest, Rules, is_number, require_positive,
                              weak_scaling_n)
 from scalebench.errors import DeckError, InputError, ParseError
-from scalebench.cliutil import add_geometry_arguments, positive_int_arg
+from scalebench.cli.common import add_geometry_arguments, positive_int_arg
 from scalebench.parse.hpl import HplRow, is_finite
 
 DEFAULT_NBS = (64, 96, 128, 192, 256, 384)
@@ -511,7 +513,7 @@ def freeze(candidate: Candidate, system: str, partition: str, source: str,
         },
     }
     text = (f"# Frozen HPL deck for {system}/{partition}, written by `scalebench tune freeze`.\n"
-            f"# scalebench.tune.rules_for merges it over hpl_decks/rules.yaml. Re-tune rather than edit;\n"
+            f"# scalebench.hpl.tune.rules_for merges it over hpl_decks/rules.yaml. Re-tune rather than edit;\n"
             f"# `--force` replaces it and keeps this file as {path.name}.<UTC time>.\n"
             + yaml.safe_dump(data, sort_keys=False, default_flow_style=False))
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""A throwaway Slurm cluster on this machine: `python -m scalebench.cluster start | stop | status | exec`.
+"""A throwaway Slurm cluster on this machine: `python -m scalebench_lab.cluster start | stop | status | exec`.
 
 Two modes (see shared notes "slurm-on-one-machine"):
   loopback  N slurmd on 127.0.0.1 (multiple-slurmd: NodeHostname=localhost, one port per node);
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from scalebench.cliutil import OneLineParser, positive_int_arg
+from scalebench.cli.common import OneLineParser, positive_int_arg
 from scalebench.errors import ScalebenchError
 
 PARTITION = "debug"
@@ -267,7 +267,7 @@ def exports(state: State) -> str:
     if state.netns_head:
         lines.append(f"# netns mode: run clients in the head namespace, e.g. "
                      f"nsenter --net=/run/netns/{state.netns_head} -- srun ..., "
-                     f"or: python -m scalebench.cluster exec --dir {state.dir} -- srun ...")
+                     f"or: python -m scalebench_lab.cluster exec --dir {state.dir} -- srun ...")
     return "\n".join(lines) + "\n"
 
 
@@ -310,7 +310,7 @@ def slurm_conf_text(spec: Spec, cluster_id: str, ports: list[int] | None) -> str
     memory = spec.memory_per_node_mb or machine_memory_mb()
     names = node_names(spec.nodes)
     lines = [
-        "# Written by scalebench/cluster.py: a throwaway cluster; `stop` removes what `start` created.",
+        "# Written by scalebench_lab/cluster.py: a throwaway cluster; `stop` removes what `start` created.",
         f"ClusterName=sb{cluster_id}",
     ]
     if spec.mode == "loopback":

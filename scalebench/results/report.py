@@ -2,7 +2,7 @@
 tidy CSV, with sections for HPL, applications and microbenchmarks (scalebench/data/benchmarks.yaml says
 which check goes where), optional acceptance verdicts, a stack bake-off and a provenance appendix.
 
-Every number shown for a point is the median over the runs that measured it (scalebench.series).
+Every number shown for a point is the median over the runs that measured it (scalebench.results.series).
 """
 from __future__ import annotations
 
@@ -14,14 +14,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from scalebench import acceptance, compare, metrics, paths, series
+from scalebench import paths
+
+from scalebench.analysis import metrics
+
+from scalebench.results import acceptance, compare, series
 from scalebench.benchmarks import lookup
-from scalebench.chart_worker import ChartWorker, draw_here
-from scalebench.document import (Block, Chart, Figure, Heading, Line, Mark, Panel, Text, bullets,
+from scalebench.results.chart_worker import ChartWorker, draw_here
+from scalebench.results.document import (Block, Chart, Figure, Heading, Line, Mark, Panel, Text, bullets,
                                  charts_of, render_html, render_markdown, render_text, table, text_table)
 from scalebench.errors import InputError, ResultsError
-from scalebench.results import Case, Record, Session, find_reports, load, paused_gc, write_csv
-from scalebench.series import Series, at_label, axis_label
+from scalebench.results.store import Case, Record, Session, find_reports, load, paused_gc, write_csv
+from scalebench.results.series import Series, at_label, axis_label
 from scalebench.units import format_size
 
 FORMATS = ("md", "html", "csv", "txt")  # txt: every section as aligned plain text, for terminals

@@ -11,12 +11,12 @@ from typing import Sequence
 
 from scalebench import paths
 from scalebench.errors import InputError, ResultsError, ScalebenchError
-from scalebench.cliutil import OneLineParser, add_geometry_arguments, positive_int_arg
+from scalebench.cli.common import OneLineParser, add_geometry_arguments, positive_int_arg
 from scalebench.units import parse_size
 
 
 def cmd_deck(args: argparse.Namespace) -> int:
-    from scalebench import deck
+    from scalebench.hpl import deck
 
     request = deck.DeckRequest(
         nodes=args.nodes, ranks_per_node=args.ranks_per_node, threads_per_rank=args.threads_per_rank,
@@ -34,7 +34,8 @@ def cmd_deck(args: argparse.Namespace) -> int:
 
 
 def cmd_peak(args: argparse.Namespace) -> int:
-    from scalebench import host, peak
+    from scalebench.hpl import peak
+    from scalebench.site import host
 
     overrides = {"clock_ghz": args.clock_ghz, "flops_per_cycle": args.flops_per_cycle,
                  "cores_per_node": args.cores}
@@ -58,7 +59,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """The terminal HPL table, then the files written; the main report's path last."""
-    from scalebench.report import hpl_terminal_table, parse_formats, write_report
+    from scalebench.results.report import hpl_terminal_table, parse_formats, write_report
 
     written = write_report(args.results, Path(args.out) if args.out else None, parse_formats(args.format),
                            Path(args.thresholds) if args.thresholds else None)
@@ -75,9 +76,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_accept(args: argparse.Namespace) -> int:
     """PASS/FAIL per criterion of the thresholds file; 1 on any FAIL (or missing required result)."""
-    from scalebench import acceptance, series
-    from scalebench.document import render_text
-    from scalebench.results import load
+    from scalebench.results import acceptance, series
+    from scalebench.results.document import render_text
+    from scalebench.results.store import load
 
     _, warnings, rows = load(args.results)
     verdicts = acceptance.evaluate(acceptance.load(Path(args.thresholds), rows), series.build(rows))
@@ -91,9 +92,9 @@ def cmd_accept(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Configurations side by side, normalised to the baseline (text or Markdown on stdout)."""
-    from scalebench import compare, series
-    from scalebench.document import render_markdown, render_text
-    from scalebench.results import load
+    from scalebench.results import compare, series
+    from scalebench.results.document import render_markdown, render_text
+    from scalebench.results.store import load
 
     _, warnings, rows = load(args.results)
     for warning in warnings:
@@ -105,7 +106,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """One ReFrame session into a fresh run directory, then (optionally) its report."""
-    from scalebench.siteconf import new_run_dir
+    from scalebench.site.siteconf import new_run_dir
 
     reframe = Path(sys.executable).with_name("reframe")
     if not os.access(reframe, os.X_OK):
@@ -186,11 +187,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("reframe_args", nargs=argparse.REMAINDER, help="after --: passed to reframe")
     p.set_defaults(func=cmd_run)
 
-    from scalebench import tune  # imported here: tune's CLI helpers live next to its logic
+    from scalebench.hpl import tune  # imported here: tune's CLI helpers live next to its logic
 
     tune.add_tune_arguments(sub)
 
-    from scalebench.spack.cli import add_arguments as add_spack_arguments, cmd_spack_validate
+    from scalebench.cli.spack import add_arguments as add_spack_arguments, cmd_spack_validate
 
     spack = sub.add_parser("spack", help="Spack environments of spack_envs/")
     spack_sub = spack.add_subparsers(dest="spack_command", required=True, parser_class=OneLineParser)

@@ -2,8 +2,8 @@
 
 Wire it with:
     sub = spack_subparsers.add_parser("validate", help="check spack_envs/ offline")
-    scalebench.spack.cli.add_arguments(sub)
-    sub.set_defaults(func=scalebench.spack.cli.cmd_spack_validate)
+    scalebench.cli.spack.add_arguments(sub)
+    sub.set_defaults(func=scalebench.cli.spack.cmd_spack_validate)
 """
 from __future__ import annotations
 

@@ -6,7 +6,9 @@ from typing import Any, Mapping
 
 import yaml
 
-from scalebench import paths, provenance
+from scalebench import paths
+
+from scalebench.site import rundir as provenance
 from scalebench.errors import InputError
 
 

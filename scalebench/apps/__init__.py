@@ -1,0 +1,1 @@
+"""Application inputs: LAMMPS workloads and OpenFOAM cases sized for a rank count and scaling mode."""

@@ -1,0 +1,1 @@
+"""Sites: site files and ReFrame configurations, named scales, host detection, run directories."""
