@@ -7,9 +7,10 @@ in the job (modules, Spack environments and views set PATH only there), not when
 from __future__ import annotations
 
 import shlex
-from typing import Callable, TypeVar
+from typing import Callable, Sequence, TypeVar
 
-from scalebench.errors import ParseError
+from scalebench import textfile
+from scalebench.errors import ScalebenchError
 
 T = TypeVar("T")
 
@@ -38,14 +39,28 @@ def read_output(stderr_path: str, parse: Callable[[], T], what: str) -> tuple[T 
         return None, problem
     try:
         return parse(), None
-    except (OSError, ParseError) as err:
+    except (OSError, ScalebenchError) as err:
         return None, f"{what}: {err}"
 
 
 def missing_in(path: str) -> str | None:
     """missing() of a job's stderr file; None when it cannot be read."""
     try:
-        with open(path, errors="replace") as handle:
-            return missing(handle.read())
-    except OSError:
+        return missing(textfile.read_text(path, "job stderr"))
+    except ScalebenchError:
         return None
+
+
+PROGRAM_VARIABLE = "SCALEBENCH_PROGRAM"
+
+
+def locate(program: str, directories: Sequence[str] = ()) -> str:
+    """A job-script line that sets $SCALEBENCH_PROGRAM to the first executable `program` under the
+    directories (searched recursively, as OSU installs into libexec/osu-micro-benchmarks/mpi/<group>/),
+    else on PATH; or ends the job naming the program, as guard() does."""
+    message = f"{MISSING_MARK} {program}"
+    found = "".join(f"{PROGRAM_VARIABLE}=${{{PROGRAM_VARIABLE}:-$(find {shlex.quote(d)} -type f -name "
+                    f"{shlex.quote(program)} -perm -u+x 2>/dev/null | head -n 1)}}; " for d in directories)
+    return (f"{PROGRAM_VARIABLE}=; {found}{PROGRAM_VARIABLE}=${{{PROGRAM_VARIABLE}:-$(command -v "
+            f"{shlex.quote(program)})}}; [ -n \"${PROGRAM_VARIABLE}\" ] || "
+            f"{{ echo {shlex.quote(message)} >&2; exit 127; }}")

@@ -39,3 +39,37 @@ def format_size(num_bytes: int) -> str:
             return f"{num_bytes / factor:.1f} {unit}"
     return f"{num_bytes} B"
 
+
+
+_DURATION = re.compile(r"^\s*(?:(\d+)d)?\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s)?\s*$")
+_CLOCK = re.compile(r"^\s*(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)\s*$")  # Slurm's [D-][HH:]MM:SS
+
+
+def parse_duration(text: str | int | float, field: str = "time") -> int:
+    """Seconds from ReFrame's '1d2h30m', Slurm's '1-02:30:00' / '30:00', or a number of seconds."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        seconds = text
+    else:
+        words = str(text)
+        match = _DURATION.match(words)
+        clock = _CLOCK.match(words)
+        if match and any(match.groups()):
+            days, hours, minutes, secs = (int(g or 0) for g in match.groups())
+        elif clock:
+            days, hours, minutes, secs = (int(g or 0) for g in clock.groups())
+        else:
+            raise InputError(f"{field}: cannot parse {text!r} as a duration (e.g. 4h, 1d12h, 30m, 02:00:00)")
+        seconds = ((days * 24 + hours) * 60 + minutes) * 60 + secs
+    if not 0 < seconds < 10 * 365 * 86400:
+        raise InputError(f"{field}: must be between 1 s and 10 years, got {text!r}")
+    return int(seconds)
+
+
+def format_duration(seconds: float) -> str:
+    """'2h05m', '4m10s', '12s': a time limit or prediction at a glance."""
+    total = int(round(seconds))
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"

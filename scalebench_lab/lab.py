@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Sequence
 
 from scalebench import paths
-
-from scalebench_lab import cluster
 from scalebench.errors import ScalebenchError
-from scalebench.site.siteconf import new_run_dir
+from scalebench.site.rundir import new_run_dir
+from scalebench_lab import cluster
 
 SITE = paths.SITE_CONFIGS / "sites" / "testcluster-netns.yaml"
 NODE_SCALES = {1: "1_node", 2: "2_nodes", 4: "4_nodes"}

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Sequence
 
 from scalebench import paths
-from scalebench.errors import InputError, ResultsError, ScalebenchError
 from scalebench.cli.common import OneLineParser, add_geometry_arguments, positive_int_arg
+from scalebench.errors import InputError, ResultsError, ScalebenchError
 from scalebench.units import parse_size
 
 
@@ -106,7 +106,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """One ReFrame session into a fresh run directory, then (optionally) its report."""
-    from scalebench.site.siteconf import new_run_dir
+    from scalebench.site.rundir import new_run_dir
 
     reframe = Path(sys.executable).with_name("reframe")
     if not os.access(reframe, os.X_OK):
@@ -187,9 +187,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("reframe_args", nargs=argparse.REMAINDER, help="after --: passed to reframe")
     p.set_defaults(func=cmd_run)
 
-    from scalebench.hpl import tune  # imported here: tune's CLI helpers live next to its logic
+    from scalebench.cli.plan import add_plan_arguments
+    from scalebench.cli.prepare import add_prepare_arguments
+    from scalebench.cli.tune import add_tune_arguments
 
-    tune.add_tune_arguments(sub)
+    add_plan_arguments(sub)
+    add_prepare_arguments(sub, OneLineParser)
+
+    add_tune_arguments(sub)
 
     from scalebench.cli.spack import add_arguments as add_spack_arguments, cmd_spack_validate
 

@@ -18,14 +18,15 @@ import yaml
 
 from scalebench import paths
 from scalebench.errors import DeckError, InputError
+from scalebench.hpl.grid import process_grid
+from scalebench.parse.hpl import BCAST_CODES, PFACT_CODES, PMAP_CODES, SWAP_CODES
+from scalebench.site.scales import check_scaling
 from scalebench.units import format_size
+from scalebench.validation import C_INT_MAX, is_number, require_count, require_positive
 
 BYTES_PER_DOUBLE = 8
 
-_PFACT = {"left": 0, "crout": 1, "right": 2}
-_BCAST = {"1ring": 0, "1ringM": 1, "2ring": 2, "2ringM": 3, "long": 4, "longM": 5}
-_SWAP = {"binary-exchange": 0, "long": 1, "mix": 2}
-_PMAP = {"row": 0, "column": 1}
+_PFACT, _BCAST, _SWAP, _PMAP = PFACT_CODES, BCAST_CODES, SWAP_CODES, PMAP_CODES
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,9 @@ class Rules:
     memory_fraction: float = 0.8
     nb: int = 256
     lcm_rounding_max_memory_loss: float = 0.02
+    max_grid_aspect: float = 4.0
+    time_limit_safety: float = 2.0
+    time_limit_allowance_s: float = 600.0
     algorithm: Algorithm = field(default_factory=Algorithm)
 
     def __post_init__(self) -> None:
@@ -77,10 +81,10 @@ class Rules:
         loss = self.lcm_rounding_max_memory_loss
         if not is_number(loss) or not 0 <= loss < 1:
             raise InputError(f"lcm_rounding_max_memory_loss: must be in [0, 1), got {loss!r}")
-
-
-# Keys of rules.yaml that scalebench.hpl.tune reads (process-grid choice), not part of Rules.
-GRID_MODEL_KEYS = ("grid_aspect_penalty", "grid_idle_min_gain")
+        for name, low in (("max_grid_aspect", 1.0), ("time_limit_safety", 1.0), ("time_limit_allowance_s", 0.0)):
+            value = getattr(self, name)
+            if not is_number(value) or value < low:
+                raise InputError(f"{name}: must be a number >= {low:g}, got {value!r}")
 
 
 def load_rules(path: Path | None = None) -> Rules:
@@ -89,8 +93,6 @@ def load_rules(path: Path | None = None) -> Rules:
     data = yaml.safe_load(path.read_text()) or {}
     if not isinstance(data, dict) or not isinstance(data.get("algorithm") or {}, dict):
         raise InputError(f"{path}: expected a mapping of rules with an 'algorithm' mapping")
-    for key in GRID_MODEL_KEYS:
-        data.pop(key, None)
     algorithm = data.pop("algorithm", None) or {}
     for cls, given in ((Rules, data), (Algorithm, algorithm)):
         unknown = sorted(map(str, set(given) - {f.name for f in fields(cls)}))
@@ -162,8 +164,21 @@ class Deck:
         return self.p * self.q
 
     @property
+    def busiest_node_ranks(self) -> int:
+        """Ranks of the grid on the node with the most of them: idle ranks are spread over the nodes."""
+        return math.ceil(self.ranks / self.nodes)
+
+    @property
+    def matrix_capacity(self) -> int:
+        """Bytes the matrix may take: memory_fraction of the memory of the node with the most busy
+        ranks, times the nodes it takes to hold the grid at that density."""
+        return matrix_capacity(self.nodes, self.memory_per_node, self.memory_fraction, self.ranks)
+
+    @property
     def memory_used_fraction(self) -> float:
-        return self.n * self.n * BYTES_PER_DOUBLE / (self.nodes * self.memory_per_node)
+        """Share of a node's memory the matrix takes on the node with the most busy ranks."""
+        # one division of exact integers: no rounding beyond the last bit
+        return self.n * self.n * BYTES_PER_DOUBLE * self.busiest_node_ranks / (self.ranks * self.memory_per_node)
 
     @property
     def idle_ranks(self) -> int:
@@ -175,83 +190,14 @@ class Deck:
                     algorithm=asdict(self.algorithm))
         return data
 
-
-def is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def require_positive(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise InputError(f"{name}: must be a positive integer, got {value!r}")
-    return value
-
-
-# HPL and MPI hold N, NB, P, Q and rank counts in a C int; beyond it nothing runs, and arithmetic on
-# such values overflows floats or factorises for ever.
-C_INT_MAX = 2**31 - 1
 MAX_MEMORY_PER_NODE = 2**60  # 1 EiB: far beyond any node; keeps make_deck's float arithmetic finite
 
 
-def require_count(name: str, value: Any) -> int:
-    """A positive integer HPL can hold (at most C_INT_MAX)."""
-    if require_positive(name, value) > C_INT_MAX:
-        raise InputError(f"{name}: must be at most {C_INT_MAX} (HPL and MPI hold it in a C int)")
-    return value
-
-
-def process_grid(ranks: int) -> tuple[int, int]:
-    """P x Q with P <= Q and P the largest divisor of ranks not above sqrt(ranks)."""
-    require_count("ranks", ranks)
-    limit = math.isqrt(ranks)
-    # Rank counts are mostly nodes x a power of two: take 2^twos out with bit operations and give
-    # each odd divisor the largest power of two that keeps it within the limit (a much shorter
-    # list than every divisor). Odd divisors up to limit >> twos take all of 2^twos.
-    twos = (ranks & -ranks).bit_length() - 1
-    all_twos = limit >> twos
-    p = max([d << twos if d <= all_twos else d << ((limit // d).bit_length() - 1)
-             for d in _divisors_up_to(ranks >> twos, limit)])
-    return p, ranks // p
-
-
-def _small_primes(bound: int) -> list[int]:
-    sieve = bytearray([1]) * (bound + 1)
-    sieve[0:2] = b"\x00\x00"
-    for k in range(2, math.isqrt(bound) + 1):
-        if sieve[k]:
-            sieve[k * k::k] = bytes(len(range(k * k, bound + 1, k)))
-    return [k for k in range(bound + 1) if sieve[k]]
-
-
-# Trial division by primes only: enough for any rank count below 4096^2 = 16.7 million.
-_PRIMES = _small_primes(4096)
-
-
-def _divisors_up_to(number: int, limit: int) -> list[int]:
-    """Divisors of `number` not above `limit`, from its prime factorisation (trial division by
-    primes stops at the cofactor's square root; products above the limit are dropped as formed)."""
-    divisors, rest = [1], number
-    for factor in _PRIMES:
-        if factor * factor > rest:
-            break
-        if rest % factor == 0:
-            rest, divisors = _take_factor(rest, factor, divisors, limit)
-    else:  # beyond the prime table: odd trial divisors
-        factor = _PRIMES[-1] + 2
-        while factor * factor <= rest:
-            if rest % factor == 0:
-                rest, divisors = _take_factor(rest, factor, divisors, limit)
-            factor += 2
-    if rest > 1:
-        divisors += [d * rest for d in divisors if d * rest <= limit]
-    return divisors
-
-
-def _take_factor(rest: int, factor: int, divisors: list[int], limit: int) -> tuple[int, list[int]]:
-    powers = [1]
-    while rest % factor == 0:
-        rest //= factor
-        powers.append(powers[-1] * factor)
-    return rest, [d * f for d in divisors for f in powers if d * f <= limit]
+def matrix_capacity(nodes: int, memory_per_node: int, fraction: float, grid_ranks: int) -> int:
+    """Bytes an HPL matrix may take on `nodes` nodes when `grid_ranks` ranks hold it evenly and
+    the node with the most of them (ceil(grid_ranks / nodes)) may fill `fraction` of its memory."""
+    busiest = -(-grid_ranks // nodes)
+    return int(memory_per_node * grid_ranks // busiest * fraction)
 
 
 def n_for_memory(memory_bytes: int, nb: int, p: int, q: int, lcm_max_loss: float) -> int:
@@ -276,13 +222,15 @@ def make_deck(request: DeckRequest, rules: Rules | None = None) -> Deck:
     nb = request.nb or rules.nb
     fraction = request.memory_fraction or rules.memory_fraction
     p, q = request.grid or process_grid(request.ranks)
-    usable = int(request.nodes * request.memory_per_node * fraction)
+    if p * q < request.nodes:
+        raise DeckError(f"grid: {p}x{q} has fewer ranks than the {request.nodes} nodes")
+    usable = matrix_capacity(request.nodes, request.memory_per_node, fraction, p * q)
     per_rank_block = nb * nb * BYTES_PER_DOUBLE
-    if usable < request.ranks * per_rank_block:
-        needed = request.ranks * per_rank_block / fraction / request.nodes  # inf for a subnormal fraction
+    if usable < p * q * per_rank_block:
+        needed = p * q * per_rank_block / fraction / request.nodes  # inf for a subnormal fraction
         raise DeckError(
             f"memory_per_node: {format_size(request.memory_per_node)} x {fraction:g} cannot hold one "
-            f"{nb}x{nb} block per rank for {request.ranks} ranks"
+            f"{nb}x{nb} block per rank for {p * q} ranks"
             + (f" (needs {format_size(math.ceil(needed))}/node)" if math.isfinite(needed) else ""))
     n_memory = n_for_memory(usable, nb, p, q, rules.lcm_rounding_max_memory_loss)
     policy = f"memory: {_memory_share(fraction, request.memory_per_node)}/node x {request.nodes} node(s)"
@@ -304,20 +252,10 @@ def with_sizes(deck: Deck, n: int, policy: str | None = None) -> Deck:
     require_positive("n", n)
     if n < deck.nb:
         raise DeckError(f"N: {n} is smaller than NB={deck.nb}")
-    usable = deck.nodes * deck.memory_per_node * deck.memory_fraction
-    if n * n * BYTES_PER_DOUBLE > usable:
+    if n * n * BYTES_PER_DOUBLE > deck.matrix_capacity:
         raise DeckError(f"N: {n} needs {format_size(n * n * BYTES_PER_DOUBLE)}, more than "
                         f"{deck.memory_fraction:g} of the memory of {deck.nodes} node(s) (largest N {deck.n_memory})")
     return replace(deck, n=n, n_policy=policy or f"fixed N={n} (strong scaling)")
-
-
-SCALING_MODES = ("strong", "weak")
-
-
-def check_scaling(mode: str) -> str:
-    if mode not in SCALING_MODES:
-        raise InputError(f"scaling: {mode!r} is not one of {', '.join(SCALING_MODES)}")
-    return mode
 
 
 def weak_scaling_n(n1: int, nodes: int, nb: int) -> int:

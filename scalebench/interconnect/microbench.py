@@ -3,9 +3,8 @@ message size as figures named <figure>_<bytes> (the "sized" figures of scalebenc
 hpcc's ping-pong and ring figures, and the process-count checks that catch a wrong MPI launcher."""
 from __future__ import annotations
 
-import os
 import re
-import shutil
+from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from scalebench.analysis import metrics
@@ -13,6 +12,7 @@ from scalebench.errors import InputError, ParseError
 from scalebench.parse.hpcc import HpccOutput
 from scalebench.parse.netpipe import NetpipeOutput
 from scalebench.parse.osu import OsuTable
+from scalebench.site.scales import Scale, node_scale
 
 Figures = dict[str, tuple[float, str]]  # name -> (value, unit)
 
@@ -151,26 +151,63 @@ def hpcc_network_figures(output: HpccOutput) -> Figures:
     return out
 
 
-def find_binary(name: str, directories: Iterable[str] = ()) -> str | None:
-    """The first executable `name` under the directories (searched recursively: OSU installs into
-    libexec/osu-micro-benchmarks/mpi/<group>/), else on PATH."""
-    for directory in directories:
-        for root, _, files in os.walk(directory):
-            if name in files and os.access(os.path.join(root, name), os.X_OK):
-                return os.path.join(root, name)
-    return shutil.which(name)
-
-
-def whole_nodes_scale(max_nodes: int) -> str:
+def whole_nodes_scale(max_nodes: int) -> Scale:
     """Every core of two nodes where the partition has them, else of one (rings, collectives)."""
-    return "2_nodes" if max_nodes >= 2 else "1_node"
+    return node_scale(2 if max_nodes >= 2 else 1)
 
 
-def two_rank_layout(placement: str, max_nodes: int, cores_per_node: int) -> tuple[str, int] | str:
-    """(scale name, ranks per node) of a two-process test, or why the placement cannot run."""
+def two_rank_layout(placement: str, max_nodes: int, cores_per_node: int) -> tuple[Scale, int] | str:
+    """(scale, ranks per node) of a two-process test, or why the placement cannot run."""
     if placement not in PLACEMENTS:
         raise InputError(f"placement: {placement!r} is not one of {', '.join(PLACEMENTS)}")
     if placement == "inter_node":
-        return ("2_nodes", 1) if max_nodes >= 2 else "inter_node needs 2 nodes; the partition has 1"
-    return ("1_node", 2) if cores_per_node >= 2 else "intra_node needs 2 cores per node"
+        return (node_scale(2), 1) if max_nodes >= 2 else "inter_node needs 2 nodes; the partition has 1"
+    return (node_scale(1), 2) if cores_per_node >= 2 else "intra_node needs 2 cores per node"
 
+
+@dataclass(frozen=True)
+class Measured:
+    """A microbenchmark job's figures, and every reason its output is not a valid measurement."""
+
+    figures: Figures
+    problems: tuple[str, ...] = ()
+    hosts: str = ""  # NetPIPE: its two ranks' hosts, in rank order
+    placement: str = ""  # NetPIPE: where the two ranks really ran
+
+
+def netpipe_measured(output: NetpipeOutput, stdout: str, stream: bool = False) -> Measured:
+    """NetPIPE's curve, and its two ranks as it prints them: a binary under the wrong launcher runs
+    two copies that both say they are rank 0."""
+    hosts = netpipe_hosts(stdout)
+    figures = netpipe_stream_figures(output) if stream else netpipe_figures(output)
+    problems = () if sorted(hosts) == [0, 1] else (f"NetPIPE reports ranks {sorted(hosts)}, expected [0, 1] "
+                                                   f"(wrong MPI launcher?)",)
+    return Measured(figures, problems, " ".join(hosts[rank] for rank in sorted(hosts)), placement_of(hosts))
+
+
+def hpcc_network_measured(output: HpccOutput, tasks: int) -> Measured:
+    procs = (output.last_summary or {}).get("CommWorldProcs")
+    problems = () if procs == tasks else (f"hpcc reports {procs} processes, {tasks} requested (wrong MPI launcher?)",)
+    return Measured(hpcc_network_figures(output), problems)
+
+
+def osu_measured(table: OsuTable, figure: str, unit: str, extra: str = "") -> Measured:
+    """The primary column per message size; extra: n_half (bandwidth programs) or pairs (osu_mbw_mr:
+    message rate and n1/2 too)."""
+    curve = osu_curve(table)
+    figures = sized(figure, curve, unit)
+    if extra in ("n_half", "pairs"):
+        figures.update(n_half_figure(curve))
+    if extra == "pairs":
+        figures.update(sized("message_rate", osu_message_rate_curve(table), "msg/s"))
+    return Measured(figures)
+
+
+def hpcc_network_input(nodes: int, ranks_per_node: int, memory_per_node: int, hpl_n: int) -> str:
+    """hpccinf.txt for hpcc's network section: HPL at `hpl_n` (hpcc sizes its other kernels from it),
+    so the run takes seconds."""
+    from scalebench.hpl import deck
+
+    request = deck.DeckRequest(nodes=nodes, ranks_per_node=ranks_per_node, memory_per_node=memory_per_node,
+                               max_n=hpl_n, max_n_reason="hpcc network check: HPL kept small")
+    return deck.hpccinf_txt(deck.make_deck(request))

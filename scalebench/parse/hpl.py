@@ -339,3 +339,38 @@ def parse_hpl(text: str) -> HplOutput:
 def _finite_or(token: str, default: Optional[float]) -> Optional[float]:
     value = to_value(token)
     return value if isinstance(value, float) else default
+
+
+# HPL.dat's encodings of its algorithm choices (HPL 2.x HPL.dat comments and HPL_pdinfo.c).
+PFACT_CODES = {"left": 0, "crout": 1, "right": 2}
+BCAST_CODES = {"1ring": 0, "1ringM": 1, "2ring": 2, "2ringM": 3, "long": 4, "longM": 5}
+SWAP_CODES = {"binary-exchange": 0, "long": 1, "mix": 2}
+PMAP_CODES = {"row": 0, "column": 1}
+
+
+# HPL 2.x HPL_pdtest.c prints "W%c%1d%c%c%1d%c%1d": W (wall time), process mapping R|C, DEPTH,
+# BCAST digit, RFACT L|C|R, NDIV, PFACT L|C|R, NBMIN. %1d is a minimum width: a value >= 10
+# prints more digits; BCAST is then the last digit before the RFACT letter.
+_TV_RE = re.compile(r"W([RC])([0-9]+)([0-9])([LCR])([0-9]+)([LCR])([0-9]+)")
+_TV_LAYOUT = ("W, R|C (process mapping), DEPTH, BCAST digit 0-5, RFACT L|C|R, NDIV, PFACT L|C|R, "
+              "NBMIN (HPL's W%c%1d%c%c%1d%c%1d, e.g. WR11C2R4)")
+_TV_PMAP = {"R": "row", "C": "column"}
+_TV_FACT = {"L": "left", "C": "crout", "R": "right"}
+_TV_BCAST = {str(code): name for name, code in BCAST_CODES.items()}
+TV_KEYS = ("pmap", "depth", "bcast", "rfact", "ndiv", "pfact", "nbmin")
+
+
+def decode_tv(tv: str) -> dict[str, Any]:
+    """The HPL.dat settings a T/V code encodes, named as in rules.yaml's algorithm section."""
+    match = _TV_RE.fullmatch(tv) if isinstance(tv, str) else None
+    if match is None:
+        raise ParseError(f"T/V code {tv!r}: not HPL's encoded variant ({_TV_LAYOUT}); builds that print "
+                         f"other codes (e.g. NVIDIA HPL's 'WC0') cannot be decoded into HPL.dat settings")
+    pmap, depth, bcast, rfact, ndiv, pfact, nbmin = match.groups()
+    if bcast not in _TV_BCAST:
+        raise ParseError(f"T/V code {tv!r}: BCAST digit {bcast} is not one of HPL's 0-5 "
+                         f"({', '.join(f'{k}={v}' for k, v in _TV_BCAST.items())})")
+    if int(ndiv) < 2 or int(nbmin) < 1:
+        raise ParseError(f"T/V code {tv!r}: NDIV {ndiv} / NBMIN {nbmin} outside HPL's NDIV >= 2, NBMIN >= 1")
+    return {"pmap": _TV_PMAP[pmap], "depth": int(depth), "bcast": _TV_BCAST[bcast],
+            "rfact": _TV_FACT[rfact], "ndiv": int(ndiv), "pfact": _TV_FACT[pfact], "nbmin": int(nbmin)}

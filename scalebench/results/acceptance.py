@@ -16,13 +16,12 @@ from typing import Any, Iterable, Sequence
 import yaml
 
 from scalebench.analysis import metrics
-
-from scalebench.results import series
 from scalebench.benchmarks import did_you_mean, registry
-from scalebench.results.document import Block, Heading, Table, Text, table
 from scalebench.errors import InputError
-from scalebench.results.store import Record
+from scalebench.results import series
+from scalebench.results.document import Block, Heading, Table, Text, table
 from scalebench.results.series import Series, at_label
+from scalebench.results.store import Record
 
 METRICS = ("value", "speedup", "parallel_efficiency")
 AT_WORDS = ("every", "largest", "smallest")

@@ -14,8 +14,8 @@ from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 from scalebench.analysis import metrics
 from scalebench.benchmarks import did_you_mean
-from scalebench.results.document import Block, Heading, Text, bullets, table
 from scalebench.errors import InputError
+from scalebench.results.document import Block, Heading, Text, bullets, table
 from scalebench.results.series import Series, at_label, time_like
 
 BY = ("stack", "system")

@@ -15,17 +15,15 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from scalebench import paths
-
 from scalebench.analysis import metrics
-
-from scalebench.results import acceptance, compare, series
 from scalebench.benchmarks import lookup
+from scalebench.results import acceptance, compare, series
 from scalebench.results.chart_worker import ChartWorker, draw_here
 from scalebench.results.document import (Block, Chart, Figure, Heading, Line, Mark, Panel, Text, bullets,
                                  charts_of, render_html, render_markdown, render_text, table, text_table)
 from scalebench.errors import InputError, ResultsError
-from scalebench.results.store import Case, Record, Session, find_reports, load, paused_gc, write_csv
 from scalebench.results.series import Series, at_label, axis_label
+from scalebench.results.store import Case, Record, Session, find_reports, load, paused_gc, write_csv
 from scalebench.units import format_size
 
 FORMATS = ("md", "html", "csv", "txt")  # txt: every section as aligned plain text, for terminals

@@ -1,8 +1,78 @@
-"""What exactly was run: digests of the files that pin a build (e.g. a Spack environment's lock)."""
+"""Run directories and what exactly was run.
+
+Every `reframe` invocation writes into one fresh run directory under results/runs/ (or the one named
+by SCALEBENCH_RUN_DIR): report.json, perflogs/, reframe.log, output/ (kept benchmark outputs),
+stage/, and provenance.json (which scalebench, on which host, with which arguments). Nothing already
+in results/ is rewritten.
+"""
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
+
+from scalebench import paths
+from scalebench.errors import ResultsError
+
+# ReFrame expands $NAME, and runs $(...) and `...` through a shell, in its directory settings.
+_EXPANDED_IN_PATHS = re.compile(r"[$`\x00-\x1f\x7f]")
+
+
+def _check_run_path(where: str, path: Path) -> Path:
+    bad = _EXPANDED_IN_PATHS.search(str(path))
+    if bad:
+        raise ResultsError(f"{where}: {str(path)!r} has {bad.group(0)!r}; ReFrame expands $ and runs $(...) and "
+                           "`...` in its directory paths: choose one without $, ` or line breaks")
+    return path
+
+
+def new_run_dir(results: Path | None = None) -> Path:
+    """A run directory name no other run can take (UTC time, host, pid); not created here."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    results = _check_run_path("results directory", results or paths.RESULTS)
+    return results / "runs" / f"{stamp}-{socket.gethostname()}-{os.getpid()}"
+
+
+def claim_run_dir() -> Path:
+    """Create this invocation's run directory (SCALEBENCH_RUN_DIR, else a new one under results/runs)
+    with its provenance.json; a directory that already holds a run report is never reused."""
+    given = os.environ.get("SCALEBENCH_RUN_DIR")
+    path = _check_run_path("SCALEBENCH_RUN_DIR", Path(given).resolve()) if given else new_run_dir()
+    if (path / "report.json").exists():
+        raise ResultsError(f"SCALEBENCH_RUN_DIR: {path} already holds a run report; name a new directory")
+    try:
+        path.mkdir(parents=True, exist_ok=bool(given))
+        _write_provenance(path)
+    except OSError as err:
+        where = "SCALEBENCH_RUN_DIR" if given else "results directory"
+        raise ResultsError(f"{where}: cannot write {err.filename or path}: {err.strerror}") from err
+    return path
+
+
+def _git_describe() -> str:
+    try:
+        proc = subprocess.run(["git", "-C", str(paths.REPO_ROOT), "describe", "--always", "--dirty"],
+                              capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    return proc.stdout.strip() or "unknown"
+
+
+def _write_provenance(path: Path) -> None:
+    """What produced this run (the ReFrame report does not say which scalebench it was)."""
+    target = path / "provenance.json"
+    if target.exists():
+        return
+    record = {"git_describe": _git_describe(), "hostname": socket.gethostname(),
+              "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+              "argv": sys.argv, "openblas_coretype_env": os.environ.get("OPENBLAS_CORETYPE")}
+    target.write_text(json.dumps(record, indent=2) + "\n")
 
 
 def file_digest(path: str | Path) -> str:

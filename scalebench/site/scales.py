@@ -1,15 +1,17 @@
-"""Named scales and the task geometry (nodes x ranks x threads) they give on a partition."""
+"""Named scales of a partition and the task geometry (nodes x ranks x threads) they give.
+
+A scale is a node count (`4_nodes`), or a number of cores of one node (`16_cores`) for sub-node
+scaling. A partition's scales come from its site file (`scales:`): node counts as a list or as
+powers of two up to max_nodes, the full partition, and sub-node core counts. A scale the partition
+cannot run is not one of its scales.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Mapping
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
 
-import yaml
-
-from scalebench import paths
-
-from scalebench.site import rundir as provenance
 from scalebench.errors import InputError
+from scalebench.validation import require_count
 
 
 @dataclass(frozen=True)
@@ -17,6 +19,103 @@ class Scale:
     name: str
     num_nodes: int
     cores_per_node: int | None = None  # None: every core of the node
+
+    @property
+    def sub_node(self) -> bool:
+        return self.cores_per_node is not None
+
+
+def node_scale(nodes: int) -> Scale:
+    return Scale(f"{nodes}_node" if nodes == 1 else f"{nodes}_nodes", nodes)
+
+
+def core_scale(cores: int) -> Scale:
+    return Scale(f"{cores}_core" if cores == 1 else f"{cores}_cores", 1, cores)
+
+
+def _ordering(scale: Scale) -> tuple[int, int]:
+    return (scale.num_nodes, scale.cores_per_node or 0) if scale.sub_node else (scale.num_nodes, 1 << 62)
+
+
+@dataclass(frozen=True)
+class ScaleSpec:
+    """What a site file's `scales:` says; `scales()` turns it into a partition's scales."""
+
+    nodes: tuple[int, ...] | str = "powers_of_two"
+    full: bool = True
+    cores: tuple[int, ...] | str = "auto"
+
+    @classmethod
+    def from_site(cls, data: Any, where: str) -> ScaleSpec:
+        if data is None:
+            return cls()
+        if not isinstance(data, Mapping):
+            raise InputError(f"{where}: expected a mapping with nodes, full and cores")
+        unknown = sorted(map(str, set(data) - {"nodes", "full", "cores"}))
+        if unknown:
+            raise InputError(f"{where}: unknown key(s) {', '.join(unknown)}")
+        nodes = _counts(data.get("nodes", "powers_of_two"), f"{where}.nodes", ("powers_of_two",))
+        cores = _counts(data.get("cores", "auto"), f"{where}.cores", ("auto", "powers_of_two"))
+        full = data.get("full", True)
+        if not isinstance(full, bool):
+            raise InputError(f"{where}.full: must be true or false, got {full!r}")
+        return cls(nodes, full, cores)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"nodes": self.nodes if isinstance(self.nodes, str) else list(self.nodes), "full": self.full,
+                "cores": self.cores if isinstance(self.cores, str) else list(self.cores)}
+
+    def scales(self, max_nodes: int, cores_per_node: int) -> list[Scale]:
+        """The partition's scales, smallest first: sub-node core counts, then node counts.
+
+        cores "auto": powers of two below the node's cores on a single-node partition (a workstation
+        scales over its cores), none on a cluster. A count beyond the partition is not a scale.
+        """
+        require_count("max_nodes", max_nodes)
+        require_count("cores_per_node", cores_per_node)
+        nodes = set(_powers_of_two(max_nodes) if self.nodes == "powers_of_two" else self.nodes)
+        if self.full:
+            nodes.add(max_nodes)
+        if self.cores == "auto":
+            cores = _powers_of_two(cores_per_node - 1) if max_nodes == 1 and cores_per_node > 1 else []
+        else:
+            cores = _powers_of_two(cores_per_node - 1) if self.cores == "powers_of_two" else self.cores
+        found = [node_scale(n) for n in nodes if n <= max_nodes]
+        found += [core_scale(c) for c in set(cores) if c < cores_per_node]  # all cores: the 1_node scale
+        return sorted(found, key=_ordering)
+
+
+def _powers_of_two(limit: int) -> list[int]:
+    return [1 << k for k in range(limit.bit_length()) if 1 << k <= limit]
+
+
+def _counts(value: Any, where: str, words: tuple[str, ...]) -> tuple[int, ...] | str:
+    if isinstance(value, str) and value in words:
+        return value
+    if not isinstance(value, list) or not value:
+        raise InputError(f"{where}: expected {' or '.join(words)} or a list of counts, got {value!r}")
+    return tuple(require_count(f"{where}[{i}]", v) for i, v in enumerate(value))
+
+
+SCALING_MODES = ("strong", "weak")
+
+
+def check_scaling(mode: str) -> str:
+    """strong: the same problem at every scale; weak: the problem grows with the scale."""
+    if mode not in SCALING_MODES:
+        raise InputError(f"scaling: {mode!r} is not one of {', '.join(SCALING_MODES)}")
+    return mode
+
+
+def scaling_series(scales: list[Scale], max_nodes: int) -> list[Scale]:
+    """The scales a scaling figure compares: node counts on a cluster, a machine's cores otherwise."""
+    return [s for s in scales if not s.sub_node] if max_nodes > 1 else list(scales)
+
+
+def scale_names(scale_lists: Iterable[Iterable[Scale]]) -> list[str]:
+    """Every scale of the given partitions once, smallest first (a check's `scale` parameter)."""
+    found = {scale.name: scale for scales in scale_lists for scale in scales}
+    return [scale.name for scale in sorted(found.values(), key=_ordering)]
 
 
 @dataclass(frozen=True)
@@ -32,42 +131,6 @@ class Geometry:
     @property
     def cores_per_node(self) -> int:
         return self.ranks_per_node * self.threads_per_rank
-
-
-def load_scales() -> list[Scale]:
-    return [Scale(**item) for item in yaml.safe_load((paths.PACKAGE_DATA / "scales.yaml").read_text())]
-
-
-def scale_names() -> list[str]:
-    return [scale.name for scale in load_scales()]
-
-
-def get_scale(name: str) -> Scale:
-    for scale in load_scales():
-        if scale.name == name:
-            return scale
-    raise InputError(f"scale: unknown scale {name!r} (known: {', '.join(scale_names())})")
-
-
-def skip_reason(scale: Scale, cores_per_node: int, max_nodes: int,
-                cores_needed_per_node: int | None = None) -> str | None:
-    """Why a partition cannot (or need not) run this scale; None when it can.
-
-    cores_needed_per_node: what an explicit ranks x threads geometry needs; a sub-node scale
-    smaller than that is skipped (the whole-node case is a user error, raised by geometry()).
-    """
-    if scale.num_nodes > max_nodes:
-        return f"scale {scale.name} needs {scale.num_nodes} nodes; the partition has {max_nodes}"
-    if scale.cores_per_node is not None:
-        if scale.cores_per_node > cores_per_node:
-            return (f"scale {scale.name} needs {scale.cores_per_node} cores per node; "
-                    f"the partition's nodes have {cores_per_node}")
-        if scale.cores_per_node == cores_per_node:
-            return f"scale {scale.name} is the whole node: run as 1_node"
-        if cores_needed_per_node and cores_needed_per_node > scale.cores_per_node:
-            return (f"scale {scale.name} has {scale.cores_per_node} core(s); the requested geometry "
-                    f"needs {cores_needed_per_node} per node")
-    return None
 
 
 def geometry(scale: Scale, cores_per_node: int, threads_per_rank: int = 1,
@@ -91,48 +154,3 @@ def geometry(scale: Scale, cores_per_node: int, threads_per_rank: int = 1,
         raise InputError(f"threads_per_rank: {ranks_per_node} ranks x {threads_per_rank} threads exceeds "
                          f"the {limit} cores of scale {scale.name}")
     return Geometry(scale.num_nodes, ranks_per_node, threads_per_rank)
-
-
-# --- where a check runs: geometry, stack, launcher options ---------------------------------------
-
-@dataclass(frozen=True)
-class TaskSetup:
-    """What a check sets for its scale on a partition and stack; `skip` says why it cannot run."""
-
-    skip: str | None
-    attributes: dict[str, Any] = field(default_factory=dict)  # check attribute -> value
-    launcher_options: list[str] = field(default_factory=list)
-    geometry: Geometry | None = None
-
-    def apply(self, check: Any) -> None:
-        """Skip the check with the reason, or set its task geometry, stack and launcher options."""
-        check.skip_if(self.skip is not None, self.skip)
-        for name, value in self.attributes.items():
-            setattr(check, name, value)
-        check.job.launcher.options = list(self.launcher_options)
-
-
-def task_setup(scale_name: str, extras: Mapping[str, Any], num_cores: int, environ_name: str,
-               env_extras: Mapping[str, Any], threads_per_rank: int = 1,
-               ranks_per_node: int | None = None) -> TaskSetup:
-    """The nodes x ranks x threads of a named scale on a partition (extras give cores_per_node and
-    max_nodes; skip_reason and geometry decide), the stack's name and Spack lock digest, and the stack's
-    launcher options with {threads_per_rank} filled in; or the reason the case is skipped."""
-    scale = get_scale(scale_name)
-    cores = int(extras.get("cores_per_node") or num_cores)
-    needed = ranks_per_node * threads_per_rank if ranks_per_node else None
-    reason = skip_reason(scale, cores, int(extras.get("max_nodes", 1)), needed)
-    if reason is not None:
-        return TaskSetup(reason)
-    layout = geometry(scale, cores, threads_per_rank, ranks_per_node)
-    stack = str(env_extras.get("stack", environ_name))
-    lock = env_extras.get("spack_lock")
-    lock_digest = provenance.file_digest(lock) if lock else ""
-    if lock_digest.startswith("missing"):
-        return TaskSetup(f"stack {stack}: {lock_digest} (spack install the environment first)")
-    return TaskSetup(None, {
-        "num_nodes": layout.nodes, "num_tasks": layout.ranks,
-        "num_tasks_per_node": layout.ranks_per_node, "num_cpus_per_task": layout.threads_per_rank,
-        "stack": stack, "spack_lock": lock_digest,
-    }, [str(opt).format(threads_per_rank=layout.threads_per_rank)
-        for opt in env_extras.get("launcher_options", [])], layout)

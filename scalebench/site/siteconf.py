@@ -1,31 +1,30 @@
-"""Pieces shared by every ReFrame site configuration in site_configs/ (plain dicts, no ReFrame import).
+"""ReFrame site configurations from site files (site_configs/sites/*.yaml), as plain dicts.
 
-Every `reframe` invocation writes into one fresh run directory under results/runs/ (or the one named by
-SCALEBENCH_RUN_DIR): report.json, perflogs/, reframe.log, output/ (kept benchmark outputs) and stage/.
-Nothing already in results/ is rewritten.
+A site file names the system, its partitions (scheduler, launcher, node counts, cores, memory,
+Rpeak inputs, limits, scales, node sharing, GPUs) and its interconnect/MPI stacks (one ReFrame
+environment each); see site_configs/sites/example.yaml. What the plan of a case needs goes into the
+partition and environment extras, read back by scalebench.site.partition. `detect` as a value of
+cores_per_node, memory_per_node, microarch or clock_ghz means this machine's (host detection).
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
-import socket
 import string
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from scalebench import paths
-
+from scalebench.errors import InputError, ScalebenchError
 from scalebench.hpl import peak
-from scalebench.hpl.deck import require_positive
-from scalebench.errors import InputError, ResultsError, ScalebenchError
-from scalebench.units import parse_size
+from scalebench.site import host, rundir
+from scalebench.site.partition import GpuSpec, JobOptions
+from scalebench.site.scales import ScaleSpec
+from scalebench.units import parse_duration, parse_size
+from scalebench.validation import check_name, check_shell_word, is_number, require_count, require_positive
 
 # Pipe-separated, one line per performance variable (perflog_multiline): pandas reads it directly.
 PERFLOG_CASE_FIELDS = (
@@ -36,67 +35,11 @@ PERFLOG_PERF_FIELDS = ("var", "value", "unit", "ref", "lower_thres", "upper_thre
 PERFLOG_PROVENANCE_FIELDS = ("deck_summary", "n_policy", "blas_kernel", "spack_lock")
 
 
-# ReFrame expands $NAME, and runs $(...) and `...` through a shell, in its directory settings.
-_EXPANDED_IN_PATHS = re.compile(r"[$`\x00-\x1f\x7f]")
+def system_dirs(run: Path) -> dict[str, str]:
+    return {"outputdir": str(run / "output"), "stagedir": str(run / "stage")}
 
 
-def _check_run_path(where: str, path: Path) -> Path:
-    bad = _EXPANDED_IN_PATHS.search(str(path))
-    if bad:
-        raise ResultsError(f"{where}: {str(path)!r} has {bad.group(0)!r}; ReFrame expands $ and runs $(...) and "
-                           "`...` in its directory paths: choose one without $, ` or line breaks")
-    return path
-
-
-def new_run_dir(results: Path | None = None) -> Path:
-    """A run directory name no other run can take (UTC time, host, pid); not created here."""
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    results = _check_run_path("results directory", results or paths.RESULTS)
-    return results / "runs" / f"{stamp}-{socket.gethostname()}-{os.getpid()}"
-
-
-def run_dir() -> Path:
-    """This invocation's run directory, created on first use; an existing report is never overwritten."""
-    if not hasattr(run_dir, "cached"):
-        given = os.environ.get("SCALEBENCH_RUN_DIR")
-        path = _check_run_path("SCALEBENCH_RUN_DIR", Path(given).resolve()) if given else new_run_dir()
-        if (path / "report.json").exists():
-            raise ResultsError(f"SCALEBENCH_RUN_DIR: {path} already holds a run report; name a new directory")
-        try:
-            path.mkdir(parents=True, exist_ok=bool(given))
-            _write_provenance(path)
-        except OSError as err:
-            where = "SCALEBENCH_RUN_DIR" if given else "results directory"
-            raise ResultsError(f"{where}: cannot write {err.filename or path}: {err.strerror}") from err
-        run_dir.cached = path  # type: ignore[attr-defined]
-    return run_dir.cached  # type: ignore[attr-defined]
-
-
-def _git_describe() -> str:
-    try:
-        proc = subprocess.run(["git", "-C", str(paths.REPO_ROOT), "describe", "--always", "--dirty"],
-                              capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown"
-    return proc.stdout.strip() or "unknown"
-
-
-def _write_provenance(path: Path) -> None:
-    """What produced this run (the ReFrame report does not say which scalebench it was)."""
-    target = path / "provenance.json"
-    if target.exists():
-        return
-    record = {"git_describe": _git_describe(), "hostname": socket.gethostname(),
-              "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-              "argv": sys.argv, "openblas_coretype_env": os.environ.get("OPENBLAS_CORETYPE")}
-    target.write_text(json.dumps(record, indent=2) + "\n")
-
-
-def system_dirs() -> dict[str, str]:
-    return {"outputdir": str(run_dir() / "output"), "stagedir": str(run_dir() / "stage")}
-
-
-def logging_config() -> list[dict[str, Any]]:
+def logging_config(run: Path) -> list[dict[str, Any]]:
     case = "|".join(f"%(check_{name})s" for name in PERFLOG_CASE_FIELDS)
     perf = "|".join(f"%(check_perf_{name})s" for name in PERFLOG_PERF_FIELDS)
     provenance = "|".join(f"%(check_{name})s" for name in PERFLOG_PROVENANCE_FIELDS)
@@ -104,12 +47,12 @@ def logging_config() -> list[dict[str, Any]]:
         "perflog_multiline": True,
         "handlers": [
             {"type": "stream", "name": "stdout", "level": "info", "format": "%(message)s"},
-            {"type": "file", "name": str(run_dir() / "reframe.log"), "level": "debug",
+            {"type": "file", "name": str(run / "reframe.log"), "level": "debug",
              "format": "[%(asctime)s] %(levelname)s: %(check_info)s: %(message)s", "append": True},
         ],
         "handlers_perflog": [{
             "type": "filelog",
-            "basedir": str(run_dir() / "perflogs"),
+            "basedir": str(run / "perflogs"),
             "prefix": "%(check_system)s/%(check_partition)s",
             "level": "info",
             "append": True,
@@ -118,27 +61,36 @@ def logging_config() -> list[dict[str, Any]]:
     }]
 
 
-def general_config() -> list[dict[str, Any]]:
+def general_config(run: Path) -> list[dict[str, Any]]:
     return [{
-        "report_file": str(run_dir() / "report.json"),
+        "report_file": str(run / "report.json"),
         "check_search_path": [str(paths.REPO_ROOT / "reframe_tests")],
         "check_search_recursive": False,  # reframe_tests/tuning/ runs only when named
         "save_log_files": False,
     }]
 
 
-# --- sites described in YAML (site_configs/sites/*.yaml) --------------------------------------
+# --- partitions ---------------------------------------------------------------------------------
 
-_PARTITION_EXTRAS = ("max_nodes", "cores_per_node", "memory_per_node", "clock_ghz", "flops_per_cycle",
-                     "microarch", "hpl_time_budget_s", "hpl_trials", "max_time_limit_s")
-_PARTITION_KEYS = {"name", "descr", "scheduler", "launcher", "access", "time_limit", "environs",
-                   "features", "max_jobs", "use_nodes_option", *_PARTITION_EXTRAS}
+_DETECTABLE = ("cores_per_node", "memory_per_node", "microarch", "clock_ghz")
+_HPL_KEYS = ("hpl_time_budget_s", "hpl_trials", "hpl_ranks_per_node", "hpl_threads_per_rank", "hpl_max_grid_aspect")
+_PARTITION_KEYS = {"name", "descr", "scheduler", "launcher", "access", "time_limit", "max_time_limit_s", "environs",
+                   "features", "max_jobs", "max_nodes", "flops_per_cycle", "scales", "job_options", "gpus",
+                   *_DETECTABLE, *_HPL_KEYS}
 # Binaries and directories a stack's checks run (environment extras of the same name).
 _STACK_PROGRAMS = ("hpl_binary", "hpcc_binary", "lmp_binary", "netpipe_binary", "osu_dir", "mpirun")
 _STACK_KEYS = {"name", "descr", "features", "env_vars", "launcher_options", "modules", "prepare_cmds",
-               "spack_env", "spack_view", *_STACK_PROGRAMS}
+               "spack_env", "spack_view", "hpl_profile", *_STACK_PROGRAMS}
 # Where Spack's osu-micro-benchmarks package installs its programs, under a view.
 OSU_IN_VIEW = "libexec/osu-micro-benchmarks"
+# Host detection: only where a site file asks for it, and once per process.
+_HOST: list[host.HostInfo] = []
+
+
+def _this_host() -> host.HostInfo:
+    if not _HOST:
+        _HOST.append(host.detect())
+    return _HOST[0]
 
 
 def _require(mapping: dict[str, Any], key: str, where: str) -> Any:
@@ -147,28 +99,86 @@ def _require(mapping: dict[str, Any], key: str, where: str) -> Any:
     return mapping[key]
 
 
+def _env_override(name: str, kind: type) -> Any:
+    """SCALEBENCH_CLOCK_GHZ / SCALEBENCH_FLOPS_PER_CYCLE: what host detection gets wrong."""
+    text = os.environ.get(name)
+    if not text:
+        return None
+    try:
+        value = kind(text)
+    except ValueError:
+        raise InputError(f"{name}: {text!r} is not a {kind.__name__}") from None
+    if not is_number(value) or value <= 0:
+        raise InputError(f"{name}: {text!r} must be a positive number")
+    return value
+
+
+def _rpeak_inputs(part: dict[str, Any], where: str) -> tuple[peak.PeakInputs, int, host.HostInfo | None]:
+    """Rpeak inputs and memory per node; `detect` values come from this machine."""
+    detect = [key for key in _DETECTABLE if part.get(key) == "detect"]
+    machine = _this_host() if detect else None
+    given = {key: part.get(key) for key in (*peak.RPEAK_INPUTS, "microarch") if part.get(key) != "detect"}
+    if machine is not None:
+        given["clock_ghz"] = given.get("clock_ghz") or _env_override("SCALEBENCH_CLOCK_GHZ", float)
+        given["flops_per_cycle"] = given.get("flops_per_cycle") or _env_override("SCALEBENCH_FLOPS_PER_CYCLE", int)
+    for key in ("cores_per_node", "flops_per_cycle"):
+        if given.get(key) is not None:
+            require_count(f"{where}.{key}", given[key])
+    if given.get("clock_ghz") is not None and (not is_number(given["clock_ghz"]) or not 0 < given["clock_ghz"] < 100):
+        raise InputError(f"{where}.clock_ghz: must be a number of GHz in (0, 100), got {given['clock_ghz']!r}")
+    try:
+        inputs = peak.peak_inputs(given, host=machine)
+    except ScalebenchError as err:
+        raise InputError(f"{where}: {err}") from None
+    memory = part.get("memory_per_node")
+    if memory == "detect":
+        memory_bytes = machine.memory_bytes  # type: ignore[union-attr]
+    else:
+        memory_bytes = parse_size(_require(part, "memory_per_node", where), f"{where}.memory_per_node")
+    return inputs, memory_bytes, machine
+
+
 def _partition(part: dict[str, Any], where: str, stacks: set[str]) -> dict[str, Any]:
-    unknown = sorted(set(part) - _PARTITION_KEYS)
+    if not isinstance(part, dict):
+        raise InputError(f"{where}: expected a mapping")
+    if "use_nodes_option" in part:
+        raise InputError(f"{where}: use_nodes_option: scalebench writes each job's --nodes itself (remove the key)")
+    unknown = sorted(map(str, set(part) - _PARTITION_KEYS))
     if unknown:
         raise InputError(f"{where}: unknown key(s) {', '.join(unknown)}")
-    name = paths.check_name(f"{where}.name", _require(part, "name", where))
+    name = check_name(f"{where}.name", _require(part, "name", where))
     where = f"{where}[{name}]"
     environs = _require(part, "environs", where)
     missing = [e for e in environs if e not in stacks]
     if missing:
         raise InputError(f"{where}.environs: unknown stack(s) {', '.join(map(str, missing))} "
                          f"(defined: {', '.join(sorted(stacks))})")
-    extras = {key: part[key] for key in _PARTITION_EXTRAS if key in part}
-    extras["memory_per_node"] = parse_size(_require(part, "memory_per_node", where),
-                                           f"{where}.memory_per_node")
-    extras["max_nodes"] = require_positive(f"{where}.max_nodes", _require(part, "max_nodes", where))
-    try:
-        inputs = peak.peak_inputs({k: part.get(k) for k in (*peak.RPEAK_INPUTS, "microarch")})
-    except ScalebenchError as err:
-        raise InputError(f"{where}: {err}") from None
-    extras.update(cores_per_node=inputs.cores_per_node, flops_per_cycle=inputs.flops_per_cycle,
-                  rpeak_derivation=list(inputs.derivation))
-    return {
+    inputs, memory, machine = _rpeak_inputs(part, where)
+    extras: dict[str, Any] = {
+        "max_nodes": require_count(f"{where}.max_nodes", _require(part, "max_nodes", where)),
+        "cores_per_node": inputs.cores_per_node, "memory_per_node": memory, "microarch": inputs.microarch,
+        "clock_ghz": inputs.clock_ghz, "flops_per_cycle": inputs.flops_per_cycle,
+        "rpeak_derivation": list(inputs.derivation),
+        "scales": ScaleSpec.from_site(part.get("scales"), f"{where}.scales").to_json(),
+        "job_options": JobOptions.from_site(part.get("job_options"), f"{where}.job_options").to_json(),
+    }
+    for key in ("time_limit", "max_time_limit_s"):
+        if part.get(key) is not None:
+            extras[f"{key.removesuffix('_s')}_s"] = parse_duration(part[key], f"{where}.{key}")
+    for key in _HPL_KEYS:
+        if part.get(key) is not None:
+            value = part[key]
+            if key == "hpl_max_grid_aspect":
+                if not is_number(value) or value < 1:
+                    raise InputError(f"{where}.{key}: must be a number >= 1, got {value!r}")
+            elif key == "hpl_time_budget_s":
+                if not is_number(value) or value <= 0:
+                    raise InputError(f"{where}.{key}: must be a positive number of seconds, got {value!r}")
+            else:
+                require_positive(f"{where}.{key}", value)
+            extras[key] = value
+    gpus = GpuSpec.from_site(part.get("gpus"), f"{where}.gpus")
+    config: dict[str, Any] = {
         "name": name,
         "descr": part.get("descr", name),
         "scheduler": _require(part, "scheduler", where),
@@ -178,9 +188,20 @@ def _partition(part: dict[str, Any], where: str, stacks: set[str]) -> dict[str, 
         "features": ["hpl", *part.get("features", [])],
         "max_jobs": int(part.get("max_jobs", 8)),
         **({"time_limit": str(part["time_limit"])} if part.get("time_limit") else {}),
-        "sched_options": {"use_nodes_option": bool(part.get("use_nodes_option", True))},
+        # Each check writes --nodes from its plan: ReFrame's tasks / tasks-per-node rounds down
+        # when a process grid leaves ranks idle.
+        "sched_options": {"use_nodes_option": False},
         "extras": extras,
     }
+    if gpus is not None:
+        extras["gpus"] = gpus.to_json()
+        config["devices"] = [{"type": "gpu", "arch": gpus.arch, "num_devices": gpus.count}]
+        config["resources"] = [{"name": "gpu", "options": ["--gres=gpu:{num_gpus_per_node}"]}]
+    if machine is not None:
+        config["processor"] = {"arch": machine.microarch, "num_cpus": machine.cpus,
+                               "num_cpus_per_core": machine.cpus_per_core, "num_sockets": machine.sockets,
+                               "num_cpus_per_socket": machine.cpus // machine.sockets}
+    return config
 
 
 def _access_option(where: str, value: Any) -> str:
@@ -193,9 +214,11 @@ def _access_option(where: str, value: Any) -> str:
     return text
 
 
+# --- stacks -------------------------------------------------------------------------------------
+
 def _launcher_option(where: str, value: Any) -> str:
     """One word of the launch line; {threads_per_rank} is the only placeholder filled in."""
-    text = paths.check_shell_word(where, value)
+    text = check_shell_word(where, value)
     try:
         fields = {field for _, field, _, _ in string.Formatter().parse(text) if field is not None}
     except ValueError as err:
@@ -210,15 +233,17 @@ def _modules(where: str, modules: list[Any]) -> list[Any]:
     """Module names (or ReFrame's module mappings) go into `module load` lines of the job script."""
     for i, module in enumerate(modules):
         for value in module.values() if isinstance(module, dict) else [module]:
-            paths.check_shell_word(f"{where}[{i}]", value)
+            check_shell_word(f"{where}[{i}]", value)
     return list(modules)
 
 
 def _stack(stack: dict[str, Any], where: str) -> dict[str, Any]:
-    unknown = sorted(set(stack) - _STACK_KEYS)
+    if not isinstance(stack, dict):
+        raise InputError(f"{where}: expected a mapping")
+    unknown = sorted(map(str, set(stack) - _STACK_KEYS))
     if unknown:
         raise InputError(f"{where}: unknown key(s) {', '.join(unknown)}")
-    name = paths.check_name(f"{where}.name", _require(stack, "name", where))
+    name = check_name(f"{where}.name", _require(stack, "name", where))
     env_vars = stack.get("env_vars") or {}
     if not isinstance(env_vars, dict):
         raise InputError(f"{where}[{name}].env_vars: expected a mapping of NAME: value")
@@ -229,20 +254,20 @@ def _stack(stack: dict[str, Any], where: str) -> dict[str, Any]:
     extras: dict[str, Any] = {"stack": name, "hpl_binary": "xhpl",
                               "launcher_options": [_launcher_option(f"{where}[{name}].launcher_options[{i}]", o)
                                                    for i, o in enumerate(stack.get("launcher_options", []))]}
-    extras.update({key: str(stack[key]) for key in _STACK_PROGRAMS if stack.get(key)})
+    extras.update({key: str(stack[key]) for key in (*_STACK_PROGRAMS, "hpl_profile") if stack.get(key)})
     extras.update(_spack_provider(stack, f"{where}[{name}]", env_vars, prepare_cmds))
     for key in _STACK_PROGRAMS:
         if key in extras:
-            paths.check_shell_word(f"{where}[{name}].{key}", extras[key])
+            check_shell_word(f"{where}[{name}].{key}", extras[key])
     # ReFrame writes `export NAME=value` and itself runs $(...) and `...` in values when it loads them.
     for var, value in env_vars.items():
-        paths.check_shell_word(f"{where}[{name}].env_vars.{var}", value)
+        check_shell_word(f"{where}[{name}].env_vars.{var}", value)
     view = extras.get("spack_view") or (f"{extras['spack_env']}/.spack-env/view" if "spack_env" in extras else None)
     if view and "osu_dir" not in extras:
         extras["osu_dir"] = f"{view}/{OSU_IN_VIEW}"
     return {
         "name": name,
-        "features": ["mpi", "hpl", *stack.get("features", []), *(["spack"] if "spack_lock" in extras else [])],
+        "features": ["mpi", *stack.get("features", []), *(["spack"] if "spack_lock" in extras else [])],
         "env_vars": [[str(k), str(v)] for k, v in env_vars.items()],
         "modules": _modules(f"{where}[{name}].modules", stack.get("modules", [])),
         "prepare_cmds": prepare_cmds,
@@ -263,7 +288,7 @@ def _spack_provider(stack: dict[str, Any], where: str, env_vars: dict[str, Any],
         return {"spack_env": str(env_dir), "spack_lock": str(env_dir / "spack.lock")}
     if stack.get("spack_view"):
         # It goes on PATH, which is written unquoted (and expanded by ReFrame): a plain word.
-        view = Path(paths.check_shell_word(f"{where}.spack_view", stack["spack_view"], variables=False)).expanduser()
+        view = Path(check_shell_word(f"{where}.spack_view", stack["spack_view"], variables=False)).expanduser()
         env_vars.setdefault("PATH", f"{view}/bin:$PATH")
         env_vars.setdefault("LD_LIBRARY_PATH", f"{view}/lib:{view}/lib64:$LD_LIBRARY_PATH")
         # A view made from an environment sits in <env>/.spack-env/view: the lock is three levels up.
@@ -272,31 +297,51 @@ def _spack_provider(stack: dict[str, Any], where: str, env_vars: dict[str, Any],
     return {}
 
 
-def load_site(path: Path) -> dict[str, Any]:
-    """A ReFrame site configuration from a site description (see site_configs/sites/*.yaml)."""
+# --- the whole site -----------------------------------------------------------------------------
+
+def read_site(path: Path) -> tuple[Path, dict[str, Any]]:
+    """The site file's path (relative to the clone when not found as given) and its mapping."""
     path = Path(path)
     if not path.is_absolute() and not path.exists():
         path = paths.REPO_ROOT / path  # ReFrame may load the configuration from another directory
     try:
-        data = yaml.safe_load(Path(path).read_text())
+        data = yaml.safe_load(path.read_text())
     except OSError as err:
         raise InputError(f"site file: cannot read {path}: {err.strerror}") from None
     except yaml.YAMLError as err:
         raise InputError(f"site file {path}: not valid YAML ({err})") from None
-    where = str(path)
     if not isinstance(data, dict):
-        raise InputError(f"{where}: expected a mapping with system, partitions and stacks")
+        raise InputError(f"{path}: expected a mapping with system, partitions and stacks")
+    return path, data
+
+
+def site_systems(path: Path) -> dict[str, Any]:
+    """The systems and environments of a ReFrame configuration from a site file; no run directory."""
+    path, data = read_site(path)
+    where = str(path)
     stacks_in = _require(data, "stacks", where)
+    if not isinstance(stacks_in, list):
+        raise InputError(f"{where}: stacks: expected a list")
     stacks = [_stack(s, f"{where}: stacks") for s in stacks_in]
     names = {s["name"] for s in stacks}
-    partitions = [_partition(p, f"{where}: partitions", names) for p in _require(data, "partitions", where)]
+    partitions_in = _require(data, "partitions", where)
+    if not isinstance(partitions_in, list):
+        raise InputError(f"{where}: partitions: expected a list")
+    partitions = [_partition(p, f"{where}: partitions", names) for p in partitions_in]
     system = {
-        "name": paths.check_name(f"{where}: system", _require(data, "system", where)),
+        "name": check_name(f"{where}: system", _require(data, "system", where)),
         "descr": data.get("descr", ""),
         "hostnames": [str(h) for h in data.get("hostnames", [".*"])],
         "modules_system": data.get("modules_system", "nomod"),
-        **system_dirs(),
         "partitions": partitions,
     }
-    return {"systems": [system], "environments": stacks,
-            "logging": logging_config(), "general": general_config()}
+    return {"systems": [system], "environments": stacks}
+
+
+def load_site(path: Path) -> dict[str, Any]:
+    """A ReFrame site configuration from a site file, writing into this invocation's run directory."""
+    config = site_systems(path)
+    run = rundir.claim_run_dir()
+    config["systems"][0].update(system_dirs(run))
+    config.update(logging=logging_config(run), general=general_config(run))
+    return config

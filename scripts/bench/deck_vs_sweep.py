@@ -13,9 +13,8 @@ import tempfile
 from pathlib import Path
 
 from scalebench.hpl import blas, deck, tune
-
-from scalebench.site import host
 from scalebench.parse.hpcc import parse_hpcc
+from scalebench.site import host
 
 
 def main() -> None:

@@ -22,8 +22,8 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 from hypothesis import HealthCheck, settings
 
-from scalebench.hpl import deck
 from scalebench.errors import DeckError, InputError, ParseError
+from scalebench.hpl import deck
 from scalebench.parse import KINDS, parse_text
 
 TESTS = Path(__file__).resolve().parents[1]

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from fuzzing import C_INT_LIMITS, DECK_FLAGS, EDGE_FLOATS, EDGE_INTS, FLAG_VALUES, FUZZ, NAMED_ERROR
 from fuzzing import cli_deck_outcome, deck_outcome
-from scalebench.hpl import deck
 from scalebench.errors import InputError
+from scalebench.hpl import deck
 
 GiB = 2**30
 

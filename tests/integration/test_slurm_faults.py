@@ -19,8 +19,8 @@ import pytest
 import yaml
 
 from conftest import REPO, VENV_BIN, file_hashes, perflog_rows, run_reframe
-from scalebench_lab import cluster
 from scalebench.results.store import ingest
+from scalebench_lab import cluster
 from slurm_fixtures import slurm_cluster_factory  # noqa: F401
 
 pytestmark = pytest.mark.integration

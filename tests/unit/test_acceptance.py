@@ -4,9 +4,9 @@ from pathlib import Path
 import pytest
 
 import reframe_reports as rr
-from scalebench.results import acceptance, series, store as results
 from scalebench.cli import main
 from scalebench.errors import InputError
+from scalebench.results import acceptance, series, store as results
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "site_configs" / "acceptance.yaml"

@@ -1,13 +1,10 @@
-"""scalebench.apps.common: LAMMPS inputs and OpenFOAM cases sized for strong and weak scaling."""
+"""scalebench.apps: LAMMPS inputs and OpenFOAM cases sized for strong and weak scaling."""
 import gzip
 import re
-from types import SimpleNamespace
 
 import pytest
 
-from scalebench.apps import common as apps
-
-from scalebench.site import scales
+from scalebench.apps import common, lammps, openfoam
 from scalebench.errors import InputError
 
 # --- split_factors -------------------------------------------------------------------------------
@@ -18,105 +15,51 @@ from scalebench.errors import InputError
     (12, (3, 2, 2)), (7, (7, 1, 1)), (64, (4, 4, 4)),
 ])
 def test_split_factors_even_weights_like_mpi_dims_create(n, expected):
-    assert apps.split_factors(n, (1, 1, 1)) == expected
+    assert common.split_factors(n, (1, 1, 1)) == expected
 
 
 def test_split_factors_follow_the_weights():
-    assert apps.split_factors(4, (300, 50)) == (4, 1)  # long domain: cut it along its length
-    assert apps.split_factors(8, (300, 50)) == (8, 1)
-    assert apps.split_factors(16, (300, 50)) == (8, 2)
-    assert apps.split_factors(2, (1, 5)) == (1, 2)
+    assert common.split_factors(4, (300, 50)) == (4, 1)  # long domain: cut it along its length
+    assert common.split_factors(8, (300, 50)) == (8, 1)
+    assert common.split_factors(16, (300, 50)) == (8, 2)
+    assert common.split_factors(2, (1, 5)) == (1, 2)
 
 
 @pytest.mark.parametrize("n, weights", [(0, (1,)), (2, ()), (2, (1, 0)), (True, (1,))])
 def test_split_factors_rejects_bad_input(n, weights):
     with pytest.raises(InputError):
-        apps.split_factors(n, weights)
-
-
-# --- task_setup ----------------------------------------------------------------------------------
-
-EXTRAS = {"cores_per_node": 2, "max_nodes": 1}
-ENV = {"stack": "openmpi-sm", "launcher_options": ["--map-by", "slot:PE={threads_per_rank}"]}
-
-
-def test_task_setup_fills_the_scale():
-    setup = scales.task_setup("1_node", EXTRAS, 2, "openmpi", ENV)
-    assert setup.skip is None
-    assert setup.attributes == {"num_nodes": 1, "num_tasks": 2, "num_tasks_per_node": 2,
-                                "num_cpus_per_task": 1, "stack": "openmpi-sm", "spack_lock": ""}
-    assert setup.launcher_options == ["--map-by", "slot:PE=1"]
-
-
-def test_task_setup_sub_node_scale_and_threads():
-    one = scales.task_setup("1_core", EXTRAS, 2, "openmpi", {})
-    assert one.attributes["num_tasks"] == 1 and one.attributes["stack"] == "openmpi"
-    hybrid = scales.task_setup("1_node", EXTRAS, 2, "openmpi", ENV, threads_per_rank=2)
-    assert hybrid.attributes["num_tasks"] == 1 and hybrid.launcher_options[-1] == "slot:PE=2"
-
-
-def test_task_setup_skips_with_the_scales_reason():
-    assert scales.task_setup("2_nodes", EXTRAS, 2, "e", {}).skip == "scale 2_nodes needs 2 nodes; the partition has 1"
-    assert "whole node" in scales.task_setup("2_cores", EXTRAS, 2, "e", {}).skip
-
-
-def test_task_setup_skips_a_spack_stack_not_installed(tmp_path):
-    setup = scales.task_setup("1_node", EXTRAS, 2, "e", {"stack": "s", "spack_lock": str(tmp_path / "spack.lock")})
-    assert setup.skip.startswith("stack s: missing")
-    (tmp_path / "spack.lock").write_text("{}")
-    setup = scales.task_setup("1_node", EXTRAS, 2, "e", {"stack": "s", "spack_lock": str(tmp_path / "spack.lock")})
-    assert setup.skip is None and setup.attributes["spack_lock"].startswith("sha256:")
-
-
-class FakeCheck:
-    def __init__(self):
-        self.skipped = None
-        self.job = SimpleNamespace(launcher=SimpleNamespace(options=[]))
-
-    def skip_if(self, cond, msg):
-        if cond:
-            self.skipped = msg
-            raise RuntimeError(msg)
-
-
-def test_task_setup_applies_to_a_check():
-    check = FakeCheck()
-    scales.task_setup("1_node", EXTRAS, 2, "openmpi", ENV).apply(check)
-    assert check.num_tasks == 2 and check.stack == "openmpi-sm"
-    assert check.job.launcher.options == ["--map-by", "slot:PE=1"]
-    with pytest.raises(RuntimeError):
-        scales.task_setup("4_nodes", EXTRAS, 2, "openmpi", ENV).apply(FakeCheck())
+        common.split_factors(n, weights)
 
 
 # --- LAMMPS --------------------------------------------------------------------------------------
 
-LJ = apps.LammpsWorkload(name="lj", input="in.lj", atoms_per_cell=4, atoms=32000, steps=300,
+LJ = lammps.LammpsWorkload(name="lj", input="in.lj", atoms_per_cell=4, atoms=32000, steps=300,
                          time_unit="tau/day")
 TEMPLATE = "variable nx index 20\nrun ${steps}\n"
 
 
 def test_lammps_cells_cube_nearest_the_target():
-    assert apps.lammps_cells(32000, 4) == (20, 20, 20)
-    assert apps.lammps_cells(8000, 3) == (14, 14, 14)
-    assert apps.lammps_cells(1, 4) == (1, 1, 1)
+    assert lammps.lammps_cells(32000, 4) == (20, 20, 20)
+    assert lammps.lammps_cells(8000, 3) == (14, 14, 14)
+    assert lammps.lammps_cells(1, 4) == (1, 1, 1)
 
 
 def test_lammps_input_strong_keeps_the_atoms():
     for ranks in (1, 2, 6):
-        made = apps.lammps_input(LJ, TEMPLATE, 32000, 100, ranks, "strong")
+        made = lammps.lammps_input(LJ, TEMPLATE, 32000, 100, ranks, "strong")
         assert made.atoms == 32000 and made.replicate == (1, 1, 1) and made.steps == 100
 
 
 def test_lammps_input_weak_replicates_per_rank():
-    made = apps.lammps_input(LJ, TEMPLATE, 32000, 100, 6, "weak")
+    made = lammps.lammps_input(LJ, TEMPLATE, 32000, 100, 6, "weak")
     assert made.replicate == (3, 2, 1)
     assert made.atoms == 6 * 32000
     assert made.summary == "192000 atoms (20x20x20 cells, replicated 3x2x1), 100 steps"
-    assert apps.lammps_input(LJ, TEMPLATE, 32000, 100, 1, "weak").atoms == 32000
+    assert lammps.lammps_input(LJ, TEMPLATE, 32000, 100, 1, "weak").atoms == 32000
 
 
 def test_lammps_input_variables_come_before_the_templates_defaults():
-    text = apps.lammps_input(LJ, TEMPLATE, 4000, 50, 2, "weak").text
+    text = lammps.lammps_input(LJ, TEMPLATE, 4000, 50, 2, "weak").text
     declared = re.findall(r"^variable (\w+) index (\S+)$", text, re.MULTILINE)
     # LAMMPS keeps the first definition of an index variable: ours, then the template's default.
     assert declared[:7] == [("nx", "10"), ("ny", "10"), ("nz", "10"), ("rx", "2"), ("ry", "1"),
@@ -129,7 +72,7 @@ def test_lammps_input_variables_come_before_the_templates_defaults():
 ])
 def test_lammps_input_rejects_bad_sizes(atoms, steps, ranks, scaling):
     with pytest.raises(InputError):
-        apps.lammps_input(LJ, TEMPLATE, atoms, steps, ranks, scaling)
+        lammps.lammps_input(LJ, TEMPLATE, atoms, steps, ranks, scaling)
 
 
 HELP = """Large-scale Atomic/Molecular Massively Parallel Simulator - 29 Sep 2021 - Update 2
@@ -144,20 +87,20 @@ List of individual style options included in this LAMMPS executable
 
 
 def test_lammps_packages_from_help():
-    assert apps.lammps_packages(HELP) == {"ASPHERE", "BODY", "KSPACE", "MANYBODY", "MOLECULE", "RIGID"}
-    assert apps.lammps_packages("no such section\n") == set()
+    assert lammps.lammps_packages(HELP) == {"ASPHERE", "BODY", "KSPACE", "MANYBODY", "MOLECULE", "RIGID"}
+    assert lammps.lammps_packages("no such section\n") == set()
 
 
 def test_shipped_workloads_and_templates_agree():
-    workloads = apps.load_lammps_workloads()
+    workloads = lammps.load_lammps_workloads()
     assert {"lj", "eam", "spce_pppm"} <= set(workloads)
     assert "KSPACE" in workloads["spce_pppm"].packages
     for spec in workloads.values():
-        text = (apps.INPUTS / "lammps" / spec.input).read_text()
+        text = (common.INPUTS / "lammps" / spec.input).read_text()
         for name in ("nx", "ny", "nz", "rx", "ry", "rz", "steps"):
             assert f"variable {name} index" in text and f"${{{name}}}" in text, (spec.name, name)
         for extra in spec.files:
-            assert (apps.INPUTS / "lammps" / extra).is_file()
+            assert (common.INPUTS / "lammps" / extra).is_file()
         assert spec.time_unit in ("ns/day", "tau/day")
 
 
@@ -205,55 +148,55 @@ SIMPLE
 """
 DECOMPOSE = "numberOfSubdomains @ranks@;\nmethod simple;\nn (@nx@ @ny@ @nz@);\n"
 TEXTS = {"system/blockMeshDict": CAVITY_MESH, "system/controlDict": CONTROL, "system/fvSolution": SOLUTION}
-CAVITY = apps.OpenfoamCase(name="cavity", tutorial="x", solver="icoFoam", cells=400, steps=50,
+CAVITY = openfoam.OpenfoamCase(name="cavity", tutorial="x", solver="icoFoam", cells=400, steps=50,
                            weak="stretch", deltaT=0.0025)
 
 
 def test_block_cells_with_zone_names_and_grading():
     text = "blocks\n(\n hex (0 1 2 3 4 5 6 7) fluid (18 30 1) simpleGrading (0.5 $posY 1)\n" \
            " hex (2 5 6 3 13 16 17 14)\n (180 27 1)\n edgeGrading (4 4 4 4 1 1 1 1 1 1 1 1)\n);"
-    assert apps.block_cells(text) == [(18, 30, 1), (180, 27, 1)]
-    assert apps.count_cells(apps.block_cells(text)) == 18 * 30 + 180 * 27
-    assert apps.active_dims(apps.block_cells(text)) == (True, True, False)
-    scaled = apps.scale_blocks(text, (2, 1.5, 1))
-    assert apps.block_cells(scaled) == [(36, 45, 1), (360, 40, 1)]
+    assert openfoam.block_cells(text) == [(18, 30, 1), (180, 27, 1)]
+    assert openfoam.count_cells(openfoam.block_cells(text)) == 18 * 30 + 180 * 27
+    assert openfoam.active_dims(openfoam.block_cells(text)) == (True, True, False)
+    scaled = openfoam.scale_blocks(text, (2, 1.5, 1))
+    assert openfoam.block_cells(scaled) == [(36, 45, 1), (360, 40, 1)]
     assert "simpleGrading (0.5 $posY 1)" in scaled
     with pytest.raises(InputError):
-        apps.block_cells("vertices ();")
+        openfoam.block_cells("vertices ();")
 
 
 def test_vertex_extents_and_stretch():
-    assert apps.vertex_extents(CAVITY_MESH) == (1.0, 1.0, 0.1)
-    stretched = apps.stretch_vertices(CAVITY_MESH, (2, 1, 1))
-    assert apps.vertex_extents(stretched) == (2.0, 1.0, 0.1)
+    assert openfoam.vertex_extents(CAVITY_MESH) == (1.0, 1.0, 0.1)
+    stretched = openfoam.stretch_vertices(CAVITY_MESH, (2, 1, 1))
+    assert openfoam.vertex_extents(stretched) == (2.0, 1.0, 0.1)
     assert "(2 1 0.1)" in stretched and "scale 0.1;" in stretched
     macro = CAVITY_MESH.replace("(1 1 0)", "($x 1 0)")
-    assert apps.vertex_extents(macro) is None
+    assert openfoam.vertex_extents(macro) is None
     with pytest.raises(InputError):
-        apps.stretch_vertices(macro, (2, 1, 1))
+        openfoam.stretch_vertices(macro, (2, 1, 1))
 
 
 def test_set_entries_replaces_or_appends():
-    edited = apps.set_entries(CONTROL, {"endTime": 1, "timePrecision": 12})
+    edited = openfoam.set_entries(CONTROL, {"endTime": 1, "timePrecision": 12})
     assert "endTime 1;" in re.sub(r"\s+", " ", edited) and "0.5" not in edited
     assert edited.rstrip().endswith("timePrecision 12;")
 
 
 def test_remove_subdict_matches_nested_braces():
-    without = apps.remove_subdict(CONTROL, "functions")
+    without = openfoam.remove_subdict(CONTROL, "functions")
     assert "functions" not in without and "probes" not in without and "writeInterval" in without
-    solution = apps.remove_subdict(SOLUTION, "residualControl")
+    solution = openfoam.remove_subdict(SOLUTION, "residualControl")
     assert "residualControl" not in solution and "nNonOrthogonalCorrectors 0;" in solution
     assert solution.count("{") == solution.count("}")
-    assert apps.remove_subdict(SOLUTION, "absent") == SOLUTION
+    assert openfoam.remove_subdict(SOLUTION, "absent") == SOLUTION
     with pytest.raises(InputError):
-        apps.remove_subdict("functions { a { }", "functions")
+        openfoam.remove_subdict("functions { a { }", "functions")
 
 
 def test_fill_placeholders():
-    assert apps.fill(DECOMPOSE, ranks=2, nx=2, ny=1, nz=1).startswith("numberOfSubdomains 2;")
+    assert openfoam.fill(DECOMPOSE, ranks=2, nx=2, ny=1, nz=1).startswith("numberOfSubdomains 2;")
     with pytest.raises(InputError, match="@nz@"):
-        apps.fill(DECOMPOSE, ranks=2, nx=2, ny=1)
+        openfoam.fill(DECOMPOSE, ranks=2, nx=2, ny=1)
 
 
 # --- openfoam_case -------------------------------------------------------------------------------
@@ -264,9 +207,9 @@ def _entry(text, key):
 
 
 def test_openfoam_case_strong_refines_and_fixes_the_steps():
-    case = apps.openfoam_case(CAVITY, TEXTS, DECOMPOSE, 16384, 50, 2, "strong")
+    case = openfoam.openfoam_case(CAVITY, TEXTS, DECOMPOSE, 16384, 50, 2, "strong")
     assert case.cells == 16384 and case.steps == 50
-    assert apps.block_cells(case.files["system/blockMeshDict"]) == [(128, 128, 1)]
+    assert openfoam.block_cells(case.files["system/blockMeshDict"]) == [(128, 128, 1)]
     control = case.files["system/controlDict"]
     # The time step follows the cell size (20 -> 128 cells: 0.0025 x 20/128), endTime = 50 steps.
     assert float(_entry(control, "deltaT")) == pytest.approx(0.0025 * 20 / 128)
@@ -279,56 +222,56 @@ def test_openfoam_case_strong_refines_and_fixes_the_steps():
 
 
 def test_openfoam_case_weak_stretch_keeps_cell_size_and_time_step():
-    one = apps.openfoam_case(CAVITY, TEXTS, DECOMPOSE, 1600, 10, 1, "weak")
-    four = apps.openfoam_case(CAVITY, TEXTS, DECOMPOSE, 1600, 10, 4, "weak")
+    one = openfoam.openfoam_case(CAVITY, TEXTS, DECOMPOSE, 1600, 10, 1, "weak")
+    four = openfoam.openfoam_case(CAVITY, TEXTS, DECOMPOSE, 1600, 10, 4, "weak")
     assert one.cells == 1600 and four.cells == 4 * 1600
-    assert apps.block_cells(four.files["system/blockMeshDict"]) == [(80, 80, 1)]
-    assert apps.vertex_extents(four.files["system/blockMeshDict"]) == (2.0, 2.0, 0.1)
+    assert openfoam.block_cells(four.files["system/blockMeshDict"]) == [(80, 80, 1)]
+    assert openfoam.vertex_extents(four.files["system/blockMeshDict"]) == (2.0, 2.0, 0.1)
     assert four.delta_t == pytest.approx(one.delta_t)
     assert four.decomposition == (2, 2, 1)
 
 
 def test_openfoam_case_weak_refine_keeps_geometry_and_steady_time_step():
-    steady = apps.OpenfoamCase(name="pitz", tutorial="x", solver="simpleFoam", cells=400, steps=100)
+    steady = openfoam.OpenfoamCase(name="pitz", tutorial="x", solver="simpleFoam", cells=400, steps=100)
     texts = dict(TEXTS, **{"system/controlDict": CONTROL.replace("0.005", "1")})
-    case = apps.openfoam_case(steady, texts, DECOMPOSE, 400, 100, 2, "weak")
+    case = openfoam.openfoam_case(steady, texts, DECOMPOSE, 400, 100, 2, "weak")
     assert case.cells == 800 and case.delta_t is None
-    assert apps.vertex_extents(case.files["system/blockMeshDict"]) == (1.0, 1.0, 0.1)
+    assert openfoam.vertex_extents(case.files["system/blockMeshDict"]) == (1.0, 1.0, 0.1)
     assert float(_entry(case.files["system/controlDict"], "endTime")) == 100
 
 
 def test_openfoam_case_rejects_bad_sizes():
     with pytest.raises(InputError):
-        apps.openfoam_case(CAVITY, TEXTS, DECOMPOSE, 0, 10, 1, "strong")
+        openfoam.openfoam_case(CAVITY, TEXTS, DECOMPOSE, 0, 10, 1, "strong")
     with pytest.raises(InputError):
-        apps.openfoam_case(CAVITY, TEXTS, DECOMPOSE, 400, 10, 1, "diagonal")
+        openfoam.openfoam_case(CAVITY, TEXTS, DECOMPOSE, 400, 10, 1, "diagonal")
 
 
 def test_openfoam_commands_serial_and_parallel():
-    bike = apps.OpenfoamCase(name="b", tutorial="x", solver="simpleFoam", cells=1, steps=1, steps_before=(
+    bike = openfoam.OpenfoamCase(name="b", tutorial="x", solver="simpleFoam", cells=1, steps=1, steps_before=(
         {"serial": "blockMesh"}, "decompose", {"parallel": "snappyHexMesh -overwrite"}, "restore0"))
-    assert apps.openfoam_commands(bike, 1, "mpirun -np 1") == [
+    assert openfoam.openfoam_commands(bike, 1, "mpirun -np 1") == [
         "blockMesh > log.blockMesh 2>&1",
         "mpirun -np 1 snappyHexMesh -overwrite > log.snappyHexMesh 2>&1",
         "rm -rf 0 && cp -r 0.orig 0"]
-    two = apps.openfoam_commands(bike, 2, "srun")
+    two = openfoam.openfoam_commands(bike, 2, "srun")
     assert two[1] == "decomposePar -force > log.decomposePar 2>&1"
     assert two[2] == "srun snappyHexMesh -overwrite -parallel > log.snappyHexMesh 2>&1"
     assert "processor*" in two[3]
-    assert apps.openfoam_logs(bike, 1) == ["log.blockMesh", "log.snappyHexMesh"]
-    assert apps.openfoam_logs(bike, 2) == ["log.blockMesh", "log.decomposePar", "log.snappyHexMesh"]
+    assert openfoam.openfoam_logs(bike, 1) == ["log.blockMesh", "log.snappyHexMesh"]
+    assert openfoam.openfoam_logs(bike, 2) == ["log.blockMesh", "log.decomposePar", "log.snappyHexMesh"]
     with pytest.raises(InputError):
-        apps.openfoam_commands(apps.OpenfoamCase(name="b", tutorial="x", solver="s", cells=1, steps=1,
+        openfoam.openfoam_commands(openfoam.OpenfoamCase(name="b", tutorial="x", solver="s", cells=1, steps=1,
                                                  steps_before=({"twice": "x"},)), 1, "mpirun")
 
 
 def test_shipped_cases():
-    cases = apps.load_openfoam_cases()
+    cases = openfoam.load_openfoam_cases()
     assert {"cavity", "pitzDaily", "motorBike"} <= set(cases)
     assert cases["cavity"].solver == "icoFoam" and cases["pitzDaily"].solver == "simpleFoam"
     assert cases["motorBike"].heavy and not cases["cavity"].heavy
-    template = (apps.INPUTS / "openfoam" / "decomposeParDict").read_text()
-    assert "numberOfSubdomains 3;" in apps.fill(template, ranks=3, nx=3, ny=1, nz=1)
+    template = (common.INPUTS / "openfoam" / "decomposeParDict").read_text()
+    assert "numberOfSubdomains 3;" in openfoam.fill(template, ranks=3, nx=3, ny=1, nz=1)
 
 
 def test_copy_tutorial_unpacks_dictionaries_and_adds_files(tmp_path):
@@ -340,16 +283,16 @@ def test_copy_tutorial_unpacks_dictionaries_and_adds_files(tmp_path):
     (case_dir / "constant" / "triSurface" / "keep.eMesh.gz").write_bytes(gzip.compress(b"mesh"))
     (tutorials / "resources").mkdir()
     (tutorials / "resources" / "bike.obj.gz").write_bytes(gzip.compress(b"v 0 0 0\n"))
-    spec = apps.OpenfoamCase(name="bike", tutorial="incompressible/bike", solver="simpleFoam", cells=1,
+    spec = openfoam.OpenfoamCase(name="bike", tutorial="incompressible/bike", solver="simpleFoam", cells=1,
                              steps=1, files={"constant/triSurface/bike.obj.gz": "resources/bike.obj.gz"})
     target = tmp_path / "stage"
-    apps.copy_tutorial(tutorials, spec, target)
+    openfoam.copy_tutorial(tutorials, spec, target)
     assert (target / "system" / "snappyHexMeshDict").read_text() == "castellatedMesh true;\n"
     assert not (target / "system" / "snappyHexMeshDict.gz").exists()
     assert (target / "constant" / "triSurface" / "keep.eMesh.gz").exists()
     assert gzip.decompress((target / "constant" / "triSurface" / "bike.obj.gz").read_bytes()) == b"v 0 0 0\n"
     with pytest.raises(InputError, match="no case directory"):
-        apps.copy_tutorial(tutorials, apps.OpenfoamCase(name="n", tutorial="none", solver="s", cells=1,
+        openfoam.copy_tutorial(tutorials, openfoam.OpenfoamCase(name="n", tutorial="none", solver="s", cells=1,
                                                         steps=1), target)
 
 
@@ -357,5 +300,5 @@ def test_snapped_cells_is_the_last_mesh():
     log = ("Refined mesh : cells:36000  faces:110000  points:40000\n"
            "Snapped mesh : cells:61591  faces:198377  points:76163\n"
            "Layer mesh : cells:65995  faces:210647  points:79916\nFinished meshing without any errors\n")
-    assert apps.snapped_cells(log) == 65995
-    assert apps.snapped_cells("End\n") is None
+    assert openfoam.snapped_cells(log) == 65995
+    assert openfoam.snapped_cells("End\n") is None

@@ -8,17 +8,19 @@ from pathlib import Path
 import pytest
 
 import reframe_reports as rr
-from scalebench.hpl import deck
-from scalebench.results import thresholds
-from scalebench.site import scales, siteconf
 from scalebench.errors import DeckError, InputError, ResultsError
+from scalebench.hpl import deck
+from scalebench.site import rundir, siteconf, thresholds
+from scalebench.site.jobs import job_plan
+from scalebench.site.partition import PartitionSpec, StackSpec
 from test_siteconf import SITE, run_dir, write  # noqa: F401 (run_dir: autouse, run directories in tmp_path)
 
 REPO = Path(__file__).resolve().parents[2]
 SCALEBENCH = Path(sys.executable).with_name("scalebench")
 GiB = 2**30
 # A node of 4 cores that may run at most 1 node (partition extras, as site configs give them).
-FOUR_CORES = {"cores_per_node": 4, "max_nodes": 1}
+FOUR_CORES = PartitionSpec("sys", "part", "local", "mpirun", 1, 4, 16 * 2**30, "zen3", 2.0, 16)
+STACK = StackSpec("env", "env", (), {})
 THRESHOLDS_TYPO = "criteria:\n  - benchmark: HPLCheck\n    figure: rmaxx\n    min: 1\n"
 
 
@@ -70,17 +72,17 @@ def test_non_positive_max_nodes_in_a_site_file(tmp_path, max_nodes):
 
 def test_more_ranks_per_node_than_cores():
     with pytest.raises(InputError, match="^ranks_per_node: 8 exceeds the 4 cores of scale 1_node$"):
-        scales.task_setup("1_node", FOUR_CORES, 4, "env", {}, ranks_per_node=8)
+        job_plan(FOUR_CORES, STACK, "1_node", ranks_per_node=8)
 
 
 def test_more_threads_per_rank_than_cores():
     with pytest.raises(InputError, match="^threads_per_rank: 8 exceeds the 4 cores of scale 1_node$"):
-        scales.task_setup("1_node", FOUR_CORES, 4, "env", {}, threads_per_rank=8)
+        job_plan(FOUR_CORES, STACK, "1_node", threads_per_rank=8)
 
 
 def test_threads_times_ranks_beyond_cores():
     with pytest.raises(InputError, match="^threads_per_rank: 2 ranks x 4 threads exceeds the 4 cores"):
-        scales.task_setup("1_node", FOUR_CORES, 4, "env", {}, threads_per_rank=4, ranks_per_node=2)
+        job_plan(FOUR_CORES, STACK, "1_node", threads_per_rank=4, ranks_per_node=2)
 
 
 # --- memory too small for the smallest deck, N < NB --------------------------------------------------
@@ -185,9 +187,8 @@ def test_run_results_directory_not_writable(tmp_path, where):
 def test_read_only_run_directory_for_reframe(monkeypatch):
     """The directory a site configuration writes into (SCALEBENCH_RUN_DIR) exists but takes no file."""
     monkeypatch.setenv("SCALEBENCH_RUN_DIR", str(READ_ONLY_DIR))
-    monkeypatch.delattr(siteconf.run_dir, "cached", raising=False)
     with pytest.raises(ResultsError, match=r"^SCALEBENCH_RUN_DIR: cannot write /proc/\d+/provenance.json: "):
-        siteconf.run_dir()
+        rundir.claim_run_dir()
 
 
 # --- thresholds file with a typo'd figure name ------------------------------------------------------------
@@ -229,7 +230,7 @@ def test_non_finite_clock_override(clock):
 
 
 @pytest.mark.parametrize("clock, message", [("abc", "SCALEBENCH_CLOCK_GHZ: 'abc' is not a float"),
-                                            ("nan", "Rpeak of this machine: clock_ghz: must be a positive number")])
+                                            ("nan", "SCALEBENCH_CLOCK_GHZ: 'nan' must be a positive number")])
 def test_embedded_default_with_a_bad_clock_override_through_reframe(tmp_path, clock, message):
     env = {**os.environ, "SCALEBENCH_CLOCK_GHZ": clock}
     proc = scalebench("run", "--results", str(tmp_path / "results"), env=env)

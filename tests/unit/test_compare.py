@@ -5,9 +5,9 @@ import pytest
 
 import reframe_reports as rr
 from scalebench.analysis import metrics
-from scalebench.results import compare, series, store as results
 from scalebench.cli import main
 from scalebench.errors import InputError
+from scalebench.results import compare, series, store as results
 
 
 @pytest.fixture(scope="module")

@@ -3,9 +3,9 @@ import math
 
 import pytest
 
+from scalebench.errors import DeckError, InputError
 from scalebench.hpl import deck
 from scalebench.hpl.deck import Algorithm, Deck, DeckRequest, Rules
-from scalebench.errors import DeckError, InputError
 
 GiB = 2**30
 

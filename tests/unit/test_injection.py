@@ -17,11 +17,11 @@ import yaml
 
 from conftest import REPO, VENV_BIN, run_reframe
 from reframe_reports import hpl, write_run
-from scalebench.apps import common as apps
-from scalebench.hpl import deck
-from scalebench.results import thresholds
-from scalebench.site import siteconf
+from scalebench.apps import common, lammps, openfoam
 from scalebench.errors import DeckError, InputError, ResultsError
+from scalebench.hpl import deck
+from scalebench.site import thresholds
+from scalebench.site import rundir, siteconf
 from test_apps import CAVITY, DECOMPOSE, LJ, TEMPLATE, TEXTS
 from test_siteconf import SITE, run_dir, write  # noqa: F401 (run_dir: autouse, run directories in tmp_path)
 
@@ -185,10 +185,10 @@ def test_results_root_with_backticks_is_refused_by_scalebench_run(tmp_path, cana
 def test_run_dir_check_in_the_library(tmp_path, monkeypatch):
     monkeypatch.setenv("SCALEBENCH_RUN_DIR", str(tmp_path / "a$HOME"))
     with pytest.raises(ResultsError) as err:
-        siteconf.run_dir()
+        rundir.claim_run_dir()
     one_line(err, "SCALEBENCH_RUN_DIR", "'$'")
     with pytest.raises(ResultsError):
-        siteconf.new_run_dir(tmp_path / "x\ny")
+        rundir.new_run_dir(tmp_path / "x\ny")
 
 
 # --- thresholds files: data, never commands ---------------------------------------------------------
@@ -260,13 +260,13 @@ def test_deck_output_lines_take_one_word_or_number(kwargs, named):
 def test_lammps_input_sizes_must_be_integers(field, value):
     sizes = {"atoms": 32000, "steps": 100, "ranks": 2, field: value}
     with pytest.raises(InputError) as err:
-        apps.lammps_input(LJ, TEMPLATE, sizes["atoms"], sizes["steps"], sizes["ranks"], "strong")
+        lammps.lammps_input(LJ, TEMPLATE, sizes["atoms"], sizes["steps"], sizes["ranks"], "strong")
     one_line(err, field)
 
 
 def test_lammps_scaling_and_workload_names_are_validated():
     with pytest.raises(InputError) as err:
-        apps.lammps_input(LJ, TEMPLATE, 32000, 100, 2, "strong\nshell touch x")
+        lammps.lammps_input(LJ, TEMPLATE, 32000, 100, 2, "strong\nshell touch x")
     one_line(err, "scaling")
     with pytest.raises(InputError) as err:
         replace(LJ, name="lj\nshell touch x")
@@ -281,7 +281,7 @@ def test_lammps_scaling_and_workload_names_are_validated():
 def test_openfoam_case_sizes_must_be_integers(field, value):
     sizes = {"cells": 400, "steps": 50, "ranks": 2, field: value}
     with pytest.raises(InputError) as err:
-        apps.openfoam_case(CAVITY, TEXTS, DECOMPOSE, sizes["cells"], sizes["steps"], sizes["ranks"], "strong")
+        openfoam.openfoam_case(CAVITY, TEXTS, DECOMPOSE, sizes["cells"], sizes["steps"], sizes["ranks"], "strong")
     one_line(err, field)
 
 
@@ -295,5 +295,5 @@ def test_openfoam_case_spec_is_validated(field, value, named):
 
 
 def test_shipped_specs_still_load():
-    assert set(apps.load_lammps_workloads()) >= {"lj", "eam"}
-    assert "cavity" in apps.load_openfoam_cases()
+    assert set(lammps.load_lammps_workloads()) >= {"lj", "eam"}
+    assert "cavity" in openfoam.load_openfoam_cases()

@@ -1,15 +1,17 @@
 """Interconnect figures of reframe_tests/microbench.py, on real outputs (tests/data) and hand-made ones."""
+import shutil
 import stat
+import subprocess
 
 import pytest
 
-from scalebench import benchmarks
-
-from scalebench.interconnect import microbench
+from scalebench import benchmarks, programs
 from scalebench.errors import InputError, ParseError
+from scalebench.interconnect import microbench
 from scalebench.parse.hpcc import parse_hpcc
 from scalebench.parse.netpipe import parse_netpipe
 from scalebench.parse.osu import parse_osu
+from scalebench.site.scales import Scale
 from vectors import data_dir, read_vector
 
 NETPIPE = data_dir("netpipe")
@@ -101,30 +103,39 @@ def test_hpcc_without_a_latency_figure_names_the_key():
 
 
 def test_whole_nodes_scale():
-    assert microbench.whole_nodes_scale(1) == "1_node"
-    assert microbench.whole_nodes_scale(2) == microbench.whole_nodes_scale(64) == "2_nodes"
+    assert microbench.whole_nodes_scale(1).name == "1_node"
+    assert microbench.whole_nodes_scale(2).name == microbench.whole_nodes_scale(64).name == "2_nodes"
 
 
 def test_two_rank_layouts():
-    assert microbench.two_rank_layout("intra_node", 1, 2) == ("1_node", 2)
-    assert microbench.two_rank_layout("inter_node", 4, 64) == ("2_nodes", 1)
+    assert microbench.two_rank_layout("intra_node", 1, 2) == (Scale("1_node", 1), 2)
+    assert microbench.two_rank_layout("inter_node", 4, 64) == (Scale("2_nodes", 2), 1)
     assert "needs 2 nodes" in microbench.two_rank_layout("inter_node", 1, 64)
     assert "needs 2 cores" in microbench.two_rank_layout("intra_node", 2, 1)
     with pytest.raises(InputError, match="placement"):
         microbench.two_rank_layout("same_socket", 2, 2)
 
 
-def test_find_binary_searches_the_stack_directory_then_path(tmp_path):
-    deep = tmp_path / "libexec" / "osu-micro-benchmarks" / "mpi" / "pt2pt"
+def located(program, directories):
+    """What the job's lookup line finds: (exit status, $SCALEBENCH_PROGRAM, stderr), run by bash."""
+    line = programs.locate(program, directories)
+    proc = subprocess.run(["bash", "-c", f'{line}; echo "${programs.PROGRAM_VARIABLE}"'],
+                          capture_output=True, text=True, timeout=30)
+    return proc.returncode, proc.stdout.strip(), proc.stderr.strip()
+
+
+def test_the_job_finds_a_program_under_the_stack_directory_then_on_path(tmp_path):
+    deep = tmp_path / "lib exec" / "osu-micro-benchmarks" / "mpi" / "pt2pt"  # a space: quoted
     deep.mkdir(parents=True)
     program = deep / "osu_latency"
     program.write_text("#!/bin/sh\n")
     program.chmod(0o644)
-    assert microbench.find_binary("osu_latency", [str(tmp_path)]) is None  # not executable
+    status, _, stderr = located("osu_latency", [str(tmp_path)])  # not executable
+    assert status == 127 and stderr == "scalebench: benchmark program not found: osu_latency"
     program.chmod(program.stat().st_mode | stat.S_IXUSR)
-    assert microbench.find_binary("osu_latency", [str(tmp_path)]) == str(program)
-    assert microbench.find_binary("no_such_osu_program_xyz", [str(tmp_path)]) is None
-    assert microbench.find_binary("sh") is not None  # PATH
+    assert located("osu_latency", [str(tmp_path)])[:2] == (0, str(program))
+    assert located("no_such_osu_program_xyz", [str(tmp_path)])[0] == 127
+    assert located("sh", [])[:2] == (0, shutil.which("sh"))  # PATH
 
 
 def test_registry_gives_each_point_to_point_figure_its_kind():

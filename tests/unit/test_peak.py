@@ -2,10 +2,9 @@
 import archspec.cpu
 import pytest
 
-from scalebench.hpl import peak
-
-from scalebench.site import host
 from scalebench.errors import InputError, PeakError
+from scalebench.hpl import peak
+from scalebench.site import host
 from scalebench.site.host import Clock, HostInfo
 
 # --- flops per cycle ----------------------------------------------------------------------------

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from scalebench.results import report, store as results
 from scalebench.errors import ResultsError
+from scalebench.results import report, store as results
 
 REAL_REPORT = Path(__file__).resolve().parents[1] / "data" / "reframe" / "hpl_local_run_report.json"
 

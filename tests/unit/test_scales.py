@@ -1,46 +1,71 @@
 """scalebench.site.scales: which scales a partition skips, and the nodes x ranks x threads they give."""
 import pytest
 
-from scalebench.site import scales
 from scalebench.errors import InputError
-from scalebench.site.scales import Scale
+from scalebench.site import scales
+from scalebench.site.scales import Scale, ScaleSpec
 
 ONE_NODE = Scale("1_node", 1)
 FOUR_NODES = Scale("4_nodes", 4)
 FOUR_CORES = Scale("4_cores", 1, cores_per_node=4)
 
-# --- skip_reason --------------------------------------------------------------------------------
+# --- a partition's scales ----------------------------------------------------------------------
+
+def names(spec, max_nodes, cores):
+    return [s.name for s in spec.scales(max_nodes, cores)]
 
 
-def test_runnable_scale_has_no_skip_reason():
-    assert scales.skip_reason(FOUR_NODES, cores_per_node=64, max_nodes=4) is None
-    assert scales.skip_reason(FOUR_CORES, cores_per_node=8, max_nodes=1) is None
+def test_default_cluster_scales_are_powers_of_two_and_the_full_partition():
+    assert names(ScaleSpec(), 64, 128) == ["1_node", "2_nodes", "4_nodes", "8_nodes", "16_nodes", "32_nodes",
+                                           "64_nodes"]
+    assert names(ScaleSpec(), 36, 8)[-2:] == ["32_nodes", "36_nodes"]  # full: 36 added
+    assert names(ScaleSpec(full=False), 36, 8)[-1] == "32_nodes"
 
 
-def test_skip_too_many_nodes():
-    reason = scales.skip_reason(FOUR_NODES, cores_per_node=64, max_nodes=2)
-    assert reason == "scale 4_nodes needs 4 nodes; the partition has 2"
+def test_default_single_machine_scales_are_its_cores():
+    assert names(ScaleSpec(), 1, 2) == ["1_core", "1_node"]
+    assert names(ScaleSpec(), 1, 64) == ["1_core", "2_cores", "4_cores", "8_cores", "16_cores", "32_cores", "1_node"]
+    assert names(ScaleSpec(), 1, 1) == ["1_node"]
 
 
-def test_skip_too_many_cores():
-    reason = scales.skip_reason(FOUR_CORES, cores_per_node=2, max_nodes=1)
-    assert "needs 4 cores per node" in reason and "have 2" in reason
+def test_a_node_list_and_sub_node_cores():
+    seed = ScaleSpec((2, 4, 6, 8, 10, 12, 16, 18, 20, 24, 25, 28, 30, 32, 36), full=True, cores=())
+    assert names(seed, 36, 8) == [f"{n}_nodes" for n in seed.nodes]
+    assert names(ScaleSpec((4, 2000), cores=(1, 16, 128)), 1024, 128) == [
+        "1_core", "16_cores", "4_nodes", "1024_nodes"]  # beyond the partition, or the whole node: no scale
 
 
-def test_skip_sub_node_scale_equal_to_whole_node():
-    reason = scales.skip_reason(FOUR_CORES, cores_per_node=4, max_nodes=1)
-    assert reason == "scale 4_cores is the whole node: run as 1_node"
+def test_scale_spec_from_a_site_file():
+    assert ScaleSpec.from_site(None, "w") == ScaleSpec()
+    spec = ScaleSpec.from_site({"nodes": [2, 4], "full": False, "cores": "powers_of_two"}, "w")
+    assert spec == ScaleSpec((2, 4), False, "powers_of_two")
+    assert ScaleSpec.from_site(spec.to_json(), "w") == spec
 
 
-def test_known_scales_load():
-    names = scales.scale_names()
-    assert "1_core" in names and "1_node" in names
-    assert scales.get_scale("2_nodes") == Scale("2_nodes", 2)
+@pytest.mark.parametrize("data, message", [
+    ({"nodes": 4}, "w.nodes: expected powers_of_two or a list"),
+    ({"nodes": [0]}, r"w.nodes\[0\]: must be a positive integer"),
+    ({"nodes": [2**40]}, r"w.nodes\[0\]: must be at most"),
+    ({"full": "yes"}, "w.full: must be true or false"),
+    ({"cores": "all"}, "w.cores: expected auto or powers_of_two or a list"),
+    ({"node": [2]}, r"w: unknown key\(s\) node"),
+    ([2, 4], "w: expected a mapping"),
+])
+def test_bad_scale_specs_are_named(data, message):
+    with pytest.raises(InputError, match=message):
+        ScaleSpec.from_site(data, "w")
 
 
-def test_unknown_scale_is_input_error():
-    with pytest.raises(InputError, match="^scale: unknown scale 'huge'"):
-        scales.get_scale("huge")
+def test_scale_names_of_several_partitions_once_smallest_first():
+    lists = [ScaleSpec().scales(4, 64), ScaleSpec(cores=(8,)).scales(2, 16)]
+    assert scales.scale_names(lists) == ["8_cores", "1_node", "2_nodes", "4_nodes"]
+
+
+def test_scaling_series():
+    cluster = ScaleSpec(cores=(1,)).scales(4, 64)
+    assert [s.name for s in scales.scaling_series(cluster, 4)] == ["1_node", "2_nodes", "4_nodes"]
+    machine = ScaleSpec().scales(1, 4)
+    assert [s.name for s in scales.scaling_series(machine, 1)] == ["1_core", "2_cores", "1_node"]
 
 
 # --- geometry -----------------------------------------------------------------------------------
@@ -99,10 +124,3 @@ def test_geometry_explicit_ranks_cannot_exceed_a_sub_node_scale():
 def test_geometry_non_positive_inputs(kwargs, field):
     with pytest.raises(InputError, match=f"^{field}: "):
         scales.geometry(ONE_NODE, **kwargs)
-
-
-def test_sub_node_scale_smaller_than_explicit_geometry_is_skipped():
-    two_cores = Scale("2_cores", 1, 2)
-    reason = scales.skip_reason(two_cores, cores_per_node=16, max_nodes=1, cores_needed_per_node=4)
-    assert reason is not None and "needs 4 per node" in reason
-    assert scales.skip_reason(two_cores, cores_per_node=16, max_nodes=1, cores_needed_per_node=2) is None

@@ -4,9 +4,8 @@ import textwrap
 import pytest
 
 from scalebench import paths
-
+from scalebench.errors import InputError, ResultsError
 from scalebench.site import rundir as provenance, siteconf
-from scalebench.errors import InputError
 
 SITE = """
 system: demo
@@ -35,7 +34,6 @@ def write(tmp_path, text):
 @pytest.fixture(autouse=True)
 def run_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("SCALEBENCH_RUN_DIR", str(tmp_path / "run"))
-    monkeypatch.delattr(siteconf.run_dir, "cached", raising=False)
 
 
 def test_shipped_site_files_load():
@@ -49,7 +47,7 @@ def test_partition_gets_rpeak_inputs_and_stack_extras(tmp_path):
     part = config["systems"][0]["partitions"][0]
     assert part["extras"]["memory_per_node"] == 256 * 2**30
     assert part["extras"]["flops_per_cycle"] == 16  # zen3 from the table
-    assert part["sched_options"] == {"use_nodes_option": True}
+    assert part["sched_options"] == {"use_nodes_option": False}  # each check writes --nodes from its plan
     env = config["environments"][0]
     assert env["extras"]["stack"] == "ompi" and ["OMPI_MCA_pml", "ob1"] in env["env_vars"]
 
@@ -110,9 +108,8 @@ def test_file_digest(tmp_path):
 
 
 def test_run_dir_records_provenance_and_refuses_an_existing_report(tmp_path, monkeypatch):
-    directory = siteconf.run_dir()
+    directory = provenance.claim_run_dir()
     assert (directory / "provenance.json").is_file()
     (directory / "report.json").write_text("{}")
-    monkeypatch.delattr(siteconf.run_dir, "cached")
-    with pytest.raises(siteconf.ResultsError, match="already holds a run report"):
-        siteconf.run_dir()
+    with pytest.raises(ResultsError, match="already holds a run report"):
+        provenance.claim_run_dir()

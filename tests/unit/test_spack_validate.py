@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scalebench.spack import Finding, load_table, validate_env, validate_tree
 from scalebench.cli.spack import add_arguments, cmd_spack_validate
+from scalebench.spack import Finding, load_table, validate_env, validate_tree
 from scalebench.spack.validate import SpecSyntaxError, check_node, find_envs, parse_spec
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,9 +1,9 @@
-"""scalebench.results.thresholds.efficiency_floor: the most specific key wins; bad data is a named error."""
+"""scalebench.site.thresholds.efficiency_floor: the most specific key wins; bad data is a named error."""
 import pytest
 
 from scalebench.errors import InputError
-from scalebench.results import thresholds
-from scalebench.results.thresholds import efficiency_floor
+from scalebench.site import thresholds
+from scalebench.site.thresholds import efficiency_floor
 
 FLOORS = '"*": 0.65\n"big:*": 0.7\n"big:gpu": 0.5\n'
 

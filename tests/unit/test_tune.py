@@ -1,4 +1,4 @@
-"""scalebench.hpl.tune: sweep decks, T/V decoding, ranking, frozen decks, grid choice, scaling N.
+"""scalebench.hpl.tune and .frozen: sweep decks, T/V decoding, ranking, frozen decks, scaling N.
 
 HPL outputs here are synthetic, printed with HPL 2.3's own formats (HPL_pdtest.c):
 row "W%c%1d%c%c%1d%c%1d%12d %5d %5d %5d %18.2f %19.4e", then the scaled-residual line.
@@ -15,11 +15,12 @@ import pytest
 import yaml
 
 from scalebench import paths
-
-from scalebench.hpl import deck, tune
+from scalebench.cli import tune as tune_cli
 from scalebench.cli.common import OneLineParser as _Parser
-from scalebench.hpl.deck import Algorithm, Deck, DeckRequest, Rules
 from scalebench.errors import DeckError, InputError, ParseError, ScalebenchError
+from scalebench.hpl import deck, frozen, tune
+from scalebench.hpl.deck import Algorithm, Deck, DeckRequest, Rules
+from scalebench.parse import hpl as hpl_parse
 from scalebench.parse.hpcc import parse_hpcc
 from scalebench.parse.hpl import parse_hpl
 
@@ -269,7 +270,7 @@ def test_single_deck_reads_back_through_hpl_pdinfo():
 # --- T/V codes ------------------------------------------------------------------------------------
 
 def test_decode_wr11c2r4():
-    assert tune.decode_tv("WR11C2R4") == {"pmap": "row", "depth": 1, "bcast": "1ringM", "rfact": "crout",
+    assert hpl_parse.decode_tv("WR11C2R4") == {"pmap": "row", "depth": 1, "bcast": "1ringM", "rfact": "crout",
                                           "ndiv": 2, "pfact": "right", "nbmin": 4}
 
 
@@ -281,13 +282,13 @@ def test_decode_wr11c2r4():
     ("WR121C2R16", ("row", 12, "1ringM", "crout", 2, "right", 16)),  # %1d is a minimum width
 ])
 def test_decode_tv_fields(code, expected):
-    decoded = tune.decode_tv(code)
-    assert tuple(decoded[k] for k in tune.TV_KEYS) == expected
+    decoded = hpl_parse.decode_tv(code)
+    assert tuple(decoded[k] for k in hpl_parse.TV_KEYS) == expected
 
 
 def test_every_bcast_digit_decodes_to_the_name_the_writer_encodes():
     for name, code in _BCAST_CODE.items():
-        assert tune.decode_tv(tv(bcast=code))["bcast"] == name
+        assert hpl_parse.decode_tv(tv(bcast=code))["bcast"] == name
         assert deck._BCAST[name] == code
 
 
@@ -295,17 +296,17 @@ def test_every_bcast_digit_decodes_to_the_name_the_writer_encodes():
                                   "WR11C2R4 ", "", "wr11c2r4"])
 def test_bad_tv_codes_are_parse_errors_naming_the_code(code):
     with pytest.raises(ParseError, match=r"^T/V code " + re.escape(repr(code)) + ": not HPL's encoded variant"):
-        tune.decode_tv(code)
+        hpl_parse.decode_tv(code)
 
 
 def test_bcast_digit_beyond_5_is_named():
     with pytest.raises(ParseError, match=r"^T/V code 'WR16C2R4': BCAST digit 6 is not one of HPL's 0-5"):
-        tune.decode_tv("WR16C2R4")
+        hpl_parse.decode_tv("WR16C2R4")
 
 
 def test_ndiv_below_2_is_parse_error():
     with pytest.raises(ParseError, match="NDIV 1"):
-        tune.decode_tv("WR11C1R4")
+        hpl_parse.decode_tv("WR11C1R4")
 
 
 # --- ranking --------------------------------------------------------------------------------------
@@ -382,7 +383,7 @@ SWEEP_ROWS = [
 
 def test_freeze_writes_the_winner(tmp_path):
     ranking = _ranking(SWEEP_ROWS)
-    path = tune.freeze(ranking[0], "dev", "cpu", "/runs/1/HPL.out", tmp_path, ranking=ranking, now=T0)
+    path = frozen.freeze(ranking[0], "dev", "cpu", "/runs/1/HPL.out", tmp_path, ranking=ranking, now=T0)
     assert path == tmp_path / "dev" / "cpu.yaml"
     data = yaml.safe_load(path.read_text())
     assert list(data) == ["nb", "grid", "grid_rule", "algorithm", "provenance"]
@@ -404,25 +405,25 @@ def test_freeze_writes_the_winner(tmp_path):
 
 def test_freeze_refuses_to_overwrite(tmp_path):
     ranking = _ranking(SWEEP_ROWS)
-    path = tune.freeze(ranking[0], "dev", "cpu", "a.out", tmp_path, ranking=ranking, now=T0)
+    path = frozen.freeze(ranking[0], "dev", "cpu", "a.out", tmp_path, ranking=ranking, now=T0)
     before = path.read_text()
     with pytest.raises(InputError, match=r"cpu.yaml: a frozen deck exists already \(frozen_at 2026-11-05"):
-        tune.freeze(ranking[1], "dev", "cpu", "b.out", tmp_path, ranking=ranking)
+        frozen.freeze(ranking[1], "dev", "cpu", "b.out", tmp_path, ranking=ranking)
     assert path.read_text() == before
     assert sorted(p.name for p in path.parent.iterdir()) == ["cpu.yaml"]
 
 
 def test_freeze_force_keeps_the_old_deck(tmp_path):
     ranking = _ranking(SWEEP_ROWS)
-    path = tune.freeze(ranking[0], "dev", "cpu", "a.out", tmp_path, ranking=ranking, now=T0)
+    path = frozen.freeze(ranking[0], "dev", "cpu", "a.out", tmp_path, ranking=ranking, now=T0)
     first = path.read_text()
     later = datetime(2026, 11, 6, 8, 30, 15, tzinfo=timezone.utc)
-    tune.freeze(ranking[1], "dev", "cpu", "b.out", tmp_path, ranking=ranking, now=later, force=True)
+    frozen.freeze(ranking[1], "dev", "cpu", "b.out", tmp_path, ranking=ranking, now=later, force=True)
     kept = tmp_path / "dev" / "cpu.yaml.20261106T083015Z"
     assert kept.read_text() == first
     assert yaml.safe_load(path.read_text())["nb"] == 192
     # a second replacement in the same second keeps both old decks
-    tune.freeze(ranking[2], "dev", "cpu", "c.out", tmp_path, ranking=ranking, now=later, force=True)
+    frozen.freeze(ranking[2], "dev", "cpu", "c.out", tmp_path, ranking=ranking, now=later, force=True)
     assert kept.read_text() == first
     assert yaml.safe_load((tmp_path / "dev" / "cpu.yaml.20261106T083015Z.1").read_text())["nb"] == 192
     assert yaml.safe_load(path.read_text())["nb"] == 128
@@ -433,13 +434,13 @@ def test_freeze_without_hard_links(tmp_path, monkeypatch):
     def no_links(src, dst):
         raise PermissionError(1, "Operation not permitted")
 
-    monkeypatch.setattr(tune.os, "link", no_links)
+    monkeypatch.setattr(frozen.os, "link", no_links)
     ranking = _ranking(SWEEP_ROWS)
-    path = tune.freeze(ranking[0], "dev", "cpu", "a.out", tmp_path, ranking=ranking, now=T0)
+    path = frozen.freeze(ranking[0], "dev", "cpu", "a.out", tmp_path, ranking=ranking, now=T0)
     first = path.read_text()
     with pytest.raises(InputError, match="a frozen deck exists already"):
-        tune.freeze(ranking[1], "dev", "cpu", "b.out", tmp_path, ranking=ranking, now=T0)
-    tune.freeze(ranking[1], "dev", "cpu", "b.out", tmp_path, ranking=ranking, now=T0, force=True)
+        frozen.freeze(ranking[1], "dev", "cpu", "b.out", tmp_path, ranking=ranking, now=T0)
+    frozen.freeze(ranking[1], "dev", "cpu", "b.out", tmp_path, ranking=ranking, now=T0, force=True)
     assert (tmp_path / "dev" / "cpu.yaml.20261105T120000Z").read_text() == first
     assert sorted(p.name for p in path.parent.iterdir()) == ["cpu.yaml", "cpu.yaml.20261105T120000Z"]
 
@@ -451,18 +452,18 @@ def test_freeze_without_hard_links(tmp_path, monkeypatch):
 def test_freeze_rejects_names_that_are_not_plain_path_parts(tmp_path, system, partition):
     ranking = _ranking(SWEEP_ROWS)
     with pytest.raises(InputError, match=r"^(system|partition): .* must be letters, digits"):
-        tune.freeze(ranking[0], system, partition, "a.out", tmp_path)
+        frozen.freeze(ranking[0], system, partition, "a.out", tmp_path)
     assert list(tmp_path.iterdir()) == []
 
 
 def test_grid_rule_flat_only_when_a_squarer_grid_lost(tmp_path):
     flat = _ranking([(tv(), 10000, 192, 1, 4, 5.0, 150.0, "PASSED"),
                      (tv(), 10000, 192, 2, 2, 5.5, 140.0, "PASSED")])
-    path = tune.freeze(flat[0], "dev", "flat", "x", tmp_path, ranking=flat)
+    path = frozen.freeze(flat[0], "dev", "flat", "x", tmp_path, ranking=flat)
     assert yaml.safe_load(path.read_text())["grid_rule"] == "flat"
     prime = _ranking([(tv(), 10000, 192, 1, 7, 5.0, 150.0, "PASSED"),
                       (tv(), 10000, 192, 2, 3, 5.5, 140.0, "PASSED")])
-    path = tune.freeze(prime[0], "dev", "prime", "x", tmp_path, ranking=prime)
+    path = frozen.freeze(prime[0], "dev", "prime", "x", tmp_path, ranking=prime)
     assert yaml.safe_load(path.read_text())["grid_rule"] == "near_square"
     assert yaml.safe_load(path.read_text())["grid"] == {"p": 1, "q": 7, "ranks": 7}
 
@@ -470,30 +471,30 @@ def test_grid_rule_flat_only_when_a_squarer_grid_lost(tmp_path):
 def test_idle_rank_winner_records_the_launched_ranks(tmp_path):
     ranking = _ranking([(tv(), 10000, 192, 2, 3, 5.0, 150.0, "PASSED"),
                         (tv(), 10000, 192, 1, 7, 5.5, 140.0, "PASSED")])
-    path = tune.freeze(ranking[0], "dev", "seven", "x", tmp_path, ranking=ranking)
-    frozen = tune.read_frozen(path, RULES)
-    assert frozen.grid == (2, 3) and frozen.grid_ranks == 7
-    assert frozen.grid_for(7) == (2, 3)
-    assert frozen.grid_for(12) == (3, 4)
+    path = frozen.freeze(ranking[0], "dev", "seven", "x", tmp_path, ranking=ranking)
+    found = frozen.read_frozen(path, RULES)
+    assert found.grid == (2, 3) and found.grid_ranks == 7
+    assert found.grid_for(7)[:3] == (2, 3, 1)
+    assert found.grid_for(12)[:3] == (3, 4, 0)
     with pytest.raises(InputError, match="^ranks: 5 is fewer"):
-        tune.freeze(ranking[0], "dev", "five", "x", tmp_path, ranks=5)
+        frozen.freeze(ranking[0], "dev", "five", "x", tmp_path, ranks=5)
 
 
 # --- frozen decks as rules ------------------------------------------------------------------------
 
 def test_rules_for_merges_the_frozen_deck_over_rules_yaml(tmp_path):
     base = RULES
-    assert tune.load_frozen("dev", "cpu", tmp_path) is None
-    assert tune.rules_for("dev", "cpu", tmp_path) == base
+    assert frozen.load_frozen("dev", "cpu", tmp_path) is None
+    assert frozen.rules_for("dev", "cpu", tmp_path) == base
     ranking = _ranking(SWEEP_ROWS)
-    tune.freeze(ranking[0], "dev", "cpu", "a.out", tmp_path, ranking=ranking)
-    rules = tune.rules_for("dev", "cpu", tmp_path)
+    frozen.freeze(ranking[0], "dev", "cpu", "a.out", tmp_path, ranking=ranking)
+    rules = frozen.rules_for("dev", "cpu", tmp_path)
     assert rules.nb == 256
     assert (rules.algorithm.bcast, rules.algorithm.depth) == ("longM", 0)
     assert rules.memory_fraction == base.memory_fraction == 0.8
     assert rules.lcm_rounding_max_memory_loss == base.lcm_rounding_max_memory_loss
     assert replace(rules.algorithm, bcast=base.algorithm.bcast, depth=base.algorithm.depth) == base.algorithm
-    assert tune.load_frozen("dev", "cpu", tmp_path) == rules
+    assert frozen.load_frozen("dev", "cpu", tmp_path) == rules
     # and a deck made from them carries the winner
     made = deck.make_deck(DeckRequest(1, 2, 16 * GiB), rules)
     dat = hpl_pdinfo(deck.hpl_dat(made))
@@ -503,14 +504,14 @@ def test_rules_for_merges_the_frozen_deck_over_rules_yaml(tmp_path):
 def test_rules_for_partial_hand_written_deck(tmp_path):
     (tmp_path / "dev").mkdir()
     (tmp_path / "dev" / "gpu.yaml").write_text("nb: 128\nmemory_fraction: 0.6\nalgorithm:\n  bcast: 2ring\n")
-    rules = tune.rules_for("dev", "gpu", tmp_path)
+    rules = frozen.rules_for("dev", "gpu", tmp_path)
     assert (rules.nb, rules.memory_fraction, rules.algorithm.bcast) == (128, 0.6, "2ring")
     assert rules.algorithm.depth == RULES.algorithm.depth
 
 
 def test_rules_for_uses_decks_dir_rules_yaml_when_present(tmp_path):
     (tmp_path / "rules.yaml").write_text("nb: 96\nmemory_fraction: 0.5\n")
-    assert tune.rules_for("dev", "cpu", tmp_path) == Rules(nb=96, memory_fraction=0.5)
+    assert frozen.rules_for("dev", "cpu", tmp_path) == Rules(nb=96, memory_fraction=0.5)
 
 
 @pytest.mark.parametrize("text, key", [
@@ -533,94 +534,8 @@ def test_malformed_frozen_deck_names_file_and_key(tmp_path, text, key):
     path = tmp_path / "dev" / "cpu.yaml"
     path.write_text(text)
     with pytest.raises(InputError) as caught:
-        tune.rules_for("dev", "cpu", tmp_path)
+        frozen.rules_for("dev", "cpu", tmp_path)
     assert str(caught.value).startswith(f"{path}: ") and key in str(caught.value)
-
-
-# --- grid choice ----------------------------------------------------------------------------------
-
-def test_grid_model_from_rules_yaml():
-    model = tune.load_grid_model()
-    assert model.idle_min_gain == 0.02
-    assert model.efficiency(1, 1) == 1.0
-    assert model.efficiency(1, 2) == pytest.approx(0.96)        # measured 1x2 vs 1x1 per rank
-    assert model.efficiency(2, 1) == pytest.approx(0.86)        # measured 2x1 vs 1x2
-    assert model.efficiency(1, 7) == pytest.approx(1 - 0.04 * math.log2(7))  # between 4 and 8
-    assert model.efficiency(3, 4) == pytest.approx(1 - 0.04 * math.log2(4 / 3))
-    assert model.efficiency(1, 256) == pytest.approx(1 - 0.24 - 0.04 * 2)  # last slope extended
-    assert tune.grid_efficiency(1, 2) == pytest.approx(0.96)
-
-
-# Hand computations with the default model, efficiency e(Q/P) = 1 - 0.04 log2(Q/P) for 1 <= Q/P <= 64,
-# throughput = used ranks x e, ranks left idle only for >= 2% more:
-#   7: 1x7 7 x 0.88771 = 6.214  vs 2x3 (1 idle) 6 x 0.97660 = 5.860        -> 1x7
-#  11: 1x11 11 x 0.86162 = 9.478 vs 2x5 (1 idle) 10 x 0.94712 = 9.471      -> 1x11
-#  13: 1x13 13 x 0.85198 = 11.076 vs 3x4 (1 idle) 12 x 0.98340 = 11.801 (+6.5%) -> 3x4, 1 idle
-#  14: 2x7 14 x 0.92771 = 12.988 vs 3x4 (2 idle) 11.801                    -> 2x7
-#  22: 2x11 22 x 0.90162 = 19.836 vs 3x7 (1 idle) 21 x 0.95110 = 19.973 (+0.7% < 2%) -> 2x11
-@pytest.mark.parametrize("ranks, grid, idle, reason", [
-    (7, (1, 7), 0, "1x7 on all 7 ranks (6.21 rank-equivalents) predicts more than 2x3 with 1 idle (5.86)"),
-    (11, (1, 11), 0, "1x11 on all 11 ranks (9.48 rank-equivalents) predicts more than 2x5 with 1 idle (9.47)"),
-    (13, (3, 4), 1, "3x4 with 1 idle (11.80) predicts 6.5% more than 1x13 on all 13 ranks (11.08 rank-equivalents)"),
-    (14, (2, 7), 0, "2x7 on all 14 ranks (12.99 rank-equivalents) predicts more than 3x4 with 2 idle (11.80)"),
-    (22, (2, 11), 0, "2x11 on all 22 ranks (19.84 rank-equivalents) predicts more than 3x7 with 1 idle "
-                     "(19.97), less than the 2% gain that would justify idle ranks"),
-])
-def test_grid_choice_default_model(ranks, grid, idle, reason):
-    choice = tune.grid_choice(ranks)
-    assert (choice.p, choice.q) == grid and choice.idle_ranks == idle and choice.reason == reason
-    p, q, idle_ranks, text = choice  # a plain 4-tuple too
-    assert p * q + idle_ranks == ranks
-
-
-def steep(p, q):
-    """A network that punishes long grid sides: 25% lost per doubling of Q/P."""
-    return max(0.05, 1 - 0.25 * math.log2(q / p))
-
-
-@pytest.mark.parametrize("ranks, expected", [
-    # 7: 1x7 7 x 0.2982 = 2.09; 2x3 6 x 0.8538 = 5.12; 2x2 4 x 1 = 4           -> 2x3, 1 idle
-    (7, (2, 3, 1)),
-    # 11: 1x11 -> 11 x 0.135 = 1.49; 10: 2x5 -> 10 x 0.6695 = 6.70; 9: 3x3 -> 9 -> 3x3, 2 idle
-    (11, (3, 3, 2)),
-    # 13: 12 = 3x4 -> 12 x 0.8962 = 10.75 beats 9 (3x3)                            -> 3x4, 1 idle
-    (13, (3, 4, 1)),
-    # 14: 2x7 -> 14 x 0.5482 = 7.67; 12 = 3x4 -> 10.75                              -> 3x4, 2 idle
-    (14, (3, 4, 2)),
-    # 22: 2x11 -> 22 x 0.3851 = 8.47; 21 = 3x7 -> 21 x 0.6944 = 14.58; 20 = 4x5 -> 20 x 0.9195 = 18.39;
-    #     16 = 4x4 -> 16                                                            -> 4x5, 2 idle
-    (22, (4, 5, 2)),
-])
-def test_grid_choice_with_a_steep_efficiency(ranks, expected):
-    choice = tune.grid_choice(ranks, steep, min_gain=0.0)
-    assert (choice.p, choice.q, choice.idle_ranks) == expected
-    assert "idle" in choice.reason and "predicts" in choice.reason
-
-
-def test_grid_choice_without_penalty_uses_every_rank():
-    for ranks in (1, 2, 7, 11, 13, 14, 22, 97):
-        choice = tune.grid_choice(ranks, lambda p, q: 1.0, min_gain=0.0)
-        assert choice.idle_ranks == 0 and choice.p * choice.q == ranks
-        assert (choice.p, choice.q) == deck.process_grid(ranks)
-
-
-def test_grid_choice_rejects_efficiency_outside_0_1():
-    with pytest.raises(InputError, match=r"^predicted_efficiency\(1, 7\): must be in \(0, 1\]"):
-        tune.grid_choice(7, lambda p, q: 1.5, min_gain=0.0)
-    with pytest.raises(InputError, match="^ranks: "):
-        tune.grid_choice(0)
-
-
-def test_grid_choice_is_fast_for_large_prime_counts():
-    choice = tune.grid_choice(999983)
-    assert choice.p <= choice.q and choice.p * choice.q + choice.idle_ranks == 999983
-
-
-def test_bad_grid_model_is_named(tmp_path):
-    path = tmp_path / "rules.yaml"
-    path.write_text("grid_aspect_penalty:\n  2: 1.5\n")
-    with pytest.raises(InputError, match="grid_aspect_penalty: 2: 1.5"):
-        tune.load_grid_model(path)
 
 
 # --- scaling N ------------------------------------------------------------------------------------
@@ -634,21 +549,15 @@ def test_bad_grid_model_is_named(tmp_path):
     (41216, 16, 256, 164864), # 4 x 41216 = 164864 = 644 x 256
 ])
 def test_weak_scaling_n(n1, nodes, nb, expected):
-    n = tune.weak_scaling_n(n1, nodes, nb)
+    n = deck.weak_scaling_n(n1, nodes, nb)
     assert n == expected and n % nb == 0 and n <= n1 * math.sqrt(nodes) < n + nb
 
 
 def test_weak_scaling_n_errors():
     with pytest.raises(DeckError, match="^N: 100 x sqrt"):
-        tune.weak_scaling_n(100, 1, 192)
+        deck.weak_scaling_n(100, 1, 192)
     with pytest.raises(InputError, match="^nodes: "):
-        tune.weak_scaling_n(10000, 0, 192)
-
-
-def test_strong_scaling_n_is_fixed():
-    assert [tune.strong_scaling_n(20000) for _ in range(3)] == [20000] * 3
-    with pytest.raises(InputError, match="^n_fixed: "):
-        tune.strong_scaling_n(0)
+        deck.weak_scaling_n(10000, 0, 192)
 
 
 # --- command line ---------------------------------------------------------------------------------
@@ -656,7 +565,7 @@ def test_strong_scaling_n_is_fixed():
 def tune_main(argv):
     """Like scalebench.cli.main once `tune` is wired in: exit status, errors as one line."""
     parser = _Parser(prog="scalebench")
-    tune.add_tune_arguments(parser.add_subparsers(dest="command", required=True, parser_class=_Parser))
+    tune_cli.add_tune_arguments(parser.add_subparsers(dest="command", required=True, parser_class=_Parser))
     try:
         args = parser.parse_args(argv)
         return args.func(args)

@@ -1,0 +1,165 @@
+"""What every scalebench check shares, as hpctestlib's base classes and EESSI's mixin do: the site's
+partitions and stacks as plain data, the case plan of scalebench.plan applied as it is, and each
+output read once for sanity and performance.
+"""
+import os
+import shlex
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.backends import getlauncher
+from reframe.core.builtins import run_after, run_before, variable
+from reframe.core.exceptions import ConfigError
+from reframe.core.runtime import runtime
+
+from scalebench import plan, programs, textfile
+from scalebench.errors import ScalebenchError
+from scalebench.site.jobs import LeftOut
+from scalebench.site.partition import PartitionSpec, StackSpec
+
+
+def _partition_spec(system_name, partition):
+    return PartitionSpec.from_config(system_name, partition.name, partition.scheduler.registered_name,
+                                     partition.launcher_type.registered_name, partition.extras,
+                                     tuple(partition.features))
+
+
+def system_partitions():
+    """The partitions of the system ReFrame runs on, as scalebench sees them."""
+    system = runtime().system
+    if not any('max_nodes' in p.extras for p in system.partitions):
+        raise ConfigError(f'system {system.name!r} is not described by a scalebench site file: load one with '
+                          f'-C site_configs/local.py or slurm.py (SCALEBENCH_SITE=...), and name the system with '
+                          f'--system when this host does not match its hostnames')
+    try:
+        return [_partition_spec(system.name, p) for p in system.partitions]
+    except ScalebenchError as err:
+        raise ConfigError(str(err)) from None
+
+
+def scale_names():
+    """A scaling check's `scale` parameter: every scale of the system's partitions."""
+    return plan.system_scale_names(system_partitions())
+
+
+def performance_functions(figures):
+    """Perf variables of figures known only from the output: {name: (value, unit)}."""
+    return {name: sn.make_performance_function(lambda v=value: v, unit) for name, (value, unit) in figures.items()}
+
+
+class ScalebenchCheck(rfm.RegressionTestPlugin):
+    """A check whose variants, partitions and jobs come from scalebench.plan.CHECKS[catalog_name]."""
+
+    catalog_name = ''
+
+    # Recorded in every perflog line and report.
+    num_nodes = variable(int, value=0, loggable=True)
+    stack = variable(str, value='', loggable=True)
+    spack_lock = variable(str, value='', loggable=True)
+
+    def params(self):
+        return {axis: getattr(self, axis) for axis in plan.CHECKS[self.catalog_name].axes}
+
+    @run_after('init')
+    def select_partitions(self):
+        """Only partitions that can run this variant get it; stacks by the features it needs."""
+        spec = plan.CHECKS[self.catalog_name]
+        self.valid_systems = [p.fullname for p in plan.valid_partitions(spec, self.params(), system_partitions())]
+        self.valid_prog_environs = [' '.join(f'+{f}' for f in spec.stack_features)]
+
+    def plan_settings(self):
+        """The variables of this check that change its plan."""
+        return plan.Settings(**{name: getattr(self, name) for name in ('threads_per_rank', 'ranks_per_node',
+                                                                       'heavy_cases') if hasattr(self, name)})
+
+    @run_after('setup')
+    def apply_plan(self):
+        """The case's plan as it is: the job's geometry, node sharing and limits, or the reason it is
+        left out."""
+        env = self.current_environ
+        stack = StackSpec.from_config(env.name, tuple(env.features), env.extras)
+        try:
+            self.case_plan = plan.CHECKS[self.catalog_name].plan(self.partition_spec(), stack, self.params(),
+                                                                 self.plan_settings())
+        except LeftOut as why:
+            self.skip(str(why))
+        job = self.case_plan.job
+        if job is None:
+            return
+        self.num_nodes, self.num_tasks = job.nodes, job.tasks
+        self.num_tasks_per_node, self.num_cpus_per_task = job.tasks_per_node, job.threads_per_rank
+        self.exclusive_access = job.exclusive
+        if job.hyperthreads is not None:
+            self.use_multithreading = job.hyperthreads
+        if job.time_limit_s:
+            self.time_limit = job.time_limit_s
+        if job.gpus_per_node:
+            self.extra_resources = {'gpu': {'num_gpus_per_node': job.gpus_per_node}}
+        self.job.options += job.scheduler_options(self.current_partition.scheduler.registered_name)
+        self.job.launcher.options = list(job.launcher_options)
+        self.stack, self.spack_lock = job.stack, job.spack_lock
+
+    @run_before('run')
+    def use_stack_mpirun(self):
+        """A stack whose MPI is not the partition's mpirun (MPICH next to OpenMPI on one machine) names
+        its own in the environment's extras ('mpirun'): ReFrame's mpirun launcher would start OpenMPI's."""
+        command = self.current_environ.extras.get('mpirun')
+        if not command or self.job.launcher.registered_name != 'mpirun':
+            return
+        options = list(self.job.launcher.options)
+        self.job.launcher = getlauncher('local')()
+        # the executable is quoted already, by the check that set it
+        self.executable = f"{shlex.join([command, '-np', str(self.num_tasks), *options])} {self.executable}"
+
+    def partition_spec(self):
+        return _partition_spec(self.current_system.name, self.current_partition)
+
+    def stage_path(self, name):
+        return os.path.join(self.stagedir, name)
+
+    def write_stage_file(self, name, text):
+        with open(self.stage_path(name), 'w') as handle:
+            handle.write(text)
+
+    def read_stage_file(self, name):
+        return textfile.read_text(self.stage_path(name), name)
+
+    def once(self, key, compute):
+        """compute() the first time `key` is asked for."""
+        memo = self.__dict__.setdefault('_scalebench_once', {})
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]
+
+    # A check that reads outputs defines parse_outputs(self, read), read(name) giving a stage file's text.
+    parse_outputs = None
+    output_description = 'no result in the job\'s output'
+
+    def result(self):
+        """(parsed outputs, None), or (None, why): the job's missing-program line first. Read once."""
+        return self.once('result', lambda: programs.read_output(
+            self.stage_path(self.job.stderr), lambda: self.parse_outputs(self.read_stage_file),
+            self.output_description))
+
+    def assert_result(self, checks):
+        """The one sanity expression: the outputs parse, and every (ok, message) of checks(result) holds."""
+        result, problem = self.result()
+        if problem:
+            return sn.assert_true(False, msg=problem)
+        return sn.all([sn.assert_true(ok, msg=message) for ok, message in checks(result)])
+
+    def record(self, result):
+        """Keep what the outputs say beyond the figures (loggable variables); nothing by default."""
+
+    def figures(self, result):
+        """Figures known only from the output, {name: (value, unit)}; none by default."""
+        return {}
+
+    @run_before('performance')
+    def from_outputs(self):
+        if self.is_dry_run() or self.parse_outputs is None:  # nothing ran, or nothing to read
+            return
+        result, problem = self.result()
+        if problem is None:
+            self.record(result)
+            self.perf_variables.update(performance_functions(self.figures(result)))

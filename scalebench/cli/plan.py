@@ -1,0 +1,132 @@
+"""`scalebench plan [SITE]`: every case a site would submit, before anything is submitted."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+from scalebench import paths
+from scalebench.errors import InputError
+from scalebench.hpl.plan import HplSettings, memory_text
+from scalebench.plan import Filters, PlannedCase, Settings, plan_cases, site_specs
+from scalebench.site.siteconf import site_systems
+from scalebench.units import format_duration
+
+HEADER = ("Check", "Partition", "Stack", "Nodes", "Ranks", "Ranks/node", "Threads", "N", "NB", "P x Q", "Idle",
+          "Memory/node", "Predicted", "Time limit")
+
+
+# -S variables and their types: the HPL check's knobs, and those of the application checks.
+_HPL_VARIABLES = {"scaling": str, "fixed_n": int, "nb": int, "memory_fraction": float, "threads_per_rank": int,
+                  "ranks_per_node": int, "time_budget_s": float, "expected_efficiency": float, "trials": int,
+                  "hpl_binary": str}
+_APP_VARIABLES = {"threads_per_rank": int, "ranks_per_node": int, "heavy_cases": bool}
+
+
+def _typed(name: str, text: str, kind: type) -> Any:
+    if kind is bool:
+        if text.lower() not in ("true", "false"):
+            raise InputError(f"-S {name}={text!r}: must be true or false")
+        return text.lower() == "true"
+    try:
+        return kind(text)
+    except ValueError:
+        raise InputError(f"-S {name}={text!r}: not a {kind.__name__}") from None
+
+
+def _settings(assignments: Sequence[str]) -> Settings:
+    """-S name=value for the checks' variables that change a plan, as ReFrame's -S sets them on
+    every check that has them."""
+    hpl: dict[str, Any] = {}
+    apps: dict[str, Any] = {}
+    for text in assignments:
+        name, sep, value = text.partition("=")
+        if not sep or name not in {**_HPL_VARIABLES, **_APP_VARIABLES}:
+            known = ", ".join(sorted({*_HPL_VARIABLES, *_APP_VARIABLES}))
+            raise InputError(f"-S {text!r}: expected name=value with a variable the plan uses ({known})")
+        if name in _HPL_VARIABLES:
+            hpl["binary" if name == "hpl_binary" else name] = _typed(name, value, _HPL_VARIABLES[name])
+        if name in _APP_VARIABLES:
+            apps[name] = _typed(name, value, _APP_VARIABLES[name])
+    return Settings(hpl=HplSettings(**hpl), **apps)
+
+
+def _row(case: PlannedCase) -> tuple[str, ...]:
+    job = case.plan.job if case.plan else None
+    hpl = case.plan.hpl if case.plan else None
+    limit = job.time_limit_s if job and job.time_limit_s else case.partition.time_limit_s
+    cells = [case.display_name, case.partition.name, case.stack.name]
+    if job is None:  # a check that compares other cases
+        return tuple(cells + [""] * 10 + ["no job"])
+    cells += [str(job.nodes), str(job.tasks), str(job.ranks_per_node), str(job.threads_per_rank)]
+    if hpl:
+        d = hpl.deck
+        cells += [str(d.n), str(d.nb), f"{d.p} x {d.q}", str(job.idle_ranks), memory_text(hpl),
+                  format_duration(hpl.predicted_s)]
+    else:
+        cells += ["", "", "", str(job.idle_ranks), "", ""]
+    cells.append(format_duration(limit) if limit else "partition default")
+    return tuple(cells)
+
+
+def render(cases: Sequence[PlannedCase]) -> str:
+    planned = [c for c in cases if c.plan is not None]
+    rows = [HEADER, *(_row(c) for c in planned)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
+    lines = ["  ".join(cell.ljust(w) if i < 3 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths))).rstrip()
+             for r in rows]
+    left = [c for c in cases if c.plan is None]
+    if left:
+        lines += ["", f"Left out ({len(left)}):"]
+        lines += [f"  {c.display_name} on {c.partition.name} with {c.stack.name}: {c.left_out}" for c in left]
+    lines += ["", f"{len(planned)} case(s) planned, {len(left)} left out"]
+    return "\n".join(lines)
+
+
+def to_json(site: Path, cases: Sequence[PlannedCase]) -> dict[str, Any]:
+    def case_json(case: PlannedCase) -> dict[str, Any]:
+        data: dict[str, Any] = {"check": case.check, "name": case.display_name, "params": dict(case.params),
+                                "system": case.partition.system, "partition": case.partition.name,
+                                "stack": case.stack.name}
+        if case.plan is None:
+            data["left_out"] = case.left_out
+            return data
+        if case.plan.job is not None:
+            data["job"] = case.plan.job.to_json()
+        if case.plan.hpl is not None:
+            data["hpl"] = case.plan.hpl.to_json()
+        if case.plan.note:
+            data["note"] = case.plan.note
+        return data
+
+    return {"site": str(site), "cases": [case_json(c) for c in cases if c.plan is not None],
+            "left_out": [case_json(c) for c in cases if c.plan is None]}
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    site = Path(args.site or os.environ.get("SCALEBENCH_SITE") or paths.SITE_CONFIGS / "sites" / "local.yaml")
+    partitions, stacks, environs = site_specs(site_systems(site))
+    filters = Filters(tuple(args.name), tuple(args.exclude), tuple(args.environ), args.system)
+    cases = plan_cases(partitions, stacks, environs, _settings(args.setvar), filters)
+    if not cases:
+        raise InputError("no case matches the filters")
+    if args.json:
+        print(json.dumps(to_json(site, cases), indent=2))
+    else:
+        print(render(cases))
+    return 0
+
+
+def add_plan_arguments(subparsers: Any) -> None:
+    p = subparsers.add_parser("plan", help="every case a site would submit: nodes, ranks, N, P x Q, time limits")
+    p.add_argument("site", nargs="?", default=None,
+                   help="site file (default $SCALEBENCH_SITE, else site_configs/sites/local.yaml)")
+    p.add_argument("-n", "--name", action="append", default=[], help="only checks whose name matches (ReFrame's -n)")
+    p.add_argument("-x", "--exclude", action="append", default=[], help="leave out checks whose name matches")
+    p.add_argument("-p", "--prgenv", dest="environ", action="append", default=[], help="only stacks matching")
+    p.add_argument("--system", default=None, help="system[:partition]")
+    p.add_argument("-S", "--setvar", action="append", default=[], help="a check variable, name=value")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_plan)

@@ -1,0 +1,77 @@
+"""HPL binary profiles (hpl_decks/binaries.yaml): what a binary reads and how it is launched."""
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from scalebench import paths
+from scalebench.errors import InputError
+from scalebench.hpl.deck import Algorithm
+from scalebench.validation import require_count
+
+_ALGORITHM_KEYS = tuple(f.name for f in fields(Algorithm))
+
+
+@dataclass(frozen=True)
+class BinaryProfile:
+    name: str
+    descr: str
+    input: str  # HPL.dat or hpccinf.txt
+    output: str  # "stdout" or a file name
+    args: tuple[str, ...] = ()
+    ranks: str = "per_core"  # per_core | per_gpu
+    memory: str = "host"  # host | gpu
+    ignores: tuple[str, ...] = ()
+    nb: int | None = None
+
+    @property
+    def is_hpcc(self) -> bool:
+        return self.input == "hpccinf.txt"
+
+
+def _profile(name: str, data: Any, where: str) -> BinaryProfile:
+    if not isinstance(data, Mapping):
+        raise InputError(f"{where}: expected a mapping")
+    known = {f.name for f in fields(BinaryProfile)} - {"name"}
+    unknown = sorted(map(str, set(data) - known))
+    if unknown:
+        raise InputError(f"{where}: unknown key(s) {', '.join(unknown)}")
+    if data.get("input") not in ("HPL.dat", "hpccinf.txt"):
+        raise InputError(f"{where}.input: must be HPL.dat or hpccinf.txt, got {data.get('input')!r}")
+    for key, allowed in (("ranks", ("per_core", "per_gpu")), ("memory", ("host", "gpu"))):
+        if data.get(key, allowed[0]) not in allowed:
+            raise InputError(f"{where}.{key}: must be one of {', '.join(allowed)}, got {data[key]!r}")
+    ignores = tuple(data.get("ignores") or ())
+    bad = [key for key in ignores if key not in _ALGORITHM_KEYS]
+    if bad:
+        raise InputError(f"{where}.ignores: {', '.join(map(str, bad))} are not HPL.dat settings "
+                         f"({', '.join(_ALGORITHM_KEYS)})")
+    nb = data.get("nb")
+    return BinaryProfile(name=name, descr=str(data.get("descr", name)), input=data["input"],
+                         output=str(data.get("output", "stdout")), args=tuple(str(a) for a in data.get("args") or ()),
+                         ranks=data.get("ranks", "per_core"), memory=data.get("memory", "host"), ignores=ignores,
+                         nb=None if nb is None else require_count(f"{where}.nb", nb))
+
+
+@functools.lru_cache(maxsize=4)
+def load_profiles(path: Path | None = None) -> dict[str, BinaryProfile]:
+    path = Path(path or paths.HPL_DECKS / "binaries.yaml")
+    data = yaml.safe_load(path.read_text())
+    if not isinstance(data, Mapping):
+        raise InputError(f"{path}: expected a mapping of profile names")
+    return {str(name): _profile(str(name), entry, f"{path}: {name}") for name, entry in data.items()}
+
+
+def profile_for(binary: str, profile: str | None = None) -> BinaryProfile:
+    """The named profile, else the one named after the binary's file name, else xhpl's."""
+    profiles = load_profiles()
+    if profile:
+        if profile not in profiles:
+            raise InputError(f"hpl_profile: {profile!r} is not one of {', '.join(profiles)} (hpl_decks/binaries.yaml)")
+        return profiles[profile]
+    return profiles.get(os.path.basename(binary), profiles["xhpl"])

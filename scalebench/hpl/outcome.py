@@ -1,0 +1,77 @@
+"""What one HPL job's outputs say: the residual-checked rows, Rmax, the solve that set it, and every
+reason the run is not clean (the check's sanity), with the DGEMM ceiling of an hpcc run.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from scalebench.errors import ParseError
+from scalebench.hpl import blas
+from scalebench.parse.hpcc import parse_hpcc
+from scalebench.parse.hpl import HplOutput, HplRow, parse_hpl
+from scalebench.site.thresholds import report_flags
+
+
+@dataclass(frozen=True)
+class HplOutcome:
+    hpl: HplOutput
+    problems: tuple[str, ...]  # [] for a clean, complete, residual-checked run on the processes asked for
+    processes: int | None  # what the program itself reports
+    dgemm_ceiling_gflops: float | None  # hpcc: StarDGEMM x processes; None for xhpl
+    kernels_used: str  # what OpenBLAS says it runs (OPENBLAS_VERBOSE=2)
+    ceiling_warnings: str
+
+    @property
+    def rmax_gflops(self) -> float | None:
+        return self.hpl.rmax_gflops
+
+    @property
+    def best_row(self) -> HplRow:
+        """The PASSED solve that set Rmax (the last row when none passed: sanity has failed then)."""
+        rmax = self.rmax_gflops
+        return next((r for r in self.hpl.rows if r.status == "PASSED" and r.gflops == rmax), self.hpl.rows[-1])
+
+    @property
+    def trial_gflops(self) -> str:
+        """Every PASSED solve, in run order."""
+        return " ".join(format(r.gflops, ".2f") if isinstance(r.gflops, float) else str(r.gflops)
+                        for r in self.hpl.rows if r.status == "PASSED")
+
+    def efficiency_pct(self, rpeak_gflops: float) -> float | None:
+        rmax = self.rmax_gflops
+        return None if rmax is None else 100 * rmax / rpeak_gflops
+
+
+def hpl_outcome(output: str, stderr: str, *, hpcc: bool, expected_cases: int, tasks: int,
+                rpeak_gflops: float, sweep: bool = False) -> HplOutcome:
+    """The outcome of HPL's (or hpcc's) output text; ParseError when it holds no HPL result.
+
+    The processes the program reports must be the tasks launched: hpcc's CommWorldProcs, or the
+    P x Q of xhpl's rows (of a sweep: the largest grid, which may leave ranks idle, within them)."""
+    processes: Any
+    if hpcc:
+        parsed = parse_hpcc(output)
+        if parsed.hpl is None:
+            raise ParseError("no HPL section (hpcc ran no HPL test)")
+        hpl = parsed.hpl
+        summary = parsed.last_summary or {}
+        processes = summary.get("CommWorldProcs")
+        star = summary.get("StarDGEMM_Gflops")
+        dgemm = star * processes if isinstance(star, float) and isinstance(processes, int) else None
+    else:
+        hpl = parse_hpl(output)
+        grids = {row.p * row.q for row in hpl.rows}
+        processes = max(grids) if grids and (sweep or len(grids) == 1) else None
+        dgemm = None
+    problems = list(hpl.problems(expected_cases=expected_cases))
+    if processes is None or (processes > tasks if sweep else processes != tasks):
+        problems.append(f"the program reports {processes} processes, {tasks} were launched (wrong MPI launcher?)")
+    warnings = ""
+    if dgemm and hpl.rmax_gflops:
+        flags = report_flags()
+        warnings = "; ".join(blas.ceiling_flags(hpl.rmax_gflops, dgemm, rpeak_gflops, flags["min_hpl_over_dgemm"],
+                                                flags["min_dgemm_over_rpeak"]).warnings)
+    kernels = ",".join(sorted(set(blas.kernels_reported(stderr)))) or "not reported"
+    return HplOutcome(hpl, tuple(problems), processes if isinstance(processes, int) else None, dgemm, kernels,
+                      warnings)

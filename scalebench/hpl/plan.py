@@ -1,0 +1,260 @@
+"""The plan of one HPL case: job geometry, process grid, idle ranks, N, NB, memory, predicted time,
+time limit, BLAS environment and the provenance strings every result carries.
+
+`plan_hpl` is the one owner of these decisions. The HPL check applies its plan as it is, and
+`scalebench plan` prints the same plans without Slurm or MPI, so a plan and its job never disagree.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from scalebench import paths
+from scalebench.errors import DeckError, InputError
+from scalebench.hpl import blas, deck
+from scalebench.hpl.binaries import BinaryProfile, profile_for
+from scalebench.hpl.deck import Deck, DeckRequest, Rules
+from scalebench.hpl.frozen import FrozenDeck, base_rules, frozen_deck
+from scalebench.hpl.grid import grid_choice
+from scalebench.hpl.tune import SweepDeck, sweep_deck, sweep_hpccinf_txt, sweep_hpl_dat
+from scalebench.site.jobs import JobPlan, LeftOut, job_plan
+from scalebench.site.partition import PartitionSpec, StackSpec
+from scalebench.site.scales import Scale, check_scaling, node_scale
+from scalebench.units import format_duration, format_size
+from scalebench.validation import is_number, require_positive
+
+
+@dataclass(frozen=True)
+class HplSettings:
+    """The knobs of an HPL case (the check's variables); None takes the partition's or the rules'."""
+
+    scaling: str = "weak"  # weak: N1 x sqrt(nodes); strong: N1 at every node count
+    fixed_n: int | None = None
+    nb: int | None = None
+    memory_fraction: float | None = None
+    threads_per_rank: int | None = None  # None: partition hpl_threads_per_rank, else 1
+    ranks_per_node: int | None = None  # None: partition hpl_ranks_per_node (whole nodes), else fill the cores
+    time_budget_s: float | None = None  # None: partition hpl_time_budget_s, else memory alone sizes N
+    expected_efficiency: float = 0.75  # Rmax/Rpeak assumed when predicting times
+    trials: int | None = None  # None: partition hpl_trials, else 1
+    binary: str = ""  # '' = the stack's hpl_binary, else xhpl
+    profile: str = ""  # '' = the stack's hpl_profile, else named after the binary
+    decks_dir: Path = paths.HPL_DECKS
+
+    def __post_init__(self) -> None:
+        check_scaling(self.scaling)
+        if not is_number(self.expected_efficiency) or not 0 < self.expected_efficiency <= 1:
+            raise InputError(f"expected_efficiency: must be in (0, 1], got {self.expected_efficiency!r}")
+        if self.time_budget_s is not None and (not is_number(self.time_budget_s) or self.time_budget_s <= 0):
+            raise InputError(f"time_budget_s: must be a positive number of seconds, got {self.time_budget_s!r}")
+        for name in ("fixed_n", "nb", "threads_per_rank", "ranks_per_node", "trials"):
+            if getattr(self, name) is not None:
+                require_positive(name, getattr(self, name))
+
+
+@dataclass(frozen=True)
+class HplPlan:
+    job: JobPlan
+    deck: Deck
+    binary: str
+    profile: BinaryProfile
+    trials: int
+    grid_reason: str
+    deck_source: str
+    rpeak_gflops: float
+    rpeak_derivation: str
+    predicted_s: float
+    env_vars: Mapping[str, str] = field(default_factory=dict)
+    blas_kernel: str = ""
+    sweep: SweepDeck | None = None  # a tuning run: many combinations in one HPL.dat
+
+    @property
+    def expected_cases(self) -> int:
+        """HPL tests the job runs: the trials of one deck, or every combination of a sweep."""
+        return self.sweep.tests if self.sweep else self.trials
+
+    @property
+    def n_policy(self) -> str:
+        return self.deck.n_policy
+
+    @property
+    def deck_summary(self) -> str:
+        if self.sweep is not None:
+            return f"sweep of {self.sweep.tests} tests at N={self.deck.n}"
+        return (f"N={self.deck.n} NB={self.deck.nb} {self.deck.p}x{self.deck.q} "
+                f"mem={self.deck.memory_used_fraction:.1%}")
+
+    @property
+    def memory_used_per_node(self) -> int:
+        """Bytes of matrix on the node (or its GPUs) with the most busy ranks."""
+        return int(self.deck.memory_used_fraction * self.deck.memory_per_node)
+
+    def input_file(self) -> tuple[str, str]:
+        """The file the binary reads in its working directory, and its text."""
+        if self.sweep is not None:
+            text = sweep_hpccinf_txt(self.sweep) if self.profile.is_hpcc else sweep_hpl_dat(self.sweep)
+        else:
+            text = (deck.hpccinf_txt(self.deck, self.trials) if self.profile.is_hpcc
+                    else deck.hpl_dat(self.deck, trials=self.trials))
+        return self.profile.input, text
+
+    def provenance(self) -> dict[str, Any]:
+        """What every result of the case carries (the check's loggable variables)."""
+        ignored = f"; {self.profile.name} ignores {', '.join(self.profile.ignores)}" if self.profile.ignores else ""
+        return {"deck_summary": self.deck_summary, "n_policy": self.n_policy, "deck_source": self.deck_source + ignored,
+                "grid_reason": self.grid_reason, "idle_ranks": self.job.idle_ranks,
+                "rpeak_derivation": self.rpeak_derivation, "blas_kernel": self.blas_kernel,
+                "hpl_deck": self.deck.to_json(), "trials": self.trials}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"job": self.job.to_json(), "deck": self.deck.to_json(), "binary": self.binary,
+                "profile": self.profile.name, "trials": self.trials, "grid_reason": self.grid_reason,
+                "deck_source": self.deck_source, "n_policy": self.n_policy,
+                "rpeak_gflops": self.rpeak_gflops, "predicted_s": round(self.predicted_s, 1),
+                "memory_used_per_node": self.memory_used_per_node, "env_vars": dict(self.env_vars)}
+
+
+def _geometry(partition: PartitionSpec, profile: BinaryProfile, scale_name: str | Scale,
+              settings: HplSettings) -> tuple[int | None, int, int]:
+    """(ranks per node or None to fill the cores, threads per rank, GPUs per node) for the binary."""
+    hpl = partition.hpl
+    if profile.ranks == "per_gpu":
+        if partition.gpus is None:
+            raise LeftOut(f"HPL binary profile {profile.name} runs one rank per GPU; "
+                          f"{partition.fullname} has no GPUs (site file: gpus)")
+        scale = partition.scale(scale_name) if isinstance(scale_name, str) else scale_name
+        if scale is not None and scale.sub_node:
+            raise LeftOut(f"HPL binary profile {profile.name} runs on whole GPU nodes, not on {scale.name}")
+        count = partition.gpus.count
+        threads = settings.threads_per_rank or max(1, partition.cores_per_node // count)
+        return settings.ranks_per_node or count, threads, count
+    threads = settings.threads_per_rank or int(hpl.get("threads_per_rank", 1))
+    scale = partition.scale(scale_name) if isinstance(scale_name, str) else scale_name
+    ranks = settings.ranks_per_node
+    if ranks is None and scale is not None and not scale.sub_node:
+        ranks = hpl.get("ranks_per_node")  # the partition's layout is for whole nodes
+    return (int(ranks) if ranks is not None else None), threads, 0
+
+
+def _rules(partition: PartitionSpec, settings: HplSettings) -> tuple[Rules, FrozenDeck | None, str]:
+    frozen = frozen_deck(partition.system, partition.name, settings.decks_dir)
+    if frozen is not None:
+        return frozen.rules, frozen, f"frozen deck {frozen.path}"
+    return base_rules(settings.decks_dir), None, "hpl_decks/rules.yaml (no frozen deck for this partition)"
+
+
+def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale,
+             settings: HplSettings | None = None, environ: Mapping[str, str] | None = None) -> HplPlan:
+    """The HPL case at `scale_name` on a partition and stack; LeftOut with the reason when the
+    partition cannot run it (no such scale, no memory for one block per rank, a time limit it
+    cannot grant even at the smallest N)."""
+    settings = settings or HplSettings()
+    binary = settings.binary or str(stack.extras.get("hpl_binary") or "xhpl")
+    profile = profile_for(binary, settings.profile or stack.extras.get("hpl_profile"))
+    rpn, threads, gpus = _geometry(partition, profile, scale_name, settings)
+    job = job_plan(partition, stack, scale_name, threads_per_rank=threads, ranks_per_node=rpn,
+                   whole_nodes=True, gpus_per_node=gpus)
+    rules, frozen, deck_source = _rules(partition, settings)
+    if "max_grid_aspect" in partition.hpl:
+        rules = replace(rules, max_grid_aspect=partition.hpl["max_grid_aspect"])
+        frozen = replace(frozen, rules=rules) if frozen else None
+    grid = frozen.grid_for(job.tasks) if frozen else grid_choice(job.tasks, rules.max_grid_aspect)
+    p, q = grid.p, grid.q
+    job = job.with_tasks(p * q)
+
+    cores_used = job.ranks_per_node * job.threads_per_rank
+    if profile.memory == "gpu":
+        memory = partition.gpus.count * partition.gpus.memory  # type: ignore[union-attr]
+        share = f"the memory of {partition.gpus.count} GPUs"  # type: ignore[union-attr]
+        rpeak_node = partition.gpus.count * partition.gpus.fp64_gflops  # type: ignore[union-attr]
+        rpeak_text = (f"{partition.gpus.count} GPUs x {partition.gpus.fp64_gflops:g} Gflop/s FP64 "  # type: ignore[union-attr]
+                      f"(site file gpus.fp64_tflops) per node")
+    else:
+        scale = partition.scale(job.scale) if isinstance(scale_name, str) else scale_name
+        memory = partition.memory_per_node
+        share = ""
+        if scale is not None and scale.sub_node:
+            memory = partition.memory_per_node * cores_used // partition.cores_per_node
+            share = f"the share of its {cores_used} of {partition.cores_per_node} cores"
+        rpeak_node = partition.rpeak_gflops(1, cores_used)
+        rpeak_text = "; ".join(partition.rpeak_derivation)
+    rpeak = rpeak_node * job.nodes
+    expected_node = settings.expected_efficiency * rpeak_node
+    budget = settings.time_budget_s or partition.hpl.get("time_budget_s")
+    max_n, reason = None, ""
+    if budget:  # a cap for one node; the scaling law takes N to more nodes
+        max_n = deck.largest_n_within(float(budget), expected_node)
+        reason = (f"time budget: {float(budget):g} s at {settings.expected_efficiency:.0%} of "
+                  f"Rpeak {rpeak_node:.1f} Gflop/s")
+    request = DeckRequest(nodes=job.nodes, ranks_per_node=job.ranks_per_node, threads_per_rank=job.threads_per_rank,
+                          memory_per_node=memory, memory_fraction=settings.memory_fraction,
+                          nb=settings.nb or (None if frozen else profile.nb), max_n=max_n, max_n_reason=reason,
+                          grid=(p, q))
+    try:
+        the_deck = deck.deck_for_scaling(request, rules, settings.scaling, settings.fixed_n)
+    except DeckError as err:
+        raise LeftOut(f"HPL deck: {err}") from None
+    if share:
+        the_deck = replace(the_deck, n_policy=f"{the_deck.n_policy} ({share})")
+
+    trials = settings.trials or int(partition.hpl.get("trials", 1))
+    the_deck, predicted, limit = _fit_time_limit(the_deck, partition, rules, trials,
+                                                 settings.expected_efficiency * rpeak)
+    job = replace(job, time_limit_s=limit)
+    coretype = blas.choose_coretype(environ or {}, partition.microarch)
+    env = {"OMP_NUM_THREADS": str(job.threads_per_rank), "OPENBLAS_NUM_THREADS": str(job.threads_per_rank),
+           "MKL_NUM_THREADS": str(job.threads_per_rank), "OPENBLAS_VERBOSE": "2"}
+    if coretype.value:
+        env["OPENBLAS_CORETYPE"] = coretype.value
+    kernel = f"{coretype.value or 'auto'}: {coretype.reason}"
+    if coretype.warning:
+        kernel += f" (warning: {coretype.warning})"
+    return HplPlan(job=job, deck=the_deck, binary=binary, profile=profile, trials=trials,
+                   grid_reason=grid.reason, deck_source=deck_source, rpeak_gflops=rpeak,
+                   rpeak_derivation=rpeak_text, predicted_s=predicted, env_vars=env, blas_kernel=kernel)
+
+
+def plan_tuning(partition: PartitionSpec, stack: StackSpec, settings: HplSettings | None = None,
+                environ: Mapping[str, str] | None = None, nbs: tuple[int, ...] | None = None) -> HplPlan:
+    """A tuning sweep on one node: the one-node deck's N, every grid of all its ranks (and the
+    grid leaving ranks idle where the plan would), NB x BCAST x DEPTH, each solved once."""
+    settings = replace(settings or HplSettings(), trials=1)
+    one = plan_hpl(partition, stack, node_scale(1), settings, environ)
+    max_aspect = partition.hpl.get("max_grid_aspect") or _rules(partition, settings)[0].max_grid_aspect
+    sweep = sweep_deck(one.deck, nbs=nbs, max_aspect=float(max_aspect))
+    # Every combination takes about as long as one solve of the one-node N.
+    limit = math.ceil(one.job.time_limit_s * sweep.tests)  # type: ignore[operator]
+    job = replace(one.job, tasks=one.job.nodes * one.job.ranks_per_node, time_limit_s=limit)
+    return replace(one, job=job, sweep=sweep, predicted_s=one.predicted_s * sweep.tests)
+
+
+def _fit_time_limit(the_deck: Deck, partition: PartitionSpec, rules: Rules, trials: int,
+                    expected_gflops: float) -> tuple[Deck, float, int]:
+    """(deck, predicted seconds of all trials, time limit): safety x prediction + allowance. Beyond
+    the partition's longest job N shrinks to fit; LeftOut when not even the smallest N fits."""
+    def limit_for(n: int) -> tuple[float, float]:
+        predicted = trials * deck.predicted_seconds(n, expected_gflops)
+        return predicted, rules.time_limit_safety * predicted + rules.time_limit_allowance_s
+
+    predicted, limit = limit_for(the_deck.n)
+    allowed = partition.max_time_limit_s
+    if allowed is None or limit <= allowed:
+        return the_deck, predicted, math.ceil(limit)
+    smallest = the_deck.nb * max(the_deck.p, the_deck.q)
+    solve_s = (allowed - rules.time_limit_allowance_s) / rules.time_limit_safety / trials
+    n = deck.largest_n_within(solve_s, expected_gflops) // the_deck.nb * the_deck.nb if solve_s > 0 else 0
+    if n < smallest:
+        need = limit_for(smallest)[1]
+        raise LeftOut(f"time limit: even N={smallest} needs {format_duration(need)} with the safety margin; "
+                      f"{partition.fullname} allows {format_duration(allowed)} (max_time_limit_s)")
+    capped = deck.with_sizes(the_deck, n, f"{the_deck.n_policy}, capped to N={n} by the partition's "
+                                          f"{format_duration(allowed)} time limit (memory and scaling gave "
+                                          f"N={the_deck.n})")
+    predicted, limit = limit_for(n)
+    return capped, predicted, math.ceil(limit)
+
+
+def memory_text(plan: HplPlan) -> str:
+    return f"{format_size(plan.memory_used_per_node)} ({plan.deck.memory_used_fraction:.0%})"

@@ -1,0 +1,283 @@
+"""The plan of a whole site: every case the checks of reframe_tests/ would submit, or why not.
+
+`CHECKS` names each check, its parameters in the order the check declares them, the features a
+partition and a stack need, which partitions can run a variant at all (`valid`: otherwise ReFrame
+does not generate the case) and the plan of a case (`plan`: LeftOut says why it is skipped). The
+checks call the same functions, so `scalebench plan` and a real run never disagree.
+"""
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+from scalebench.apps.lammps import load_lammps_workloads
+from scalebench.apps.openfoam import load_openfoam_cases
+from scalebench.errors import InputError
+from scalebench.hpl.plan import HplPlan, HplSettings, plan_hpl, plan_tuning
+from scalebench.interconnect import microbench
+from scalebench.site.jobs import JobPlan, LeftOut, job_plan
+from scalebench.site.partition import PartitionSpec, StackSpec
+from scalebench.site.scales import SCALING_MODES, Scale, node_scale, scale_names, scaling_series
+
+OSU_PAIRS = (1, 2, 4)
+OSU_COLLECTIVES = ("osu_allreduce", "osu_alltoall", "osu_allgather")
+Params = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class CasePlan:
+    job: JobPlan | None  # None: a check that runs no job (it compares other cases)
+    hpl: HplPlan | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The checks' variables that change a plan (their defaults are the checks')."""
+
+    hpl: HplSettings = field(default_factory=HplSettings)
+    threads_per_rank: int = 1
+    ranks_per_node: int | None = None
+    heavy_cases: bool = False
+    sweep_nbs: tuple[int, ...] | None = None  # the tuning sweep's NBs; None: scalebench.hpl.tune's
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    name: str
+    axes: tuple[str, ...]  # parameter names, in the order the check declares them
+    stack_features: tuple[str, ...]
+    partition_features: tuple[str, ...]
+    values: Callable[[Sequence[PartitionSpec]], Mapping[str, Sequence[Any]]]
+    valid: Callable[[PartitionSpec, Params], bool]
+    plan: Callable[[PartitionSpec, StackSpec, Params, Settings], CasePlan]
+    directory: str = "reframe_tests"  # tuning checks run only when named: reframe_tests/tuning
+
+
+def system_scale_names(partitions: Iterable[PartitionSpec]) -> list[str]:
+    """The `scale` parameter of the scaling checks: every scale of the system's partitions."""
+    return scale_names(p.scales() for p in partitions)
+
+
+def _has_scale(partition: PartitionSpec, params: Params) -> bool:
+    return partition.scale(params["scale"]) is not None
+
+
+def _always(partition: PartitionSpec, params: Params) -> bool:
+    return True
+
+
+# --- HPL ----------------------------------------------------------------------------------------
+
+def hpl_series(partition: PartitionSpec) -> list[Scale]:
+    """The HPL cases HPLScalingCheck compares on a partition."""
+    return scaling_series(partition.scales(), partition.max_nodes)
+
+
+def _plan_hpl(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
+    plan = plan_hpl(partition, stack, params["scale"], settings.hpl)
+    return CasePlan(plan.job, plan)
+
+
+def _plan_tuning(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
+    plan = plan_tuning(partition, stack, settings.hpl, nbs=settings.sweep_nbs)
+    return CasePlan(plan.job, plan)
+
+
+def _plan_scaling(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
+    names = ", ".join(s.name for s in hpl_series(partition))
+    return CasePlan(None, note=f"speedup and efficiency over HPLCheck at {names}")
+
+
+# --- applications -------------------------------------------------------------------------------
+
+def _plan_app(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
+    return CasePlan(job_plan(partition, stack, params["scale"], threads_per_rank=settings.threads_per_rank,
+                             ranks_per_node=settings.ranks_per_node))
+
+
+def _plan_openfoam(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
+    if load_openfoam_cases()[params["case"]].heavy and not settings.heavy_cases:
+        raise LeftOut(f"case {params['case']} is heavy (meshing included); run it with -S heavy_cases=true")
+    return _plan_app(partition, stack, params, settings)
+
+
+# --- interconnect -------------------------------------------------------------------------------
+
+def _two_ranks(partition: PartitionSpec, params: Params) -> tuple[Scale, int] | str:
+    return microbench.two_rank_layout(params["placement"], partition.max_nodes, partition.cores_per_node)
+
+
+def _valid_two_ranks(partition: PartitionSpec, params: Params) -> bool:
+    return not isinstance(_two_ranks(partition, params), str)
+
+
+def _plan_two_ranks(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
+    scale, ranks_per_node = _two_ranks(partition, params)  # type: ignore[misc]
+    return CasePlan(job_plan(partition, stack, scale, ranks_per_node=ranks_per_node))
+
+
+def osu_pairs_layout(partition: PartitionSpec, pairs: int) -> tuple[Scale, int]:
+    """osu_mbw_mr with `pairs` pairs: half the ranks on each of two nodes, or both halves on one."""
+    return (node_scale(2), pairs) if partition.max_nodes >= 2 else (node_scale(1), 2 * pairs)
+
+
+def _valid_pairs(partition: PartitionSpec, params: Params) -> bool:
+    return osu_pairs_layout(partition, params["pairs"])[1] <= partition.cores_per_node
+
+
+def _plan_pairs(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
+    scale, ranks_per_node = osu_pairs_layout(partition, params["pairs"])
+    return CasePlan(job_plan(partition, stack, scale, ranks_per_node=ranks_per_node))
+
+
+def _valid_whole_nodes(partition: PartitionSpec, params: Params) -> bool:
+    return microbench.whole_nodes_scale(partition.max_nodes).num_nodes * partition.cores_per_node >= 2
+
+
+def _plan_whole_nodes(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
+    return CasePlan(job_plan(partition, stack, microbench.whole_nodes_scale(partition.max_nodes)))
+
+
+def _scales(partitions: Sequence[PartitionSpec]) -> dict[str, list[Any]]:
+    return {"scale": system_scale_names(partitions)}
+
+
+def _fixed(**values: Sequence[Any]) -> Callable[[Sequence[PartitionSpec]], Mapping[str, Sequence[Any]]]:
+    return lambda partitions: {name: list(v) for name, v in values.items()}
+
+
+def _osu(name: str) -> CheckSpec:
+    return CheckSpec(name, ("placement",), ("osu",), (), _fixed(placement=microbench.PLACEMENTS),
+                     _valid_two_ranks, _plan_two_ranks)
+
+
+CHECKS: dict[str, CheckSpec] = {spec.name: spec for spec in (
+    CheckSpec("HPLCheck", ("scale",), ("hpl",), ("hpl",), _scales, _has_scale, _plan_hpl),
+    CheckSpec("HPLTuneCheck", ("scale",), ("hpl",), ("hpl",), _fixed(scale=("1_node",)), _always, _plan_tuning,
+              directory="reframe_tests/tuning"),
+    CheckSpec("HPLScalingCheck", (), ("hpl",), ("hpl",), _fixed(),
+              lambda partition, params: len(hpl_series(partition)) >= 2, _plan_scaling),
+    CheckSpec("LAMMPSCheck", ("scale", "workload", "scaling"), ("lammps",), (),
+              lambda partitions: {**_scales(partitions), "workload": list(load_lammps_workloads()),
+                                  "scaling": list(SCALING_MODES)}, _has_scale, _plan_app),
+    CheckSpec("OpenFOAMCheck", ("scale", "case", "scaling"), ("openfoam",), (),
+              lambda partitions: {**_scales(partitions), "case": list(load_openfoam_cases()),
+                                  "scaling": list(SCALING_MODES)}, _has_scale, _plan_openfoam),
+    CheckSpec("NetPIPECheck", ("placement",), ("netpipe",), (), _fixed(placement=microbench.PLACEMENTS),
+              _valid_two_ranks, _plan_two_ranks),
+    CheckSpec("NetPIPEStreamCheck", ("placement",), ("netpipe",), (), _fixed(placement=microbench.PLACEMENTS),
+              _valid_two_ranks, _plan_two_ranks),
+    CheckSpec("HPCCNetworkCheck", (), ("hpcc",), (), _fixed(), _valid_whole_nodes, _plan_whole_nodes),
+    _osu("OSULatencyCheck"), _osu("OSUBandwidthCheck"), _osu("OSUBiBandwidthCheck"),
+    CheckSpec("OSUMultiBandwidthCheck", ("placement", "pairs"), ("osu",), (),
+              _fixed(placement=microbench.PLACEMENTS, pairs=OSU_PAIRS),
+              lambda p, params: _valid_two_ranks(p, params) and _valid_pairs(p, params), _plan_pairs),
+    CheckSpec("OSUCollectiveCheck", ("benchmark", "placement"), ("osu",), (),
+              _fixed(benchmark=OSU_COLLECTIVES, placement=("whole_nodes",)), _valid_whole_nodes, _plan_whole_nodes),
+)}
+
+
+# --- the site -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PlannedCase:
+    check: str
+    params: Mapping[str, Any]
+    partition: PartitionSpec
+    stack: StackSpec
+    plan: CasePlan | None
+    left_out: str | None = None
+
+    @property
+    def display_name(self) -> str:
+        return display_name(self.check, self.params)
+
+
+def display_name(check: str, params: Mapping[str, Any]) -> str:
+    """ReFrame's display name of a variant: 'HPLCheck %scale=2_nodes'."""
+    return " ".join([check, *(f"%{name}={value}" for name, value in params.items())])
+
+
+def variants(spec: CheckSpec, partitions: Sequence[PartitionSpec]) -> Iterator[dict[str, Any]]:
+    values = spec.values(partitions)
+    for combination in itertools.product(*(values[axis] for axis in spec.axes)):
+        yield dict(zip(spec.axes, combination))
+
+
+def valid_partitions(spec: CheckSpec, params: Params, partitions: Iterable[PartitionSpec]) -> list[PartitionSpec]:
+    """The partitions on which ReFrame generates the variant (features and geometry)."""
+    return [p for p in partitions if set(spec.partition_features) <= set(p.features) and spec.valid(p, params)]
+
+
+@dataclass(frozen=True)
+class Filters:
+    """ReFrame's selection: -n/-x on the display name without spaces, -p on the environment,
+    --system on system[:partition]."""
+
+    names: tuple[str, ...] = ()
+    excluded: tuple[str, ...] = ()
+    environs: tuple[str, ...] = ()
+    system: str | None = None
+
+    def __post_init__(self) -> None:
+        for pattern in (*self.names, *self.excluded, *self.environs):
+            try:
+                re.compile(pattern)
+            except re.error as err:
+                raise InputError(f"filter {pattern!r}: not a regular expression ({err})") from None
+
+    def wants(self, name: str, partition: PartitionSpec, stack: StackSpec) -> bool:
+        flat = name.replace(" ", "")
+        if self.names and not any(re.search(p, flat) for p in self.names):
+            return False
+        if any(re.search(p, flat) for p in self.excluded):
+            return False
+        if self.environs and not any(re.search(p, stack.name) for p in self.environs):
+            return False
+        if self.system:
+            system, _, part = self.system.partition(":")
+            if system != partition.system or (part and part != partition.name):
+                return False
+        return True
+
+
+def plan_cases(partitions: Sequence[PartitionSpec], stacks: Mapping[str, StackSpec],
+               environs: Mapping[str, Sequence[str]], settings: Settings | None = None,
+               filters: Filters | None = None, checks: Iterable[str] | None = None) -> list[PlannedCase]:
+    """Every case of the checks on the partitions (environs: partition name -> stack names), planned
+    or left out with the reason, in check, variant, partition and stack order."""
+    settings, filters = settings or Settings(), filters or Filters()
+    cases = []
+    names = checks or [name for name, spec in CHECKS.items() if spec.directory == "reframe_tests"]
+    for spec in (CHECKS[name] for name in names):
+        for params in variants(spec, partitions):
+            name = display_name(spec.name, params)
+            for partition in valid_partitions(spec, params, partitions):
+                for stack in (stacks[e] for e in environs[partition.name]):
+                    if not set(spec.stack_features) <= set(stack.features):
+                        continue
+                    if not filters.wants(name, partition, stack):
+                        continue
+                    try:
+                        cases.append(PlannedCase(spec.name, params, partition, stack,
+                                                 spec.plan(partition, stack, params, settings)))
+                    except LeftOut as why:
+                        cases.append(PlannedCase(spec.name, params, partition, stack, None, str(why)))
+    return cases
+
+
+def site_specs(config: Mapping[str, Any]) -> tuple[list[PartitionSpec], dict[str, StackSpec], dict[str, list[str]]]:
+    """Partitions, stacks and each partition's stacks from a ReFrame configuration dict
+    (scalebench.site.siteconf.site_systems)."""
+    system = config["systems"][0]
+    partitions = [PartitionSpec.from_config(system["name"], p["name"], p["scheduler"], p["launcher"],
+                                            p.get("extras", {}), tuple(p.get("features", ())))
+                  for p in system["partitions"]]
+    stacks = {e["name"]: StackSpec.from_config(e["name"], tuple(e.get("features", ())), e.get("extras", {}))
+              for e in config["environments"]}
+    environs = {p["name"]: list(p["environs"]) for p in system["partitions"]}
+    return partitions, stacks, environs
+

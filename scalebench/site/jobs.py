@@ -1,0 +1,120 @@
+"""The job of one case: nodes, tasks, threads, node sharing, time limit and launcher options.
+
+Every check applies a JobPlan as it is; `scalebench plan` prints the same plans. The node count is
+the scale's: ranks a process grid leaves idle are spread over the nodes (at most
+ceil(tasks / nodes) per node), never dropped with a node.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from scalebench.errors import InputError, ScalebenchError
+from scalebench.site import rundir
+from scalebench.site.partition import PartitionSpec, StackSpec
+from scalebench.site.scales import Geometry, Scale, geometry
+
+
+class LeftOut(ScalebenchError):
+    """A case the plan leaves out; the message is the reason (a check skips with it)."""
+
+
+@dataclass(frozen=True)
+class JobPlan:
+    scale: str
+    nodes: int
+    ranks_per_node: int  # of the geometry, idle ranks included
+    threads_per_rank: int
+    tasks: int  # launched
+    exclusive: bool = False
+    memory: str | None = None  # Slurm --mem value; "0" is all of each node's memory
+    hyperthreads: bool | None = None  # None: the scheduler's default
+    time_limit_s: int | None = None  # None: the partition's default
+    gpus_per_node: int = 0
+    launcher_options: tuple[str, ...] = ()
+    stack: str = ""
+    spack_lock: str = ""
+
+    @property
+    def tasks_per_node(self) -> int:
+        """The most tasks any node runs: idle ranks are spread over the nodes."""
+        return math.ceil(self.tasks / self.nodes)
+
+    @property
+    def idle_ranks(self) -> int:
+        return self.nodes * self.ranks_per_node - self.tasks
+
+    @property
+    def geometry(self) -> Geometry:
+        return Geometry(self.nodes, self.ranks_per_node, self.threads_per_rank)
+
+    def with_tasks(self, tasks: int) -> JobPlan:
+        """The same job launching `tasks` of its ranks (a process grid that leaves some idle)."""
+        if not 0 < tasks <= self.nodes * self.ranks_per_node:
+            raise InputError(f"tasks: {tasks} is not within the {self.nodes * self.ranks_per_node} ranks of the job")
+        if tasks < self.nodes:
+            raise LeftOut(f"{tasks} task(s) cannot occupy {self.nodes} nodes")
+        return replace(self, tasks=tasks)
+
+    def scheduler_options(self, scheduler: str) -> list[str]:
+        """Options a check adds to its job: Slurm gets the node count and memory from the plan (not
+        from tasks / tasks per node, which idle ranks would round down)."""
+        if scheduler not in ("slurm", "squeue"):
+            return []
+        options = [f"--nodes={self.nodes}"]
+        if self.memory is not None:
+            options.append(f"--mem={self.memory}")
+        return options
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.update(tasks_per_node=self.tasks_per_node, idle_ranks=self.idle_ranks,
+                    launcher_options=list(self.launcher_options))
+        return data
+
+
+def job_plan(partition: PartitionSpec, stack: StackSpec, scale: str | Scale, *,
+             threads_per_rank: int | None = None, ranks_per_node: int | None = None,
+             whole_nodes: bool = False, gpus_per_node: int = 0) -> JobPlan:
+    """The job of a case at a scale of the partition (by name), or at a layout of its own (a Scale:
+    two ranks on two nodes, say) that the partition can hold, on a stack.
+
+    threads_per_rank: None is 1. ranks_per_node: None fills the scale's cores. whole_nodes: the case
+    takes its nodes whole (HPL): exclusive, all memory and no hyperthreads as the partition's
+    job_options say; every multi-node case does too. LeftOut when the partition cannot run it.
+    """
+    if isinstance(scale, str):
+        name, found = scale, partition.scale(scale)
+        if found is None:
+            known = ", ".join(s.name for s in partition.scales())
+            raise LeftOut(f"scale {name} is not one of {partition.fullname}'s scales ({known})")
+        scale = found
+    elif scale.num_nodes > partition.max_nodes:
+        raise LeftOut(f"{scale.name} needs {scale.num_nodes} nodes; the partition has {partition.max_nodes}")
+    elif (scale.cores_per_node or 0) > partition.cores_per_node:
+        raise LeftOut(f"{scale.name} needs {scale.cores_per_node} cores per node; the nodes have "
+                      f"{partition.cores_per_node}")
+    threads = 1 if threads_per_rank is None else threads_per_rank
+    if scale.sub_node and ranks_per_node is not None and ranks_per_node * threads > scale.cores_per_node:
+        raise LeftOut(f"scale {scale.name} has {scale.cores_per_node} core(s); the requested geometry needs "
+                      f"{ranks_per_node * threads} per node")
+    if scale.sub_node and threads > scale.cores_per_node:
+        raise LeftOut(f"scale {scale.name} has {scale.cores_per_node} core(s), fewer than {threads} threads per rank")
+    layout = geometry(scale, partition.cores_per_node, threads, ranks_per_node)
+    lock = stack.extras.get("spack_lock")
+    lock_digest = rundir.file_digest(lock) if lock else ""
+    if lock_digest.startswith("missing"):
+        raise LeftOut(f"stack {stack.stack}: {lock_digest} (spack install the environment first)")
+    whole = whole_nodes or layout.nodes > 1
+    options = partition.job_options
+    memory = ("0" if options.memory == "whole" else options.memory) if whole else None
+    return JobPlan(
+        scale=scale.name, nodes=layout.nodes, ranks_per_node=layout.ranks_per_node,
+        threads_per_rank=layout.threads_per_rank, tasks=layout.ranks,
+        exclusive=whole and options.exclusive, memory=memory,
+        hyperthreads=options.hyperthreads if whole else None,
+        time_limit_s=None, gpus_per_node=gpus_per_node,
+        launcher_options=tuple(option.format(threads_per_rank=layout.threads_per_rank)
+                               for option in stack.launcher_options),
+        stack=stack.stack, spack_lock=lock_digest)

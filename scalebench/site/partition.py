@@ -1,0 +1,162 @@
+"""A partition and a stack as plain data: what the plan of every case needs from a site file.
+
+`load_site` validates a site file and writes these values into the ReFrame configuration (partition
+and environment extras); `PartitionSpec.from_config` and `StackSpec.from_config` read them back, in
+the checks (from ReFrame's objects) and in `scalebench plan` (from the configuration dict) alike.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from scalebench.errors import InputError
+from scalebench.site.scales import Scale, ScaleSpec
+from scalebench.units import format_size, parse_size
+from scalebench.validation import is_number, require_count
+
+# Slurm-like schedulers: the plan writes their options (--nodes, --mem) itself.
+SLURM_SCHEDULERS = ("slurm", "squeue")
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    """Node sharing for HPL and every multi-node case (site file `job_options:`)."""
+
+    exclusive: bool = True  # --exclusive
+    memory: str | None = "whole"  # whole: --mem=0 (all of each node's memory); a size; None: Slurm's default
+    hyperthreads: bool = False  # False: --hint=nomultithread
+
+    @classmethod
+    def from_site(cls, data: Any, where: str) -> JobOptions:
+        if data is None:
+            return cls()
+        if not isinstance(data, Mapping):
+            raise InputError(f"{where}: expected a mapping with exclusive, memory and hyperthreads")
+        unknown = sorted(map(str, set(data) - {"exclusive", "memory", "hyperthreads"}))
+        if unknown:
+            raise InputError(f"{where}: unknown key(s) {', '.join(unknown)}")
+        for key in ("exclusive", "hyperthreads"):
+            if key in data and not isinstance(data[key], bool):
+                raise InputError(f"{where}.{key}: must be true or false, got {data[key]!r}")
+        memory = data.get("memory", "whole")
+        if memory not in (None, "whole"):
+            memory = f"{parse_size(memory, f'{where}.memory') // 2**20}M"  # Slurm takes MiB
+        return cls(data.get("exclusive", True), memory, data.get("hyperthreads", False))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"exclusive": self.exclusive, "memory": self.memory, "hyperthreads": self.hyperthreads}
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    count: int  # per node
+    memory: int  # bytes per GPU
+    fp64_gflops: float  # nominal FP64 peak per GPU (the vendor's data sheet)
+    arch: str = ""
+    model: str = ""
+
+    @classmethod
+    def from_site(cls, data: Any, where: str) -> GpuSpec | None:
+        if data is None:
+            return None
+        if not isinstance(data, Mapping):
+            raise InputError(f"{where}: expected a mapping with count, memory and fp64_tflops")
+        unknown = sorted(map(str, set(data) - {"count", "memory", "fp64_tflops", "arch", "model"}))
+        if unknown:
+            raise InputError(f"{where}: unknown key(s) {', '.join(unknown)}")
+        for key in ("count", "memory", "fp64_tflops"):
+            if data.get(key) in (None, ""):
+                raise InputError(f"{where}: missing '{key}'")
+        tflops = data["fp64_tflops"]
+        if not is_number(tflops) or not 0 < tflops < 1e6:
+            raise InputError(f"{where}.fp64_tflops: must be a positive number, got {tflops!r}")
+        return cls(require_count(f"{where}.count", data["count"]), parse_size(data["memory"], f"{where}.memory"),
+                   float(tflops) * 1000, str(data.get("arch", "")), str(data.get("model", "")))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"count": self.count, "memory": self.memory, "fp64_tflops": self.fp64_gflops / 1000,
+                "arch": self.arch, "model": self.model}
+
+
+@dataclass(frozen=True)
+class PartitionSpec:
+    system: str
+    name: str
+    scheduler: str
+    launcher: str
+    max_nodes: int
+    cores_per_node: int
+    memory_per_node: int
+    microarch: str
+    clock_ghz: float
+    flops_per_cycle: int
+    features: tuple[str, ...] = ()
+    rpeak_derivation: tuple[str, ...] = ()
+    time_limit_s: int | None = None  # the partition's default for a job
+    max_time_limit_s: int | None = None  # the longest job it grants
+    scale_spec: ScaleSpec = field(default_factory=ScaleSpec)
+    job_options: JobOptions = field(default_factory=JobOptions)
+    gpus: GpuSpec | None = None
+    hpl: Mapping[str, Any] = field(default_factory=dict)  # hpl_* extras: time_budget_s, trials, ...
+
+    @property
+    def fullname(self) -> str:
+        return f"{self.system}:{self.name}"
+
+    @property
+    def slurm_like(self) -> bool:
+        return self.scheduler in SLURM_SCHEDULERS
+
+    def scales(self) -> list[Scale]:
+        return self.scale_spec.scales(self.max_nodes, self.cores_per_node)
+
+    def scale(self, name: str) -> Scale | None:
+        return next((s for s in self.scales() if s.name == name), None)
+
+    def rpeak_gflops(self, nodes: int = 1, cores_per_node: int | None = None) -> float:
+        """Nominal CPU Rpeak of `nodes` nodes using `cores_per_node` cores each (default: all)."""
+        cores = self.cores_per_node if cores_per_node is None else cores_per_node
+        return nodes * cores * self.clock_ghz * self.flops_per_cycle
+
+    def describe(self) -> str:
+        gpus = f", {self.gpus.count} x {self.gpus.model or 'GPU'}" if self.gpus else ""
+        return (f"{self.max_nodes} node(s) x {self.cores_per_node} cores, {format_size(self.memory_per_node)}"
+                f"{gpus}")
+
+    @classmethod
+    def from_config(cls, system: str, name: str, scheduler: str, launcher: str, extras: Mapping[str, Any],
+                    features: tuple[str, ...] = ()) -> PartitionSpec:
+        """From the extras `load_site` wrote (see site_configs/sites/example.yaml for their meaning)."""
+        where = f"{system}:{name} extras"
+        try:
+            return cls(
+                system=system, name=name, scheduler=scheduler, launcher=launcher,
+                max_nodes=require_count(f"{where}.max_nodes", extras["max_nodes"]),
+                cores_per_node=require_count(f"{where}.cores_per_node", extras["cores_per_node"]),
+                memory_per_node=parse_size(extras["memory_per_node"], f"{where}.memory_per_node"),
+                microarch=str(extras.get("microarch", "unknown")),
+                clock_ghz=float(extras["clock_ghz"]), flops_per_cycle=int(extras["flops_per_cycle"]),
+                features=tuple(features), rpeak_derivation=tuple(extras.get("rpeak_derivation", ())),
+                time_limit_s=extras.get("time_limit_s"), max_time_limit_s=extras.get("max_time_limit_s"),
+                scale_spec=ScaleSpec.from_site(extras.get("scales"), f"{where}.scales"),
+                job_options=JobOptions.from_site(extras.get("job_options"), f"{where}.job_options"),
+                gpus=GpuSpec.from_site(extras.get("gpus"), f"{where}.gpus"),
+                hpl={key[len("hpl_"):]: value for key, value in extras.items() if key.startswith("hpl_")})
+        except KeyError as err:
+            raise InputError(f"{where}: missing {err.args[0]!r} (describe the partition in a site file)") from None
+
+
+@dataclass(frozen=True)
+class StackSpec:
+    name: str  # the ReFrame environment
+    stack: str  # the stack name results carry
+    features: tuple[str, ...]
+    extras: Mapping[str, Any]
+
+    @property
+    def launcher_options(self) -> tuple[str, ...]:
+        return tuple(str(option) for option in self.extras.get("launcher_options", ()))
+
+    @classmethod
+    def from_config(cls, name: str, features: tuple[str, ...], extras: Mapping[str, Any]) -> StackSpec:
+        return cls(name, str(extras.get("stack", name)), tuple(features), dict(extras))

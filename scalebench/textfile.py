@@ -1,0 +1,60 @@
+"""The one way scalebench reads a file it is given: a regular file, at most a stated size, as text.
+
+A FIFO, a device or a directory is refused before it is opened for reading (a FIFO would block,
+/dev/zero never ends); a file over the limit is refused by name; UTF-16 and UTF-32 text is named as
+such rather than misread; other undecodable bytes become U+FFFD.
+"""
+from __future__ import annotations
+
+import codecs
+import os
+import stat
+from pathlib import Path
+
+from scalebench.errors import InputError
+from scalebench.units import format_size
+
+# Benchmark outputs, run reports and data files are far below this; a larger file is not one of them.
+DEFAULT_LIMIT = 256 * 2**20
+
+_WIDE_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
+              (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16"))
+
+
+def read_bytes(path: str | Path, what: str = "file", limit: int = DEFAULT_LIMIT) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes; InputError naming `what` otherwise."""
+    name = str(path)
+    if not name:
+        raise InputError(f"{what}: no file name given")
+    try:
+        # O_NONBLOCK: opening a FIFO for reading must not wait for a writer
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as err:
+        raise InputError(f"{what}: cannot read {name}: {err.strerror}") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+            raise InputError(f"{what}: {name} is {kind}")
+        if info.st_size > limit:
+            raise InputError(f"{what}: {name} is {format_size(info.st_size)}, more than the "
+                             f"{format_size(limit)} scalebench reads")
+        data = handle.read(limit + 1)
+    if len(data) > limit:  # grew while being read
+        raise InputError(f"{what}: {name} is more than the {format_size(limit)} scalebench reads")
+    return data
+
+
+def decode(data: bytes, what: str = "file") -> str:
+    """UTF-8 text (a BOM dropped); UTF-16/32 named; other bad bytes as U+FFFD."""
+    for bom, encoding in _WIDE_BOMS:
+        if data.startswith(bom):
+            raise InputError(f"{what}: {encoding} text; convert it to UTF-8 (e.g. iconv -f {encoding} -t UTF-8)")
+    if data[:64].count(b"\x00") > 8:
+        raise InputError(f"{what}: binary or UTF-16/32 data (NUL bytes), not UTF-8 text")
+    text = data.decode("utf-8", errors="replace")
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def read_text(path: str | Path, what: str = "file", limit: int = DEFAULT_LIMIT) -> str:
+    return decode(read_bytes(path, what, limit), f"{what} {path}")

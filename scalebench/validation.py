@@ -1,0 +1,93 @@
+"""Checks of single values, each failing with an InputError that names the field.
+
+Numbers: what counts as a measurement or a count (a bool never does). Names and shell words:
+what may go into a path or, unquoted, into a job script.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import re
+from typing import Any
+
+from scalebench.errors import InputError
+
+# HPL and MPI hold N, NB, P, Q and rank counts in a C int; beyond it nothing runs, and arithmetic on
+# such values overflows floats or factorises for ever.
+C_INT_MAX = 2**31 - 1
+
+
+def is_number(value: Any) -> bool:
+    """A finite int or float, not a bool."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def finite_number(value: object, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise InputError(f"{name}: must be a finite number, got {value!r}")
+    return float(value)
+
+
+def positive_number(value: object, name: str) -> float:
+    number = finite_number(value, name)
+    if number <= 0:
+        raise InputError(f"{name}: must be positive, got {value!r}")
+    return number
+
+
+def non_negative_number(value: object, name: str) -> float:
+    number = finite_number(value, name)
+    if number < 0:
+        raise InputError(f"{name}: must not be negative, got {value!r}")
+    return number
+
+
+def require_positive(name: str, value: Any) -> int:
+    """A positive int (not a bool, not a float)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise InputError(f"{name}: must be a positive integer, got {value!r}")
+    return value
+
+
+def require_count(name: str, value: Any) -> int:
+    """A positive integer HPL and MPI can hold (at most C_INT_MAX)."""
+    if require_positive(name, value) > C_INT_MAX:
+        raise InputError(f"{name}: must be at most {C_INT_MAX} (HPL and MPI hold it in a C int)")
+    return value
+
+
+def positive_count(value: object, name: str) -> int:
+    """A positive integral count of any integral type (numpy's included)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
+        raise InputError(f"{name}: must be a positive integer process count, got {value!r}")
+    return int(value)
+
+
+_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def check_name(where: str, value: Any) -> str:
+    """System, partition and stack names end up in paths (perflogs, frozen decks): no separators."""
+    if not isinstance(value, str) or not _NAME.fullmatch(value) or value in (".", ".."):
+        raise InputError(f"{where}: {value!r} must be letters, digits, '_', '.' and '-' only "
+                         "(not a valid name: it becomes a path)")
+    return value
+
+
+# Characters that quote, separate, redirect or substitute in a shell (with line breaks and other
+# control characters); `$` too where ReFrame expands it (see check_shell_word).
+_SHELL_SPECIAL = re.compile(r"[\s;&|<>'\"\\`()\x00-\x1f\x7f]")
+_SHELL_SPECIAL_OR_DOLLAR = re.compile(r"[\s;&|<>'\"\\`()$\x00-\x1f\x7f]")
+
+
+def check_shell_word(where: str, value: Any, variables: bool = True) -> str:
+    """A value that ReFrame writes unquoted into job scripts (environment values, launcher options,
+    module names, program paths) and into which it substitutes $(...) and `...` itself when it loads
+    an environment or a directory: one plain word, no command can hide in it. `variables`: $NAME and
+    ${NAME} allowed (PATH: /opt/x/bin:$PATH)."""
+    text = str(value)
+    bad = (_SHELL_SPECIAL if variables else _SHELL_SPECIAL_OR_DOLLAR).search(text)
+    if bad:
+        raise InputError(f"{where}: {text!r} has {bad.group(0)!r}; it goes unquoted into job scripts, so it must "
+                         "be one word without spaces, quotes, backslashes, ;&|<>()`" + ("" if variables else " or $"))
+    return text
