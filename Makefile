@@ -4,11 +4,17 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: install run test lab clean-venv
+.PHONY: install wheelhouse run test lab clean-venv
 
 # PYTHON=/path/to/python3.X picks the interpreter; WHEELHOUSE=DIR installs from DIR alone (offline).
 install:
 	bash scripts/install-venv.sh
+
+# Wheels for an offline `make install WHEELHOUSE=DIR`: every supported Python on x86_64 and aarch64, or
+# PYTHONS="3.11 3.12" PLATFORMS=aarch64. Needs the package registry.
+wheelhouse:
+	$(or $(PYTHON),python3) scripts/wheelhouse.py $(or $(WHEELHOUSE),wheelhouse) \
+	    $(PYTHONS:%=--python %) $(PLATFORMS:%=--platform %)
 
 # Application weak-scaling cases add little at 1-2 ranks: make run keeps the strong-scaling curves.
 run:
