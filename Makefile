@@ -1,15 +1,24 @@
-# Two entry points: `make run` (HPL suite on this machine, then its report) and `make test`.
+# `make run` (HPL suite on this machine, then its report) and `make test` on the embedded default (Debian
+# packages and .venv); `make install` is the site install: .venv only, no root, no system packages.
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: install run test lab clean-venv
+.PHONY: install wheelhouse run test lab clean-venv
 
+# PYTHON=/path/to/python3.X picks the interpreter; WHEELHOUSE=DIR installs from DIR alone (offline).
 install:
-	bash scripts/install.sh
+	bash scripts/install-venv.sh
+
+# Wheels for an offline `make install WHEELHOUSE=DIR`: every supported Python on x86_64 and aarch64, or
+# PYTHONS="3.11 3.12" PLATFORMS=aarch64. Needs the package registry.
+wheelhouse:
+	$(or $(PYTHON),python3) scripts/wheelhouse.py $(or $(WHEELHOUSE),wheelhouse) \
+	    $(PYTHONS:%=--python %) $(PLATFORMS:%=--platform %)
 
 # Application weak-scaling cases add little at 1-2 ranks: make run keeps the strong-scaling curves.
-run: install
+run:
+	bash scripts/install.sh
 	$(VENV)/bin/scalebench run --report -- -x '%scaling=weak'
 
 # The tests also start a throwaway Slurm cluster and open the HTML report in a headless browser.
@@ -18,7 +27,7 @@ test:
 	$(PY) -m pytest -ra tests
 
 # Emulated interconnects (root): HPL efficiency vs node count on a fast and a slow shaped link.
-lab: install
+lab:
 	bash scripts/install.sh scripts/debian-packages-slurm.txt
 	$(VENV)/bin/python -m scalebench_lab.lab --profiles 10GbE,100Mb --nodes 2
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Idempotent installer shared by `make run` and `make test`:
-#   1. Debian packages from scripts/debian-packages.txt (apt-get when root, else name what is missing);
-#   2. .venv with the pinned requirements and scalebench installed editable.
+# Idempotent installer of the embedded default, shared by `make run`, `make test` and `make lab`:
+#   1. Debian packages from scripts/debian-packages.txt and the lists given as arguments (apt-get when
+#      root, else name what is missing and exit 1);
+#   2. the site install, scripts/install-venv.sh (.venv with the pinned requirements and scalebench
+#      editable), with its exit codes.
 # A second run with nothing to do finishes in about a second.
 set -euo pipefail
 
@@ -37,15 +39,4 @@ if ((${#missing[@]})); then
     fi
 fi
 
-venv="$repo/.venv"
-stamp="$venv/.scalebench-installed"
-want_stamp="$(cat "$repo/requirements.txt" "$repo/pyproject.toml" | sha256sum | cut -d' ' -f1)"
-if [[ -f "$stamp" && "$(cat "$stamp")" == "$want_stamp" && -x "$venv/bin/scalebench" ]]; then
-    exit 0
-fi
-python="${PYTHON:-python3}"
-[[ -x "$venv/bin/python" ]] || "$python" -m venv "$venv"
-"$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$repo/requirements.txt"
-"$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e "$repo"
-echo "$want_stamp" > "$stamp"
-echo "scalebench install: .venv ready"
+exec bash "$repo/scripts/install-venv.sh"

@@ -11,14 +11,18 @@ REPO = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent
 
 
+def unavailable(message: str) -> None:
+    """Skip for want of something `make test` provides, except in CI, where it must be there: fail."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{message}: missing in CI")
+    pytest.skip(message)
+
+
 def require_tools(*tools: str) -> None:
     """Skip when a tool is missing, except in CI, where `make test` installs everything: fail there."""
     missing = [t for t in tools if shutil.which(t) is None]
     if missing:
-        message = f"needs {', '.join(missing)} (installed by scripts/install.sh)"
-        if os.environ.get("CI"):
-            pytest.fail(f"{message}: missing in CI")
-        pytest.skip(message)
+        unavailable(f"needs {', '.join(missing)} (installed by scripts/install.sh)")
 
 
 def run_reframe(run_dir: Path, *args: str, config: str = "local.py", env: dict | None = None,
