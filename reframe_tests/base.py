@@ -64,7 +64,8 @@ class ScalebenchCheck(rfm.RegressionTestPlugin):
     def select_partitions(self):
         """Only partitions that can run this variant get it; stacks by the features it needs."""
         spec = plan.CHECKS[self.catalog_name]
-        self.valid_systems = [p.fullname for p in plan.valid_partitions(spec, self.params(), system_partitions())]
+        self.valid_systems = [p.fullname for p in plan.valid_partitions(spec, self.params(), system_partitions(),
+                                                                        self.plan_settings())]
         self.valid_prog_environs = [' '.join(f'+{f}' for f in spec.stack_features)]
 
     def plan_settings(self):

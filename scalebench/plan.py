@@ -51,7 +51,7 @@ class CheckSpec:
     stack_features: tuple[str, ...]
     partition_features: tuple[str, ...]
     values: Callable[[Sequence[PartitionSpec]], Mapping[str, Sequence[Any]]]
-    valid: Callable[[PartitionSpec, Params], bool]
+    valid: Callable[[PartitionSpec, Params, Settings], bool]
     plan: Callable[[PartitionSpec, StackSpec, Params, Settings], CasePlan]
     directory: str = "reframe_tests"  # tuning checks run only when named: reframe_tests/tuning
 
@@ -61,11 +61,11 @@ def system_scale_names(partitions: Iterable[PartitionSpec]) -> list[str]:
     return scale_names(p.scales() for p in partitions)
 
 
-def _has_scale(partition: PartitionSpec, params: Params) -> bool:
+def _has_scale(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
     return partition.scale(params["scale"]) is not None
 
 
-def _always(partition: PartitionSpec, params: Params) -> bool:
+def _always(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
     return True
 
 
@@ -98,10 +98,10 @@ def _plan_app(partition: PartitionSpec, stack: StackSpec, params: Params, settin
                              ranks_per_node=settings.ranks_per_node))
 
 
-def _plan_openfoam(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    if load_openfoam_cases()[params["case"]].heavy and not settings.heavy_cases:
-        raise LeftOut(f"case {params['case']} is heavy (meshing included); run it with -S heavy_cases=true")
-    return _plan_app(partition, stack, params, settings)
+def _valid_openfoam(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
+    """A heavy case (meshing included) only when asked for: -S heavy_cases=true."""
+    heavy = load_openfoam_cases()[params["case"]].heavy
+    return _has_scale(partition, params) and (not heavy or bool(settings and settings.heavy_cases))
 
 
 # --- interconnect -------------------------------------------------------------------------------
@@ -110,7 +110,7 @@ def _two_ranks(partition: PartitionSpec, params: Params) -> tuple[Scale, int] | 
     return microbench.two_rank_layout(params["placement"], partition.max_nodes, partition.cores_per_node)
 
 
-def _valid_two_ranks(partition: PartitionSpec, params: Params) -> bool:
+def _valid_two_ranks(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
     return not isinstance(_two_ranks(partition, params), str)
 
 
@@ -124,7 +124,7 @@ def osu_pairs_layout(partition: PartitionSpec, pairs: int) -> tuple[Scale, int]:
     return (node_scale(2), pairs) if partition.max_nodes >= 2 else (node_scale(1), 2 * pairs)
 
 
-def _valid_pairs(partition: PartitionSpec, params: Params) -> bool:
+def _valid_pairs(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
     return osu_pairs_layout(partition, params["pairs"])[1] <= partition.cores_per_node
 
 
@@ -133,7 +133,7 @@ def _plan_pairs(partition: PartitionSpec, stack: StackSpec, params: Params, sett
     return CasePlan(job_plan(partition, stack, scale, ranks_per_node=ranks_per_node))
 
 
-def _valid_whole_nodes(partition: PartitionSpec, params: Params) -> bool:
+def _valid_whole_nodes(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
     return microbench.whole_nodes_scale(partition.max_nodes).num_nodes * partition.cores_per_node >= 2
 
 
@@ -159,13 +159,13 @@ CHECKS: dict[str, CheckSpec] = {spec.name: spec for spec in (
     CheckSpec("HPLTuneCheck", ("scale",), ("hpl",), ("hpl",), _fixed(scale=("1_node",)), _always, _plan_tuning,
               directory="reframe_tests/tuning"),
     CheckSpec("HPLScalingCheck", (), ("hpl",), ("hpl",), _fixed(),
-              lambda partition, params: len(hpl_series(partition)) >= 2, _plan_scaling),
+              lambda partition, params, settings: len(hpl_series(partition)) >= 2, _plan_scaling),
     CheckSpec("LAMMPSCheck", ("scale", "workload", "scaling"), ("lammps",), (),
               lambda partitions: {**_scales(partitions), "workload": list(load_lammps_workloads()),
                                   "scaling": list(SCALING_MODES)}, _has_scale, _plan_app),
     CheckSpec("OpenFOAMCheck", ("scale", "case", "scaling"), ("openfoam",), (),
               lambda partitions: {**_scales(partitions), "case": list(load_openfoam_cases()),
-                                  "scaling": list(SCALING_MODES)}, _has_scale, _plan_openfoam),
+                                  "scaling": list(SCALING_MODES)}, _valid_openfoam, _plan_app),
     CheckSpec("NetPIPECheck", ("placement",), ("netpipe",), (), _fixed(placement=microbench.PLACEMENTS),
               _valid_two_ranks, _plan_two_ranks),
     CheckSpec("NetPIPEStreamCheck", ("placement",), ("netpipe",), (), _fixed(placement=microbench.PLACEMENTS),
@@ -174,8 +174,9 @@ CHECKS: dict[str, CheckSpec] = {spec.name: spec for spec in (
     _osu("OSULatencyCheck"), _osu("OSUBandwidthCheck"), _osu("OSUBiBandwidthCheck"),
     CheckSpec("OSUMultiBandwidthCheck", ("placement", "pairs"), ("osu",), (),
               _fixed(placement=microbench.PLACEMENTS, pairs=OSU_PAIRS),
-              lambda p, params: _valid_two_ranks(p, params) and _valid_pairs(p, params), _plan_pairs),
-    CheckSpec("OSUCollectiveCheck", ("benchmark", "placement"), ("osu",), (),
+              lambda p, params, settings: _valid_two_ranks(p, params) and _valid_pairs(p, params), _plan_pairs),
+    # ReFrame lists inherited parameters first: placement comes from the OSU base class.
+    CheckSpec("OSUCollectiveCheck", ("placement", "benchmark"), ("osu",), (),
               _fixed(benchmark=OSU_COLLECTIVES, placement=("whole_nodes",)), _valid_whole_nodes, _plan_whole_nodes),
 )}
 
@@ -207,9 +208,11 @@ def variants(spec: CheckSpec, partitions: Sequence[PartitionSpec]) -> Iterator[d
         yield dict(zip(spec.axes, combination))
 
 
-def valid_partitions(spec: CheckSpec, params: Params, partitions: Iterable[PartitionSpec]) -> list[PartitionSpec]:
-    """The partitions on which ReFrame generates the variant (features and geometry)."""
-    return [p for p in partitions if set(spec.partition_features) <= set(p.features) and spec.valid(p, params)]
+def valid_partitions(spec: CheckSpec, params: Params, partitions: Iterable[PartitionSpec],
+                     settings: Settings | None = None) -> list[PartitionSpec]:
+    """The partitions on which ReFrame generates the variant (features, geometry, opt-in cases)."""
+    settings = settings or Settings()
+    return [p for p in partitions if set(spec.partition_features) <= set(p.features) and spec.valid(p, params, settings)]
 
 
 @dataclass(frozen=True)
@@ -255,7 +258,7 @@ def plan_cases(partitions: Sequence[PartitionSpec], stacks: Mapping[str, StackSp
     for spec in (CHECKS[name] for name in names):
         for params in variants(spec, partitions):
             name = display_name(spec.name, params)
-            for partition in valid_partitions(spec, params, partitions):
+            for partition in valid_partitions(spec, params, partitions, settings):
                 for stack in (stacks[e] for e in environs[partition.name]):
                     if not set(spec.stack_features) <= set(stack.features):
                         continue

@@ -58,3 +58,9 @@ def decode(data: bytes, what: str = "file") -> str:
 
 def read_text(path: str | Path, what: str = "file", limit: int = DEFAULT_LIMIT) -> str:
     return decode(read_bytes(path, what, limit), f"{what} {path}")
+
+
+def file_key(path: str | Path) -> tuple[str, int, int]:
+    """Identity of a file's current content (path, mtime, size): a cache key that changes with the file."""
+    stat_result = os.stat(path)
+    return str(Path(path).resolve()), stat_result.st_mtime_ns, stat_result.st_size

@@ -12,6 +12,7 @@ and return new text, so they are tested without the applications.
 """
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -19,6 +20,7 @@ import yaml
 
 from scalebench import paths
 from scalebench.errors import InputError
+from scalebench.textfile import file_key
 from scalebench.validation import require_positive
 
 INPUTS = paths.REPO_ROOT / "reframe_tests" / "inputs"
@@ -52,7 +54,14 @@ def split_factors(n: int, weights: Sequence[float]) -> tuple[int, ...]:
 
 
 def load_specs(path: Path, kind: type, tuples: tuple[str, ...]) -> dict[str, Any]:
-    """name -> kind(name=name, **entry) for each entry of a YAML mapping; `tuples` keys as tuples."""
+    """name -> kind(name=name, **entry) for each entry of a YAML mapping; `tuples` keys as tuples.
+    Read once per version of the file: every variant of a check asks."""
+    return dict(_cached_specs(file_key(path), kind, tuples))
+
+
+@functools.lru_cache(maxsize=32)
+def _cached_specs(key: tuple[str, int, int], kind: type, tuples: tuple[str, ...]) -> dict[str, Any]:
+    path = Path(key[0])
     data = yaml.safe_load(path.read_text())
     specs = {}
     for name, entry in data.items():

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Sequence
 
 from scalebench import paths
-from scalebench.cli.common import OneLineParser, add_geometry_arguments, positive_int_arg
+from scalebench.cli.common import OneLineParser, add_geometry_arguments, positive_int_arg, printable
 from scalebench.errors import InputError, ResultsError, ScalebenchError
 from scalebench.units import parse_size
 
@@ -213,7 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except ScalebenchError as err:
-        print(f"scalebench {args.command}: error: {err}", file=sys.stderr)
+        print(f"scalebench {args.command}: error: {printable(str(err))}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0

@@ -8,7 +8,12 @@ class OneLineParser(argparse.ArgumentParser):
     """Usage errors as one line, like every other scalebench error."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(2, f"{self.prog}: error: {printable(message)}\n")
+
+
+def printable(text: str) -> str:
+    """Control and separator characters as escapes: an error stays one line, whatever it quotes."""
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
 
 
 def positive_int_arg(text: str) -> int:

@@ -72,6 +72,7 @@ class Rules:
     max_grid_aspect: float = 4.0
     time_limit_safety: float = 2.0
     time_limit_allowance_s: float = 600.0
+    tuning_time_budget_s: float = 3600.0
     algorithm: Algorithm = field(default_factory=Algorithm)
 
     def __post_init__(self) -> None:
@@ -81,7 +82,8 @@ class Rules:
         loss = self.lcm_rounding_max_memory_loss
         if not is_number(loss) or not 0 <= loss < 1:
             raise InputError(f"lcm_rounding_max_memory_loss: must be in [0, 1), got {loss!r}")
-        for name, low in (("max_grid_aspect", 1.0), ("time_limit_safety", 1.0), ("time_limit_allowance_s", 0.0)):
+        for name, low in (("max_grid_aspect", 1.0), ("time_limit_safety", 1.0), ("time_limit_allowance_s", 0.0),
+                          ("tuning_time_budget_s", 1.0)):
             value = getattr(self, name)
             if not is_number(value) or value < low:
                 raise InputError(f"{name}: must be a number >= {low:g}, got {value!r}")
@@ -252,6 +254,9 @@ def with_sizes(deck: Deck, n: int, policy: str | None = None) -> Deck:
     require_positive("n", n)
     if n < deck.nb:
         raise DeckError(f"N: {n} is smaller than NB={deck.nb}")
+    if n < deck.nb * deck.q:
+        raise DeckError(f"N: {n} gives fewer than one {deck.nb}-wide block per process column "
+                        f"(grid {deck.p}x{deck.q})")
     if n * n * BYTES_PER_DOUBLE > deck.matrix_capacity:
         raise DeckError(f"N: {n} needs {format_size(n * n * BYTES_PER_DOUBLE)}, more than "
                         f"{deck.memory_fraction:g} of the memory of {deck.nodes} node(s) (largest N {deck.n_memory})")
@@ -276,7 +281,8 @@ def deck_for_scaling(request: DeckRequest, rules: Rules, mode: str = "weak",
     weak: N = N1 x sqrt(nodes) (constant memory per node); strong: N = N1 at every node count;
     fixed_n: that N everywhere (strong scaling at a chosen size)."""
     check_scaling(mode)
-    one_node = make_deck(replace(request, nodes=1, grid=None), rules)
+    # N1 comes from one node's memory; on one node that deck is the answer, grid included.
+    one_node = make_deck(request if request.nodes == 1 else replace(request, nodes=1, grid=None), rules)
     if request.nodes == 1 and fixed_n is None:
         return replace(one_node, n_policy=f"{mode} scaling: {one_node.n_policy}")
     full = make_deck(replace(request, max_n=None, max_n_reason=""), rules)
@@ -453,18 +459,3 @@ HPCCINF_PTRANS_LINES = (
 def hpccinf_txt(deck: Deck, trials: int = 1) -> str:
     """hpccinf.txt for hpcc: HPL.dat lines 1-31, then PTRANS sizes (none beyond HPL's own N)."""
     return hpl_dat(deck, trials=trials) + HPCCINF_PTRANS_LINES
-
-
-def job_time_limit(n: int, expected_gflops: float, safety: float = 3.0, allowance_s: float = 600.0,
-                   trials: int = 1) -> float:
-    """Seconds to request for `trials` HPL solves: safety x the predicted time, plus a fixed
-    allowance for launch, setup and (with hpcc) its other kernels."""
-    return safety * trials * predicted_seconds(n, expected_gflops) + allowance_s
-
-
-def check_time_limit(limit_s: float, partition_limit_s: float | None) -> None:
-    """A prediction the partition cannot grant is an error before submission, not a killed job."""
-    if partition_limit_s is not None and limit_s > partition_limit_s:
-        raise DeckError(f"time limit: the run needs about {limit_s / 3600:.1f} h "
-                        f"(predicted HPL time with safety margin), the partition allows "
-                        f"{partition_limit_s / 3600:.1f} h; lower memory_fraction or set fixed_n")

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 import yaml
 
 from scalebench import paths
+from scalebench.textfile import file_key
 from scalebench.errors import InputError
 from scalebench.hpl import deck
 from scalebench.hpl.deck import Algorithm, Rules
@@ -30,12 +31,6 @@ TOP_IN_PROVENANCE = 5
 
 def _yaml_load(text: str) -> Any:
     return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-
-
-def _file_key(path: Path) -> tuple[str, int, int]:
-    """Identity of a file's current content, for the caches below."""
-    stat = path.stat()
-    return str(path.resolve()), stat.st_mtime_ns, stat.st_size
 
 
 @functools.lru_cache(maxsize=16)
@@ -57,7 +52,7 @@ def frozen_path(system: str, partition: str, decks_dir: Path = paths.HPL_DECKS) 
 def base_rules(decks_dir: Path = paths.HPL_DECKS) -> Rules:
     """decks_dir/rules.yaml, or the project's hpl_decks/rules.yaml when decks_dir has none."""
     path = Path(decks_dir) / "rules.yaml"
-    return _cached_rules(_file_key(path if path.exists() else paths.HPL_DECKS / "rules.yaml"))
+    return _cached_rules(file_key(path if path.exists() else paths.HPL_DECKS / "rules.yaml"))
 
 
 def _grid_rule(candidate: Candidate) -> str:

@@ -128,13 +128,18 @@ def _geometry(partition: PartitionSpec, profile: BinaryProfile, scale_name: str 
         if scale is not None and scale.sub_node:
             raise LeftOut(f"HPL binary profile {profile.name} runs on whole GPU nodes, not on {scale.name}")
         count = partition.gpus.count
+        if count > partition.cores_per_node:
+            raise LeftOut(f"{count} GPUs need a core each for their ranks; {partition.fullname}'s nodes have "
+                          f"{partition.cores_per_node}")
         threads = settings.threads_per_rank or max(1, partition.cores_per_node // count)
         return settings.ranks_per_node or count, threads, count
     threads = settings.threads_per_rank or int(hpl.get("threads_per_rank", 1))
     scale = partition.scale(scale_name) if isinstance(scale_name, str) else scale_name
     ranks = settings.ranks_per_node
-    if ranks is None and scale is not None and not scale.sub_node:
-        ranks = hpl.get("ranks_per_node")  # the partition's layout is for whole nodes
+    if scale is not None and scale.sub_node:  # the partition's layout is for whole nodes
+        threads = settings.threads_per_rank or min(threads, scale.cores_per_node)  # type: ignore[type-var]
+    elif ranks is None:
+        ranks = hpl.get("ranks_per_node")
     return (int(ranks) if ranks is not None else None), threads, 0
 
 
@@ -218,16 +223,27 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
 
 def plan_tuning(partition: PartitionSpec, stack: StackSpec, settings: HplSettings | None = None,
                 environ: Mapping[str, str] | None = None, nbs: tuple[int, ...] | None = None) -> HplPlan:
-    """A tuning sweep on one node: the one-node deck's N, every grid of all its ranks (and the
-    grid leaving ranks idle where the plan would), NB x BCAST x DEPTH, each solved once."""
+    """A tuning sweep on one node: every grid of all its ranks (and the grid leaving ranks idle
+    where the plan would), NB x BCAST x DEPTH, each solved once, at the one-node N or the smaller N
+    whose whole sweep takes about the rules' tuning_time_budget_s and fits the partition's longest job."""
     settings = replace(settings or HplSettings(), trials=1)
     one = plan_hpl(partition, stack, node_scale(1), settings, environ)
-    max_aspect = partition.hpl.get("max_grid_aspect") or _rules(partition, settings)[0].max_grid_aspect
-    sweep = sweep_deck(one.deck, nbs=nbs, max_aspect=float(max_aspect))
-    # Every combination takes about as long as one solve of the one-node N.
-    limit = math.ceil(one.job.time_limit_s * sweep.tests)  # type: ignore[operator]
+    rules = _rules(partition, settings)[0]
+    max_aspect = float(partition.hpl.get("max_grid_aspect") or rules.max_grid_aspect)
+    expected = settings.expected_efficiency * one.rpeak_gflops
+    try:
+        sweep = sweep_deck(one.deck, nbs=nbs, max_aspect=max_aspect)
+        n = deck.largest_n_within(rules.tuning_time_budget_s / sweep.tests, expected) // one.deck.nb * one.deck.nb
+        base = one.deck
+        if n < base.n:
+            base = deck.with_sizes(base, n, f"tuning: N held so the {sweep.tests} solves of the sweep take about "
+                                            f"{format_duration(rules.tuning_time_budget_s)} (memory allows N={base.n})")
+        base, predicted, limit = _fit_time_limit(base, partition, rules, sweep.tests, expected)
+        sweep = sweep_deck(base, nbs=nbs, max_aspect=max_aspect)
+    except DeckError as err:
+        raise LeftOut(f"HPL tuning sweep: {err}") from None
     job = replace(one.job, tasks=one.job.nodes * one.job.ranks_per_node, time_limit_s=limit)
-    return replace(one, job=job, sweep=sweep, predicted_s=one.predicted_s * sweep.tests)
+    return replace(one, job=job, deck=base, sweep=sweep, predicted_s=predicted)
 
 
 def _fit_time_limit(the_deck: Deck, partition: PartitionSpec, rules: Rules, trials: int,

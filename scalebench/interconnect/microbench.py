@@ -204,10 +204,17 @@ def osu_measured(table: OsuTable, figure: str, unit: str, extra: str = "") -> Me
 
 
 def hpcc_network_input(nodes: int, ranks_per_node: int, memory_per_node: int, hpl_n: int) -> str:
-    """hpccinf.txt for hpcc's network section: HPL at `hpl_n` (hpcc sizes its other kernels from it),
-    so the run takes seconds."""
+    """hpccinf.txt for hpcc's network section: HPL at about `hpl_n` (hpcc sizes its other kernels
+    from it), so the run takes seconds; at least one small block per process column on many ranks."""
     from scalebench.hpl import deck
+    from scalebench.hpl.grid import process_grid
 
+    nb = HPCC_NETWORK_NB
+    _, q = process_grid(nodes * ranks_per_node)
     request = deck.DeckRequest(nodes=nodes, ranks_per_node=ranks_per_node, memory_per_node=memory_per_node,
-                               max_n=hpl_n, max_n_reason="hpcc network check: HPL kept small")
+                               nb=nb, max_n=max(hpl_n, nb * q), max_n_reason="hpcc network check: HPL kept small")
     return deck.hpccinf_txt(deck.make_deck(request))
+
+
+# A small block keeps the tiny HPL of the network check valid on hundreds of ranks.
+HPCC_NETWORK_NB = 64

@@ -352,18 +352,6 @@ def test_with_sizes_beyond_memory_is_deck_error():
         deck.with_sizes(base, 50000)
 
 
-def test_job_time_limit_is_safety_times_prediction_plus_allowance():
-    # N=10000 at 100 Gflop/s: (2/3e12 + 1.5e8) / 1e11 = 6.668167 s; x3 + 600 = 620.0045 s.
-    assert deck.job_time_limit(10000, 100.0) == pytest.approx(3 * 6.66816667 + 600, rel=1e-6)
-
-
-def test_check_time_limit_rejects_a_run_longer_than_the_partition_allows():
-    deck.check_time_limit(3600, 7200)
-    deck.check_time_limit(3600, None)
-    with pytest.raises(DeckError, match="^time limit: .*2.0 h.*partition allows 1.0 h"):
-        deck.check_time_limit(7200, 3600)
-
-
 def test_weak_scaling_deck_grows_n_with_sqrt_nodes():
     # One node, 4 ranks, capped at N=10000 -> N1 = 9984 (52 x 192); 4 nodes: 9984 x 2 = 19968 (104 x 192).
     request = DeckRequest(4, 4, 64 * GiB, max_n=10000, max_n_reason="cap")
@@ -397,12 +385,10 @@ def test_explicit_grid_may_leave_ranks_idle():
         DeckRequest(1, 7, 16 * GiB, grid=(3, 3))
 
 
-def test_trials_list_the_same_n_and_scale_the_time_limit():
+def test_trials_list_the_same_n():
     d = deck.make_deck(deck.DeckRequest(nodes=1, ranks_per_node=2, memory_per_node=2**30))
     lines = deck.hpccinf_txt(d, trials=3).splitlines()
     assert lines[4].split()[0] == "3" and lines[5].split()[:3] == [str(d.n)] * 3
     assert deck.hpl_dat(d).splitlines()[5].split()[:2] == [str(d.n), "Ns"]
-    one = deck.job_time_limit(d.n, 50.0, allowance_s=0)
-    assert deck.job_time_limit(d.n, 50.0, allowance_s=0, trials=3) == pytest.approx(3 * one)
     with pytest.raises(deck.DeckError, match="Ns: 21 values"):
         deck.hpl_dat(d, trials=21)  # HPL reads at most 20 problem sizes

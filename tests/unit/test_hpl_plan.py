@@ -1,0 +1,131 @@
+"""scalebench.hpl.plan: the one owner of an HPL case's geometry, grid, N, NB, time limit and
+provenance; and `scalebench plan`, which prints the same plans for a whole site."""
+import json
+import math
+
+import pytest
+import yaml
+
+from scalebench import paths
+from scalebench.cli import main
+from scalebench.hpl import deck
+from scalebench.hpl.plan import HplSettings, plan_hpl, plan_tuning
+from scalebench.site.jobs import LeftOut
+from scalebench.site.partition import GpuSpec, PartitionSpec, StackSpec
+from scalebench.site.scales import ScaleSpec
+
+GiB = 2**30
+RULES = deck.load_rules()
+XHPL = StackSpec("s", "s", ("hpl",), {"hpl_binary": "xhpl"})
+HPCC = StackSpec("h", "h", ("hpl",), {"hpl_binary": "hpcc"})
+ZEN4 = PartitionSpec("zen4", "cpu", "slurm", "srun", 1024, 128, 768 * GiB, "zen4", 3.1, 16,
+                     scale_spec=ScaleSpec(cores=(1, 13, 16)), max_time_limit_s=86400)
+
+
+def test_thirteen_ranks_launch_the_grid_the_deck_asks_for():
+    plan = plan_hpl(ZEN4, XHPL, "13_cores")
+    assert (plan.deck.p, plan.deck.q, plan.job.tasks, plan.job.idle_ranks, plan.job.nodes) == (3, 4, 12, 1, 1)
+    name, text = plan.input_file()
+    lines = text.splitlines()
+    assert name == "HPL.dat" and (lines[10].split()[0], lines[11].split()[0]) == ("3", "4")
+    assert "idle" in plan.grid_reason and plan.provenance()["idle_ranks"] == 1
+
+
+def test_a_sub_node_scale_sizes_n_from_the_memory_of_its_cores():
+    plan = plan_hpl(ZEN4, XHPL, "16_cores")
+    share = 768 * GiB * 16 // 128  # 96 GiB
+    assert plan.deck.memory_per_node == share
+    assert plan.deck.n ** 2 * 8 <= 0.8 * share < (plan.deck.n + plan.deck.nb) ** 2 * 8 * 1.1
+    assert plan.job.time_limit_s < 3 * 3600  # not the 22 hours of a whole node's memory on 16 cores
+    assert "the share of its 16 of 128 cores" in plan.n_policy
+    assert plan_hpl(ZEN4, XHPL, "1_core").deck.memory_per_node == 6 * GiB  # no DeckError on one core
+
+
+def test_multi_node_jobs_keep_their_node_count_on_every_rank():
+    for nodes, grid in ((4, (16, 32)), (16, (32, 64)), (64, (64, 128))):
+        plan = plan_hpl(ZEN4, XHPL, f"{nodes}_nodes")
+        assert (plan.job.nodes, plan.job.tasks, plan.job.tasks_per_node) == (nodes, nodes * 128, 128)
+        assert (plan.deck.p, plan.deck.q) == grid and plan.job.idle_ranks == 0
+        assert plan.job.scheduler_options("slurm") == [f"--nodes={nodes}", "--mem=0"] and plan.job.exclusive
+
+
+def test_time_limit_is_safety_times_the_predicted_solves_plus_an_allowance():
+    plan = plan_hpl(ZEN4, XHPL, "4_nodes", HplSettings(trials=3))
+    one = deck.predicted_seconds(plan.deck.n, 0.75 * plan.rpeak_gflops)
+    assert plan.predicted_s == pytest.approx(3 * one)
+    assert plan.job.time_limit_s == math.ceil(RULES.time_limit_safety * 3 * one + RULES.time_limit_allowance_s)
+
+
+def test_n_shrinks_to_the_partitions_longest_job_and_says_so():
+    plan = plan_hpl(ZEN4, XHPL, "1024_nodes")
+    assert plan.job.time_limit_s <= 86400 and plan.deck.n % plan.deck.nb == 0
+    assert "capped to N=" in plan.n_policy and "24h" in plan.n_policy.replace("24h00m", "24h")
+    short = PartitionSpec(**{**ZEN4.__dict__, "max_time_limit_s": 599})  # less than the allowance
+    with pytest.raises(LeftOut, match=r"^time limit: even N=\d+ needs .* allows 9m59s"):
+        plan_hpl(short, XHPL, "1_node")
+
+
+def test_a_frozen_deck_gives_nb_algorithm_and_its_grid_at_its_rank_count(tmp_path):
+    (tmp_path / "zen4").mkdir()
+    (tmp_path / "zen4" / "cpu.yaml").write_text(yaml.safe_dump(
+        {"nb": 384, "grid": {"p": 8, "q": 16, "ranks": 128}, "algorithm": {"bcast": "2ringM"}}))
+    plan = plan_hpl(ZEN4, XHPL, "1_node", HplSettings(decks_dir=tmp_path))
+    assert (plan.deck.nb, plan.deck.p, plan.deck.q, plan.deck.algorithm.bcast) == (384, 8, 16, "2ringM")
+    assert plan.deck_source.startswith("frozen deck ") and "frozen deck's grid" in plan.grid_reason
+    assert (plan_hpl(ZEN4, XHPL, "2_nodes", HplSettings(decks_dir=tmp_path)).deck.p,) == (16,)  # 256: 16x16
+
+
+def test_threads_per_rank_come_from_the_partition_and_fit_sub_node_scales():
+    hybrid = PartitionSpec(**{**ZEN4.__dict__, "hpl": {"ranks_per_node": 16, "threads_per_rank": 8}})
+    node = plan_hpl(hybrid, XHPL, "1_node")
+    assert (node.job.ranks_per_node, node.job.threads_per_rank, node.deck.p, node.deck.q) == (16, 8, 4, 4)
+    assert node.env_vars["OMP_NUM_THREADS"] == node.env_vars["OPENBLAS_NUM_THREADS"] == "8"
+    one = plan_hpl(hybrid, XHPL, "1_core")
+    assert (one.job.ranks_per_node, one.job.threads_per_rank) == (1, 1)
+
+
+GPU = PartitionSpec("g", "gpu", "slurm", "srun", 128, 64, 512 * GiB, "zen4", 2.7, 16,
+                    gpus=GpuSpec(4, 80 * 10**9, 67000.0))
+NVIDIA = StackSpec("n", "n", ("hpl",), {"hpl_binary": "hpl.sh", "hpl_profile": "nvidia-hpl"})
+
+
+def test_a_gpu_binary_runs_one_rank_per_gpu_and_sizes_n_from_their_memory():
+    plan = plan_hpl(GPU, NVIDIA, "4_nodes")
+    assert (plan.job.ranks_per_node, plan.job.threads_per_rank, plan.job.gpus_per_node) == (4, 16, 4)
+    assert plan.deck.memory_per_node == 4 * 80 * 10**9 and plan.deck.nb == 1024
+    assert plan.rpeak_gflops == pytest.approx(4 * 4 * 67000.0)
+    assert plan.profile.args == ("--dat", "HPL.dat") and "ignores pfact" in plan.provenance()["deck_source"]
+    with pytest.raises(LeftOut, match="has no GPUs"):
+        plan_hpl(ZEN4, NVIDIA, "1_node")
+
+
+def test_hpcc_writes_hpccinf_and_a_tuning_sweep_launches_every_rank():
+    name, text = plan_hpl(ZEN4, HPCC, "1_node").input_file()
+    assert name == "hpccinf.txt" and len(text.splitlines()) == 36
+    thirteen = PartitionSpec(**{**ZEN4.__dict__, "cores_per_node": 13, "scale_spec": ScaleSpec()})
+    sweep = plan_tuning(thirteen, XHPL)
+    assert sweep.job.tasks == 13 and (3, 4) in sweep.sweep.grids and (1, 13) in sweep.sweep.grids
+    assert sweep.expected_cases == sweep.sweep.tests and sweep.job.time_limit_s <= 86400
+
+
+def test_plan_cli_covers_the_whole_zen4_archetype(capsys):
+    site = paths.SITE_CONFIGS / "sites" / "archetypes" / "zen4-ib.yaml"
+    assert main(["plan", str(site), "--json", "-n", "HPLCheck"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    scales = {case["params"]["scale"] for case in data["cases"]}
+    assert {"1_node", "1024_nodes", "16_cores"} <= scales
+    full = next(c for c in data["cases"] if c["params"]["scale"] == "1024_nodes")
+    assert full["job"]["nodes"] == 1024 and full["hpl"]["deck"]["p"] * full["hpl"]["deck"]["q"] == full["job"]["tasks"]
+    assert main(["plan", str(site), "-n", "HPLCheck%scale=2_nodes$", "-p", "^openmpi"]) == 0
+    text = capsys.readouterr().out
+    assert "HPLCheck %scale=2_nodes" in text and "mpich-ofi" not in text and "1 case(s) planned" in text
+
+
+def test_plan_cli_bad_filters_and_variables_are_one_line_errors(capsys):
+    site = str(paths.SITE_CONFIGS / "sites" / "archetypes" / "seed-10gbe.yaml")
+    assert main(["plan", site, "-n", "("]) == 2
+    assert main(["plan", site, "-n", "NoSuchCheck"]) == 2
+    assert main(["plan", site, "-S", "nb=big"]) == 2
+    assert main(["plan", site, "-S", "colour=red"]) == 2
+    errors = capsys.readouterr().err.splitlines()
+    assert len(errors) == 4 and all(line.startswith("scalebench plan: error: ") for line in errors)
