@@ -12,7 +12,7 @@ from reframe.core.builtins import (parameter, performance_function, run_after, r
                                    sanity_function, variable)
 
 from scalebench import paths, plan, programs
-from scalebench.analysis import metrics
+from scalebench.analysis import scaling
 from scalebench.hpl.outcome import hpl_outcome
 from scalebench.hpl.plan import HplSettings
 from scalebench.site import thresholds
@@ -170,5 +170,5 @@ class HPLScalingCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck):
                                          for cores, rmax in sorted(values.items()))
         self.perf_variables = {
             figure.name: sn.make_performance_function(lambda v=figure.value: v, figure.unit)
-            for figure in metrics.scaling_figures(values, higher_is_better=True, weak=self.scaling == 'weak')
+            for figure in scaling.scaling_figures(values, higher_is_better=True, weak=self.scaling == 'weak')
         }

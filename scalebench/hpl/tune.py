@@ -16,7 +16,7 @@ from scalebench.errors import DeckError
 from scalebench.hpl import deck
 from scalebench.hpl.deck import Deck
 from scalebench.hpl.grid import grid_choice, process_grid
-from scalebench.parse.hpl import TV_KEYS, HplRow, decode_tv, is_finite
+from scalebench.parse.hpl import HplRow, decode_tv, is_finite
 
 DEFAULT_NBS = (64, 96, 128, 192, 256, 384)
 DEFAULT_BCASTS = ("1ringM", "2ringM", "longM")

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Mapping
 
-from scalebench.analysis import metrics
 from scalebench.errors import InputError, ParseError
+from scalebench.interconnect import curves
 from scalebench.parse.hpcc import HpccOutput
 from scalebench.parse.netpipe import NetpipeOutput
 from scalebench.parse.osu import OsuTable
@@ -60,7 +60,7 @@ def curve_summary(bandwidth: Mapping[int, float], latency: Mapping[int, float] |
     if latency:
         out["min_latency"] = (min(latency.values()), "us")
     if len(bandwidth) >= 2:
-        half = metrics.half_power_point(sorted(bandwidth.items()))
+        half = curves.half_power_point(sorted(bandwidth.items()))
         out["peak_bandwidth"] = (half.peak_bandwidth, "MB/s")
         if half.n_half is not None:
             out["n_half"] = (half.n_half, "B")
@@ -84,7 +84,7 @@ def netpipe_stream_figures(output: NetpipeOutput) -> Figures:
     """A one-direction stream (NetPIPE -s): message rate and bandwidth by size, and the rate of the
     smallest message (the small-message rate of the interconnect studies)."""
     _, bandwidth = netpipe_curves(output)
-    rates = {size: metrics.message_rate(size, mb_per_s) for size, mb_per_s in bandwidth.items() if size > 0}
+    rates = {size: curves.message_rate(size, mb_per_s) for size, mb_per_s in bandwidth.items() if size > 0}
     if not rates:
         raise ParseError("NetPIPE stream output has no finite point above 0 bytes")
     return {**sized("message_rate", rates, "msg/s"), **sized("bandwidth", bandwidth, "MB/s"),
@@ -143,7 +143,7 @@ def hpcc_network_figures(output: HpccOutput) -> Figures:
             raise ParseError(f"hpcc Summary: {key} is missing or not finite ({summary.get(key)!r})")
         out[figure] = (value, unit)
     try:
-        ratio = metrics.ring_vs_pingpong_ratio(out["random_ring_latency"][0], out["pingpong_latency_avg"][0])
+        ratio = curves.ring_vs_pingpong_ratio(out["random_ring_latency"][0], out["pingpong_latency_avg"][0])
     except InputError:
         ratio = None  # a zero ping-pong latency cannot be a denominator
     if ratio is not None:

@@ -15,7 +15,7 @@ from typing import Any, Iterable, Sequence
 
 import yaml
 
-from scalebench.analysis import metrics
+from scalebench.analysis import scaling
 from scalebench.benchmarks import did_you_mean, registry
 from scalebench.errors import InputError
 from scalebench.results import series
@@ -184,7 +184,7 @@ def load(path: Path, rows: Sequence[Record]) -> list[Criterion]:
 
 def _metric_values(s: Series, metric: str) -> dict[int, float]:
     if metric == "speedup":
-        return metrics.speedup(s.points, higher_is_better=s.higher_is_better)
+        return scaling.speedup(s.points, higher_is_better=s.higher_is_better)
     if metric == "parallel_efficiency":
         return series.efficiency(s)  # weak-scaling series: T(p0)/T(p)
     return dict(s.points)

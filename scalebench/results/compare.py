@@ -1,10 +1,10 @@
 """Bake-off: systems or stacks side by side, each point normalised to a baseline configuration.
 
 A ratio is always "> 1 means better than the baseline", whatever was measured: rates are inverted into
-time-like values first, then scalebench.analysis.metrics.normalise_to_baseline divides. Ratios are summarised
-by their geometric mean (scalebench.analysis.metrics.summarise). Where the figure is a run time in seconds,
+time-like values first, then scalebench.analysis.comparison.normalise_to_baseline divides. Ratios are summarised
+by their geometric mean (scalebench.analysis.comparison.summarise). Where the figure is a run time in seconds,
 the registry's run-time figure of each benchmark (LAMMPS loop time, OpenFOAM wall time) is also summed
-over the points every configuration ran before normalising (scalebench.analysis.metrics.aggregate_then_normalise),
+over the points every configuration ran before normalising (scalebench.analysis.comparison.aggregate_then_normalise),
 as an allocation would be spent.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
-from scalebench.analysis import metrics
+from scalebench.analysis import comparison
 from scalebench.benchmarks import did_you_mean
 from scalebench.errors import InputError
 from scalebench.results.document import Block, Heading, Text, bullets, table
@@ -31,7 +31,7 @@ def time_like_curves(curves: Mapping[str, Mapping[int, float]], higher_is_better
 def ratios_to_baseline(curves: Mapping[str, Mapping[int, float]], baseline: str, higher_is_better: bool,
                        axis: str) -> dict[str, dict[int, float]]:
     """{config: {x: ratio}} against the baseline's curve; message sizes below 4 bytes are left out."""
-    return metrics.normalise_to_baseline(time_like_curves(curves, higher_is_better), baseline,
+    return comparison.normalise_to_baseline(time_like_curves(curves, higher_is_better), baseline,
                                          _MIN_MESSAGE if axis == "msg_size" else 0)
 
 
@@ -72,9 +72,9 @@ class Comparison:
     baseline: str
     configs: tuple[str, ...]
     groups: tuple[Group, ...]
-    summary: dict[str, metrics.Summary]  # over the series' geomeans: each series weighs the same
-    per_benchmark: dict[str, dict[str, metrics.Summary]]  # benchmark -> config -> summary
-    totals: metrics.AggregateComparison | None  # run times summed first, then normalised
+    summary: dict[str, comparison.Summary]  # over the series' geomeans: each series weighs the same
+    per_benchmark: dict[str, dict[str, comparison.Summary]]  # benchmark -> config -> summary
+    totals: comparison.AggregateComparison | None  # run times summed first, then normalised
     without_baseline: tuple[str, ...]  # groups the baseline did not run (not compared)
 
 
@@ -93,7 +93,7 @@ def _by_config(members: Sequence[Series], by: str) -> dict[str, dict[int, float]
             for c in sorted({config_of(s, by) for s in members})}
 
 
-def _totals(all_series: Sequence[Series], by: str, baseline: str) -> metrics.AggregateComparison | None:
+def _totals(all_series: Sequence[Series], by: str, baseline: str) -> comparison.AggregateComparison | None:
     """Run times summed over the points every configuration ran, then normalised to the baseline."""
     times: dict[str, dict[Hashable, float]] = {}
     for key, members in _groups(all_series, by, lambda s: s.bench.time).items():
@@ -102,7 +102,7 @@ def _totals(all_series: Sequence[Series], by: str, baseline: str) -> metrics.Agg
     if len(times) < 2 or baseline not in times:
         return None
     try:
-        return metrics.aggregate_then_normalise(times, baseline)
+        return comparison.aggregate_then_normalise(times, baseline)
     except InputError:
         return None  # no run time measured by every configuration
 
@@ -148,19 +148,19 @@ def compare(all_series: Sequence[Series], by: str = "stack", baseline: str | Non
             continue
         ratios = ratios_to_baseline(values, baseline, first.higher_is_better, first.axis)
         groups.append(Group(key, first.axis, first.unit, first.higher_is_better, values, ratios))
-        for config, summary in metrics.summarise({c: r for c, r in ratios.items() if r}).items():
+        for config, summary in comparison.summarise({c: r for c, r in ratios.items() if r}).items():
             series_means = per_series.setdefault(config, {})
             series_means[len(series_means)] = summary.geomean
         for config, by_x in ratios.items():
             every = by_bench.setdefault(first.key.benchmark, {}).setdefault(config, {})
             every.update((len(every) + i, ratio) for i, ratio in enumerate(by_x.values()))
     return Comparison(by, baseline, tuple(configs), tuple(groups),
-                      metrics.summarise(per_series) if per_series else {},
-                      {bench: metrics.summarise(ratios) for bench, ratios in sorted(by_bench.items())},
+                      comparison.summarise(per_series) if per_series else {},
+                      {bench: comparison.summarise(ratios) for bench, ratios in sorted(by_bench.items())},
                       _totals(all_series, by, baseline), tuple(without))
 
 
-def _summary_rows(summaries: Mapping[str, metrics.Summary], lead: Sequence[str] = ()) -> list[list[Any]]:
+def _summary_rows(summaries: Mapping[str, comparison.Summary], lead: Sequence[str] = ()) -> list[list[Any]]:
     return [[*lead, config, s.count, f"{s.minimum:.3f}", f"{s.geomean:.3f}", f"{s.maximum:.3f}"]
             for config, s in summaries.items()]
 

@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from scalebench import paths
-from scalebench.analysis import metrics
+from scalebench.analysis import comparison
+from scalebench.analysis import scaling
 from scalebench.benchmarks import lookup
+from scalebench.interconnect import curves
 from scalebench.results import acceptance, compare, series
 from scalebench.results.chart_worker import ChartWorker, draw_here
 from scalebench.results.document import (Block, Chart, Figure, Heading, Line, Mark, Panel, Text, bullets,
@@ -168,7 +170,7 @@ def _hpl_where(where: str, hpl: Sequence[Series]) -> list[Block]:
     rows = []
     for s in rmax:
         eff = next((e.points for e in efficiency if e.key.stack == s.key.stack), {})
-        speedups = metrics.speedup(s.points, higher_is_better=s.higher_is_better)
+        speedups = scaling.speedup(s.points, higher_is_better=s.higher_is_better)
         parallel = series.efficiency(s)
         x0 = min(s.points)
         for x, value in s.points.items():
@@ -222,15 +224,15 @@ def hpl_section(sessions: Sequence[Session], rows: Sequence[Record], all_series:
 def _strong_rows(s: Series) -> list[tuple[Any, ...]]:
     """Per process count: value, speedup, parallel efficiency, Karp-Flatt serial fraction, runs."""
     efficiency = series.efficiency(s)
-    speedups = metrics.speedup(s.points, higher_is_better=s.higher_is_better)
+    speedups = scaling.speedup(s.points, higher_is_better=s.higher_is_better)
     p0 = min(s.points)
     return [(s.key.stack, p, f"{v:.4g}", f"{speedups[p]:.2f}", f"{efficiency[p]:.1%}",
-             _fmt(metrics.karp_flatt(speedups[p], p, p0), ".3f"), s.runs[p]) for p, v in s.points.items()]
+             _fmt(scaling.karp_flatt(speedups[p], p, p0), ".3f"), s.runs[p]) for p, v in s.points.items()]
 
 
 def _improvement(base: Series, other: Series) -> tuple[str, str, str]:
     try:
-        result = metrics.stack_improvement(base.points, other.points, higher_is_better=base.higher_is_better)
+        result = scaling.stack_improvement(base.points, other.points, higher_is_better=base.higher_is_better)
     except InputError as err:
         return "-", "-", str(err)
     note = f"not measured by {other.key.stack} at {result.missing}" if result.missing else ""
@@ -245,8 +247,8 @@ def _fom_panel(title: str, members: Sequence[Series]) -> Panel:
 
 def _strong_group(title: str, members: Sequence[Series]) -> list[Block]:
     base = members[0]
-    speedups = {s.key.stack: metrics.speedup(s.points, higher_is_better=s.higher_is_better) for s in members}
-    peaks = {stack: metrics.speedup_peak(values) for stack, values in speedups.items()}
+    speedups = {s.key.stack: scaling.speedup(s.points, higher_is_better=s.higher_is_better) for s in members}
+    peaks = {stack: scaling.speedup_peak(values) for stack, values in speedups.items()}
     p0 = min(x for s in members for x in s.points)
     xs = sorted({x for s in members for x in s.points})
     chart = Chart(_slug("app", title), f"{title}: speedup vs processes per stack (ideal dashed, peaks starred); "
@@ -273,7 +275,7 @@ def _strong_group(title: str, members: Sequence[Series]) -> list[Block]:
 def _interconnect_value(base: Mapping[int, float], other: Mapping[int, float], p: int) -> str:
     """How many fewer processes the other stack needs for the baseline's speedup at its peak."""
     try:
-        value = metrics.interconnect_value(base, other, p)
+        value = scaling.interconnect_value(base, other, p)
     except InputError as err:
         return str(err)
     if value is None:
@@ -336,29 +338,29 @@ class _Interconnect:
     stack: str
     bandwidth: Series | None
     latency: Series | None
-    half: metrics.HalfPower | None = None
+    half: curves.HalfPower | None = None
     surprise: list[tuple[float, float]] = field(default_factory=list)
     area: float | None = None
 
 
 def _interconnect(stack: str, bandwidth: Series | None, latency: Series | None) -> _Interconnect:
-    half = metrics.half_power_point(sorted(bandwidth.points.items())) if bandwidth else None
+    half = curves.half_power_point(sorted(bandwidth.points.items())) if bandwidth else None
     if not (half and latency):
         return _Interconnect(stack, bandwidth, latency, half)
     curve = sorted(latency.points.items())
     t0 = curve[0][1]  # the smallest message: Hockney's startup latency
-    surprise = metrics.latency_surprise(curve, t0, half.peak_bandwidth)
+    surprise = curves.latency_surprise(curve, t0, half.peak_bandwidth)
     try:
-        area: float | None = metrics.surprise_area(curve, t0, half.peak_bandwidth)
+        area: float | None = curves.surprise_area(curve, t0, half.peak_bandwidth)
     except InputError:
         area = None  # fewer than two sizes above 0 bytes
     return _Interconnect(stack, bandwidth, latency, half, surprise, area)
 
 
-def _hockney_line(stack: str, latency: Series, half: metrics.HalfPower) -> Line:
+def _hockney_line(stack: str, latency: Series, half: curves.HalfPower) -> Line:
     t0 = latency.points[min(latency.points)]
     return Line("Hockney model t0 + size/B", tuple(latency.points),
-                tuple(metrics.ideal_latency(t0, half.peak_bandwidth, x) for x in latency.points), stack, style="ideal")
+                tuple(curves.ideal_latency(t0, half.peak_bandwidth, x) for x in latency.points), stack, style="ideal")
 
 
 def _micro_chart(where: str, suite: str, found: Sequence[_Interconnect]) -> Chart:
@@ -402,8 +404,8 @@ def _summaries(group: Sequence[Series], baseline: str | None) -> list[Block]:
         return []
     first = next((s for s in group if s.key.stack == baseline), group[0])
     ratios = compare.ratios_to_baseline(curves, first.key.stack, first.higher_is_better, first.axis)
-    summary = metrics.summarise({stack: r for stack, r in ratios.items() if r})
-    warnings = metrics.health_warnings(compare.time_like_curves(curves, first.higher_is_better))
+    summary = comparison.summarise({stack: r for stack, r in ratios.items() if r})
+    warnings = comparison.health_warnings(compare.time_like_curves(curves, first.higher_is_better))
     title = f"{first.bench.title} on {first.key.where}"
     out: list[Block] = [
         Heading(4, f"{title}: stacks against {first.key.stack}"),
@@ -415,9 +417,9 @@ def _summaries(group: Sequence[Series], baseline: str | None) -> list[Block]:
     return out
 
 
-def _health_lines(warnings: Sequence[metrics.HealthWarning]) -> list[str]:
+def _health_lines(warnings: Sequence[comparison.HealthWarning]) -> list[str]:
     """One line per (stack, best stack): a slow protocol range flags many sizes at once."""
-    grouped: dict[tuple[str, str], list[metrics.HealthWarning]] = {}
+    grouped: dict[tuple[str, str], list[comparison.HealthWarning]] = {}
     for w in warnings:
         grouped.setdefault((str(w.config), str(w.best_config)), []).append(w)
     lines = []
@@ -462,7 +464,7 @@ def _sized_blocks(members: Sequence[Series]) -> list[Block]:
     for s in members:
         pick = min if first.direction == "lower" else max
         at, best = pick(s.points.items(), key=lambda p: p[1])
-        half = (metrics.half_power_point(sorted(s.points.items())) if s.unit == "MB/s" and len(s.points) >= 2
+        half = (curves.half_power_point(sorted(s.points.items())) if s.unit == "MB/s" and len(s.points) >= 2
                 else None)
         n_half = (format_size(int(half.n_half)) if half and half.n_half else
                   "<= smallest size" if half else "-")

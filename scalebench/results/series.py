@@ -13,7 +13,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from scalebench.analysis import metrics
+from scalebench.analysis import scaling
 from scalebench.benchmarks import Benchmark, lookup
 from scalebench.results.store import Record
 
@@ -73,8 +73,8 @@ def efficiency(s: Series) -> dict[int, float]:
     per-step figure of merit (a rate per step is inverted into a time per step first)."""
     if s.weak:
         times = {x: time_like(v, s.higher_is_better) for x, v in s.points.items()}
-        return metrics.weak_scaling_efficiency(times, higher_is_better=False)
-    return metrics.parallel_efficiency(s.points, higher_is_better=s.higher_is_better)
+        return scaling.weak_scaling_efficiency(times, higher_is_better=False)
+    return scaling.parallel_efficiency(s.points, higher_is_better=s.higher_is_better)
 
 
 def axis_label(axis: str) -> str:

@@ -4,7 +4,7 @@ import math
 import pytest
 
 import reframe_reports as rr
-from scalebench.analysis import metrics
+from scalebench.analysis import comparison
 from scalebench.cli import main
 from scalebench.errors import InputError
 from scalebench.results import compare, series, store as results
@@ -111,8 +111,8 @@ def test_compare_cli(study, capsys):
 
 def test_health_warnings_use_the_same_time_like_values():
     curves = {"a": {4: 1.0, 8: 1.0}, "b": {4: 20.0, 8: 1.5}}  # latencies
-    warnings = metrics.health_warnings(compare.time_like_curves(curves, higher_is_better=False))
+    warnings = comparison.health_warnings(compare.time_like_curves(curves, higher_is_better=False))
     assert [(w.config, w.size) for w in warnings] == [("b", 4)]
     bandwidths = {"a": {4: 100.0, 8: 100.0}, "b": {4: 5.0, 8: 80.0}}
-    warnings = metrics.health_warnings(compare.time_like_curves(bandwidths, higher_is_better=True))
+    warnings = comparison.health_warnings(compare.time_like_curves(bandwidths, higher_is_better=True))
     assert [(w.config, w.size, w.times_best) for w in warnings] == [("b", 4, pytest.approx(20.0))]

@@ -1,33 +1,17 @@
-"""scalebench.analysis.metrics on small hand-computed curves; the hand computation sits next to each number."""
+"""scalebench.analysis and scalebench.interconnect.curves on small hand-computed curves; the hand computation sits next to each number."""
 import math
 
 import pytest
 
-from scalebench.analysis import metrics
+from scalebench.analysis import scaling
+from scalebench.analysis.comparison import (aggregate_then_normalise, health_warnings, normalise_to_baseline,
+                                            summarise, summarise_pooled)
+from scalebench.analysis.scaling import (improvement_at, interconnect_value, karp_flatt, parallel_efficiency,
+                                         speedup, speedup_peak, stack_improvement, weak_scaling_efficiency)
 from scalebench.errors import InputError
-from scalebench.analysis.metrics import (
-    aggregate_then_normalise,
-    half_power_point,
-    health_warnings,
-    ideal_latency,
-    improvement_at,
-    interconnect_value,
-    karp_flatt,
-    latency_surprise,
-    message_rate,
-    multi_pair_summary,
-    normalise_to_baseline,
-    osu_message_rates,
-    parallel_efficiency,
-    ring_vs_pingpong_ratio,
-    speedup,
-    speedup_peak,
-    stack_improvement,
-    summarise,
-    summarise_pooled,
-    surprise_area,
-    weak_scaling_efficiency,
-)
+from scalebench.interconnect.curves import (half_power_point, ideal_latency, latency_surprise, message_rate,
+                                            multi_pair_summary, osu_message_rates, ring_vs_pingpong_ratio,
+                                            surprise_area)
 
 approx = pytest.approx
 
@@ -658,7 +642,7 @@ def test_aggregate_then_normalise_rejects_bad_input():
 
 def test_scaling_figures_strong_rates():
     # Gflop/s 50 on 1 core, 90 on 2: speedup 1.8, efficiency 90%, Karp-Flatt (1/1.8 - 1/2)/(1 - 1/2) = 0.1111.
-    figures = {f.name: (f.value, f.unit) for f in metrics.scaling_figures({1: 50.0, 2: 90.0},
+    figures = {f.name: (f.value, f.unit) for f in scaling.scaling_figures({1: 50.0, 2: 90.0},
                                                                          higher_is_better=True, weak=False)}
     assert figures["speedup_p2"] == (pytest.approx(1.8), "x")
     assert figures["efficiency_p2"] == (pytest.approx(90.0), "%")
@@ -667,7 +651,7 @@ def test_scaling_figures_strong_rates():
 
 def test_scaling_figures_weak_times_and_too_short_series():
     # Times 10 s on 1 node, 12.5 s on 4 (same work per node): weak efficiency 10/12.5 = 80%.
-    figures = metrics.scaling_figures({1: 10.0, 4: 12.5}, higher_is_better=False, weak=True)
+    figures = scaling.scaling_figures({1: 10.0, 4: 12.5}, higher_is_better=False, weak=True)
     assert [(f.name, f.value, f.unit) for f in figures] == [("weak_efficiency_p4", pytest.approx(80.0), "%")]
     with pytest.raises(InputError, match="at least two process counts"):
-        metrics.scaling_figures({1: 10.0}, higher_is_better=False, weak=True)
+        scaling.scaling_figures({1: 10.0}, higher_is_better=False, weak=True)

@@ -10,7 +10,8 @@ import pytest
 import reframe_reports as rr
 from png_check import png_colours
 from scalebench import benchmarks
-from scalebench.analysis import metrics
+from scalebench.analysis import scaling
+from scalebench.interconnect import curves
 from scalebench.results import document, report, series, store as results
 
 REAL_REPORT = rr.REAL_REPORT
@@ -100,12 +101,12 @@ def test_application_section_marks_speedup_peaks_per_stack(study):
     ideal = next(l for l in speedup_panel.lines if l.style == "ideal")
     assert ideal.xs == (1, 2, 4, 8, 16) and ideal.ys == (1, 2, 4, 8, 16)
     stacks = next(t for t in _tables(apps) if t.header[0] == "Stack" and t.header[1] == "Peak speedup")
-    expected = metrics.stack_improvement(rr.LAMMPS_RATES["tcp"], rr.LAMMPS_RATES["ucx"], higher_is_better=True)
+    expected = scaling.stack_improvement(rr.LAMMPS_RATES["tcp"], rr.LAMMPS_RATES["ucx"], higher_is_better=True)
     ucx = next(row for row in stacks.rows if row[0] == "ucx")
     assert ucx[3] == f"{expected.at_peak:+.1%}" and ucx[4] == f"{expected.mean_to_peak:+.1%}"
     # Interconnect value: processes ucx needs for tcp's peak speedup (5.2 at 8), from the metric.
-    speedups = {stack: metrics.speedup(rates, higher_is_better=True) for stack, rates in rr.LAMMPS_RATES.items()}
-    value = metrics.interconnect_value(speedups["tcp"], speedups["ucx"], 8)
+    speedups = {stack: scaling.speedup(rates, higher_is_better=True) for stack, rates in rr.LAMMPS_RATES.items()}
+    value = scaling.interconnect_value(speedups["tcp"], speedups["ucx"], 8)
     assert ucx[6] == f"{value.fewer_procs:g} ({value.p_other:.3g} instead of 8)" and value.fewer_procs > 0
     # OpenFOAM: a time per step, lower is better; speedup T(1)/T(4)
     openfoam = next(t for t in _tables(apps) if "Time per step (s/step)" in t.header)
@@ -135,7 +136,7 @@ def test_microbenchmark_section_n_half_surprise_and_summaries(study):
     stacks = next(t for t in _tables(micro) if t.header[1] == "Peak bandwidth (MB/s)")
     tcp = next(r for r in stacks.rows if r[0] == "tcp")
     bandwidth, _ = rr.hockney(*rr.INTERCONNECT["tcp"])
-    half = metrics.half_power_point(sorted(bandwidth.items()))
+    half = curves.half_power_point(sorted(bandwidth.items()))
     assert tcp[1] == f"{half.peak_bandwidth:.1f}" and tcp[3].endswith(f"({half.method})")
     assert tcp[5] == "1.50x at 8.0 KiB"  # the synthetic rendezvous bump
     chart = _charts(micro)[0]
