@@ -59,7 +59,8 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """The terminal HPL table, then the files written; the main report's path last."""
-    from scalebench.results.report import hpl_terminal_table, parse_formats, write_report
+    from scalebench.results.report import parse_formats, write_report
+    from scalebench.results.sections import hpl_terminal_table
 
     written = write_report(args.results, Path(args.out) if args.out else None, parse_formats(args.format),
                            Path(args.thresholds) if args.thresholds else None)

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from scalebench.errors import ResultsError
-from scalebench.results import report, store as results
+from scalebench.results import report, sections, store as results
 
 REAL_REPORT = Path(__file__).resolve().parents[1] / "data" / "reframe" / "hpl_local_run_report.json"
 
@@ -70,7 +70,7 @@ def test_report_table_and_markdown(results_dir, tmp_path):
     assert "| local:default | openmpi-sm | 1_node | 1 | 2 | 10368 | 192 | 1 x 2 | 66.23 | 128.0 | 51.7% |" in text
     assert "time budget: 8 s" in text  # the N policy is stated
     assert "ReFrame overhead" in text
-    table = report.hpl_terminal_table(written.sessions)
+    table = sections.hpl_terminal_table(written.sessions)
     assert table.splitlines()[0].split()[:3] == ["System", "Stack", "Scale"]
 
 
