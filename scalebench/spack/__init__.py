@@ -8,6 +8,7 @@
   environment on a temporary copy, never writing into the repository.
 - `scalebench.cli.spack`: `scalebench spack validate [DIR]`.
 """
-from scalebench.spack.validate import Finding, PackageTable, load_table, validate_env, validate_tree
+from scalebench.spack.specs import PackageTable, load_table
+from scalebench.spack.validate import Finding, validate_env, validate_tree
 
 __all__ = ["Finding", "PackageTable", "load_table", "validate_env", "validate_tree"]

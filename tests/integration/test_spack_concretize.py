@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from scalebench.spack.concretize import DEFAULT_TIMEOUT_S, concretize_env, find_spack, no_spack_reason
-from scalebench.spack.validate import SITE_VAR, find_envs, load_table
+from scalebench.spack.specs import load_table
+from scalebench.spack.validate import SITE_VAR, find_envs
 
 REPO = Path(__file__).resolve().parents[2]
 SPACK_ENVS = REPO / "spack_envs"

@@ -17,7 +17,7 @@ import yaml
 
 from conftest import REPO, VENV_BIN, run_reframe
 from reframe_reports import hpl, write_run
-from scalebench.apps import common, lammps, openfoam
+from scalebench.apps import lammps, openfoam
 from scalebench.errors import DeckError, InputError, ResultsError
 from scalebench.hpl import deck
 from scalebench.site import thresholds

@@ -9,7 +9,8 @@ import yaml
 
 from scalebench.cli.spack import add_arguments, cmd_spack_validate
 from scalebench.spack import Finding, load_table, validate_env, validate_tree
-from scalebench.spack.validate import SpecSyntaxError, check_node, find_envs, parse_spec
+from scalebench.spack.specs import SpecSyntaxError, check_node, parse_spec
+from scalebench.spack.validate import find_envs
 
 REPO = Path(__file__).resolve().parents[2]
 SPACK_ENVS = REPO / "spack_envs"

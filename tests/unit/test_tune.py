@@ -3,13 +3,11 @@
 HPL outputs here are synthetic, printed with HPL 2.3's own formats (HPL_pdtest.c):
 row "W%c%1d%c%c%1d%c%1d%12d %5d %5d %5d %18.2f %19.4e", then the scaled-residual line.
 """
-import itertools
 import json
 import math
 import re
 from dataclasses import replace
 from datetime import datetime, timezone
-from pathlib import Path
 
 import pytest
 import yaml
@@ -19,7 +17,7 @@ from scalebench.cli import tune as tune_cli
 from scalebench.cli.common import OneLineParser as _Parser
 from scalebench.errors import DeckError, InputError, ParseError, ScalebenchError
 from scalebench.hpl import deck, frozen, tune
-from scalebench.hpl.deck import Algorithm, Deck, DeckRequest, Rules
+from scalebench.hpl.deck import Algorithm, DeckRequest, Rules
 from scalebench.parse import hpl as hpl_parse
 from scalebench.parse.hpcc import parse_hpcc
 from scalebench.parse.hpl import parse_hpl
