@@ -59,7 +59,7 @@ class NetPIPECheck(_Microbenchmark):
 
     def parse_outputs(self, read):
         return microbench.netpipe_measured(parse_netpipe(read(self.output_file)), read(self.job.stdout),
-                                           stream=bool(self.mode_options))
+                                           self.max_bytes, stream=bool(self.mode_options))
 
     def record(self, measured):
         self.hosts = measured.hosts

@@ -9,6 +9,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent
+LOCAL_SITE = REPO / "site_configs" / "sites" / "local.yaml"
 
 
 def unavailable(message: str) -> None:
@@ -49,3 +50,63 @@ def perflog_rows(run_dir: Path) -> list[dict[str, str]]:
         header, *lines = path.read_text().splitlines() or [""]
         rows += [dict(zip(header.split("|"), line.split("|"))) for line in lines]
     return rows
+
+
+# --- this machine, as the embedded default sees it: tests expect what it plans, not a fixed size --
+
+def local_partition():
+    """The embedded default's partition on this machine (its cores, memory and scales, detected)."""
+    from scalebench.plan import site_specs
+    from scalebench.site.siteconf import site_systems
+
+    partitions, _, _ = site_specs(site_systems(LOCAL_SITE))
+    return partitions[0]
+
+
+def local_scales() -> list[str]:
+    """The scales the embedded default runs here: 1 core, powers of two below the cores, the node."""
+    return [scale.name for scale in local_partition().scales()]
+
+
+def ranks_at(scale: str) -> int:
+    """Ranks of a one-thread-per-rank check at a local scale (every core of it)."""
+    found = local_partition().scale(scale)
+    return found.cores_per_node or local_partition().cores_per_node
+
+
+def require_cores(count: int) -> None:
+    """Skip a test that needs `count` cores on a machine (or CPU set) that gives it fewer."""
+    cores = local_partition().cores_per_node
+    if cores < count:
+        pytest.skip(f"needs {count} cores; this machine gives the tests {cores}")
+
+
+# --- the end of a run says which tiers were skipped and why -----------------------------------------
+
+# Test modules by the tier they stand for; a module not listed is its own tier.
+TIERS = {"test_spack_concretize": "real Spack tier", "test_site_install": "site install tier",
+         "test_python_support": "Python support tier", "test_slurm_cluster": "Slurm tier",
+         "test_slurm_hpl": "Slurm tier", "test_slurm_faults": "Slurm tier", "test_report_browser": "browser tier"}
+
+
+def skipped_tiers(reports) -> list[str]:
+    """'real Spack tier: 8 skipped, no Spack: ...' per tier and reason, from pytest's skip reports."""
+    counts: dict[tuple[str, str], int] = {}
+    for report in reports:
+        module = Path(report.nodeid.split("::")[0]).stem
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        key = (TIERS.get(module, module), reason)
+        counts[key] = counts.get(key, 0) + 1
+    return [f"{tier}: {count} skipped, {reason}" for (tier, reason), count in sorted(counts.items())]
+
+
+def pytest_unconfigure(config):
+    """After pytest's last line: one line per skipped tier and its reason, or that none was."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None or not hasattr(reporter, "stats"):
+        return
+    lines = skipped_tiers(reporter.stats.get("skipped", []))
+    reporter.write_line("skipped tiers: " + ("none" if not lines else f"{len(lines)}"))
+    for line in lines:
+        reporter.write_line(f"  {line}")

@@ -175,14 +175,18 @@ class Measured:
     placement: str = ""  # NetPIPE: where the two ranks really ran
 
 
-def netpipe_measured(output: NetpipeOutput, stdout: str, stream: bool = False) -> Measured:
+def netpipe_measured(output: NetpipeOutput, stdout: str, max_bytes: int, stream: bool = False) -> Measured:
     """NetPIPE's curve, and its two ranks as it prints them: a binary under the wrong launcher runs
-    two copies that both say they are rank 0."""
+    two copies that both say they are rank 0. A whole curve ends at max_bytes (NetPIPE's -u)."""
     hosts = netpipe_hosts(stdout)
     figures = netpipe_stream_figures(output) if stream else netpipe_figures(output)
-    problems = () if sorted(hosts) == [0, 1] else (f"NetPIPE reports ranks {sorted(hosts)}, expected [0, 1] "
-                                                   f"(wrong MPI launcher?)",)
-    return Measured(figures, problems, " ".join(hosts[rank] for rank in sorted(hosts)), placement_of(hosts))
+    problems = []
+    if sorted(hosts) != [0, 1]:
+        problems.append(f"NetPIPE reports ranks {sorted(hosts)}, expected [0, 1] (wrong MPI launcher?)")
+    largest = max((row.bytes for row in output.rows), default=0)
+    if largest < max_bytes:
+        problems.append(f"NetPIPE's curve stops at {largest} bytes, before the {max_bytes} asked: the run ended early")
+    return Measured(figures, tuple(problems), " ".join(hosts[rank] for rank in sorted(hosts)), placement_of(hosts))
 
 
 def hpcc_network_measured(output: HpccOutput, tasks: int) -> Measured:

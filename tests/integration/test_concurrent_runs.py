@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import VENV_BIN, file_hashes, perflog_rows, require_tools
+from conftest import VENV_BIN, file_hashes, local_scales, perflog_rows, require_tools
 from reframe_reports import hpl, write_run
 
 pytestmark = pytest.mark.integration
@@ -40,7 +40,7 @@ def two_runs(tmp_path_factory):
         logs[name] = (tmp / f"{name}.out").open("w+")
         procs[name] = subprocess.Popen(
             [str(VENV_BIN / "scalebench"), "run", "--results", str(results), "--report", "--",
-             "-n", "HPLCheck%scale=1_core$", "-S", "time_budget_s=0.3", "-S", "efficiency_floor=0", "-S", f"nb={nb}"],
+             "-n", f"HPLCheck%scale={local_scales()[0]}$", "-S", "time_budget_s=0.3", "-S", "efficiency_floor=0", "-S", f"nb={nb}"],
             stdout=logs[name], stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         status = {name: proc.wait(timeout=300) for name, proc in procs.items()}

@@ -7,11 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import require_tools, run_reframe
+from conftest import local_scales, ranks_at, require_cores, require_tools, run_reframe
 
 pytestmark = pytest.mark.integration
 
-SCALES = "%scale=(1_core|1_node)"  # 1 rank and every core of the node (2 here)
+# The smallest scale of this machine and the whole node (1_core and 1_node on two or more cores).
+SMALLEST, NODE = local_scales()[0], "1_node"
+SCALES = f"%scale=({SMALLEST}|{NODE})"
 
 
 def _cases(run_dir, check):
@@ -51,7 +53,7 @@ def test_lammps_cases_pass_with_positive_figures(lammps_run):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     ran = _ran(_cases(run_dir, "LAMMPSCheck"))
     workloads = ("lj", "eam", "spce_pppm")  # Debian's lmp has KSPACE: the PPPM case runs
-    assert set(ran) == {(s, w, m) for s in ("1_core", "1_node") for w in workloads for m in ("strong", "weak")}
+    assert set(ran) == {(s, w, m) for s in {SMALLEST, NODE} for w in workloads for m in ("strong", "weak")}
     for (scale, workload, _), case in ran.items():
         assert case["result"] == "pass", case["fail_reason"]
         assert case["stack"] == "openmpi-sm" and case["num_nodes"] == 1
@@ -71,10 +73,10 @@ def test_lammps_atoms_follow_the_scaling(lammps_run):
     run_dir, _ = lammps_run
     ran = _ran(_cases(run_dir, "LAMMPSCheck"))
     for workload in ("lj", "eam", "spce_pppm"):
-        one = ran[("1_core", workload, "strong")]["expected_atoms"]
-        assert ran[("1_core", workload, "weak")]["expected_atoms"] == one
-        assert ran[("1_node", workload, "strong")]["expected_atoms"] == one
-        assert ran[("1_node", workload, "weak")]["expected_atoms"] == 2 * one
+        one = ran[(SMALLEST, workload, "strong")]["expected_atoms"]
+        assert ran[(SMALLEST, workload, "weak")]["expected_atoms"] == one * ranks_at(SMALLEST)
+        assert ran[(NODE, workload, "strong")]["expected_atoms"] == one
+        assert ran[(NODE, workload, "weak")]["expected_atoms"] == one * ranks_at(NODE)
     for case in ran.values():  # what LAMMPS itself says, in the kept log
         log = Path(case["outputdir"]) / "log.lammps"
         loop = re.search(r"Loop time of \S+ on (\d+) procs for (\d+) steps with (\d+) atoms", log.read_text())
@@ -86,7 +88,7 @@ def test_openfoam_cases_pass_with_positive_figures(openfoam_run):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     cases = _cases(run_dir, "OpenFOAMCheck")
     ran = _ran(cases)
-    assert set(ran) == {(s, c, m) for s in ("1_core", "1_node") for c in ("cavity", "pitzDaily")
+    assert set(ran) == {(s, c, m) for s in {SMALLEST, NODE} for c in ("cavity", "pitzDaily")
                         for m in ("strong", "weak")}
     for case in ran.values():
         assert case["result"] == "pass", case["fail_reason"]
@@ -104,11 +106,12 @@ def test_openfoam_cells_follow_the_scaling_and_the_solver_runs_in_parallel(openf
     run_dir, _ = openfoam_run
     ran = _ran(_cases(run_dir, "OpenFOAMCheck"))
     for name in ("cavity", "pitzDaily"):
-        one = ran[("1_core", name, "strong")]["mesh_cells"]
-        assert ran[("1_node", name, "strong")]["mesh_cells"] == one
-        assert ran[("1_node", name, "weak")]["mesh_cells"] == 2 * one
-        text = (Path(ran[("1_node", name, "weak")]["outputdir"]) / "rfm_job.out").read_text()
-        assert "nProcs : 2" in text and "Finalising parallel run" in text
+        one = ran[(SMALLEST, name, "strong")]["mesh_cells"]
+        assert ran[(NODE, name, "strong")]["mesh_cells"] == one
+        assert ran[(NODE, name, "weak")]["mesh_cells"] == one * ranks_at(NODE)
+        text = (Path(ran[(NODE, name, "weak")]["outputdir"]) / "rfm_job.out").read_text()
+        if ranks_at(NODE) > 1:
+            assert f"nProcs : {ranks_at(NODE)}" in text and "Finalising parallel run" in text
         assert len(re.findall(r"^Time = ", text, re.MULTILINE)) == 20
 
 
@@ -132,18 +135,19 @@ def _wrapper(tmp_path, text):
 
 def test_lammps_under_a_foreign_launcher_fails_sanity(tmp_path):
     require_tools("mpirun", "lmp")
+    require_cores(2)  # a foreign launcher shows as 1 process where several were asked
     lmp = _wrapper(tmp_path, FOREIGN_LAUNCHER)
     proc = run_reframe(tmp_path / "run", "-r", "-n", "LAMMPSCheck%scale=1_node%workload=lj%scaling=strong",
                        "-S", "atoms=2000", "-S", "steps=20", "-S", f"lmp_binary={lmp}", checks="lammps.py")
     assert proc.returncode != 0
-    assert "LAMMPS ran on 1 procs, 2 requested (wrong MPI launcher?)" in proc.stdout
+    assert f"LAMMPS ran on 1 procs, {ranks_at('1_node')} requested (wrong MPI launcher?)" in proc.stdout
 
 
 def test_lammps_without_kspace_fails_the_pppm_workload_naming_the_package(tmp_path):
     """The job asks the binary it runs (lmp -h, where modules and views set PATH), not the login node."""
     require_tools("lmp")
     lmp = _wrapper(tmp_path, NO_KSPACE)
-    proc = run_reframe(tmp_path / "run", "-r", "-n", "LAMMPSCheck%scale=1_core%workload=spce_pppm",
+    proc = run_reframe(tmp_path / "run", "-r", "-n", f"LAMMPSCheck%scale={SMALLEST}%workload=spce_pppm",
                        "-S", f"lmp_binary={lmp}", checks="lammps.py")
     assert proc.returncode != 0
     cases = _cases(tmp_path / "run", "LAMMPSCheck")

@@ -205,7 +205,8 @@ def test_netns_links_are_shaped_by_the_profile(netns):
     finally:
         receiver.kill()
         receiver.wait(timeout=5)
-    assert 20 < mbit < 130  # ~97 measured; unshaped veth carries several Gbit/s
+    rate = 100  # Mbit/s, the profile's; unshaped veth carries several Gbit/s
+    assert 0.2 * rate < mbit < 1.3 * rate  # held to the rate, give or take the burst and the clock
 
 
 # --------------------------------------------------------------------------- stop
@@ -217,10 +218,8 @@ def test_stop_with_a_running_job_kills_exactly_what_start_recorded(slurm_cluster
     while "RUNNING" not in state.run_client(["squeue", "-h", "-o", "%T"], timeout=10).stdout:
         assert time.monotonic() < deadline, "job did not start"
         time.sleep(0.2)
-    t0 = time.monotonic()
-    proc = cli("stop", "--dir", str(state.dir))
+    proc = cli("stop", "--dir", str(state.dir))  # cli's own timeout: a stop that hangs fails the test
     assert proc.returncode == 0, proc.stderr
-    assert time.monotonic() - t0 < 30
     assert_all_gone(state.dir)
     # slurmstepd and the job's processes were found through the daemons and recorded before the kill.
     assert any(p["role"] == "descendant" for p in recorded_pids(state.dir))

@@ -163,3 +163,15 @@ def test_netpipe_stream_gives_the_message_rate_by_size():
     assert figures["message_rate_65536"][0] == pytest.approx(figures["bandwidth_65536"][0] * 1e6 / 65536)
     bench = benchmarks.lookup("NetPIPEStreamCheck")
     assert all(benchmarks.split_sized(bench, name) for name in figures if name[-1].isdigit())
+
+
+def test_a_netpipe_curve_that_stops_early_or_on_one_rank_is_not_a_measurement():
+    output = parse_netpipe((NETPIPE / "npopenmpi_sm_2ranks.np.out").read_text())
+    stdout = (NETPIPE / "npopenmpi_sm_2ranks.stdout.txt").read_text()
+    whole = microbench.netpipe_measured(output, stdout, max_bytes=8388608)
+    assert whole.problems == () and whole.placement == "intra_node" and whole.figures
+    early = microbench.netpipe_measured(output, stdout, max_bytes=16777216)
+    assert early.problems == ("NetPIPE's curve stops at 8388608 bytes, before the 16777216 asked: "
+                              "the run ended early",)
+    one_rank = microbench.netpipe_measured(output, "0: vm\n", max_bytes=8388608)
+    assert one_rank.problems == ("NetPIPE reports ranks [0], expected [0, 1] (wrong MPI launcher?)",)

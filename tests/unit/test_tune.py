@@ -12,6 +12,8 @@ from datetime import datetime, timezone
 import pytest
 import yaml
 
+from hpl_outputs import BCAST_CODE, hpcc_output, hpl_output, tv
+
 from scalebench import paths
 from scalebench.cli import tune as tune_cli
 from scalebench.cli.common import OneLineParser as _Parser
@@ -26,53 +28,6 @@ GiB = 2**30
 RULES_YAML = paths.HPL_DECKS / "rules.yaml"
 T0 = datetime(2026, 11, 5, 12, 0, 0, tzinfo=timezone.utc)
 RULES = deck.load_rules()
-
-# --- synthetic HPL output -----------------------------------------------------------------------
-
-_BCAST_CODE = {"1ring": 0, "1ringM": 1, "2ring": 2, "2ringM": 3, "long": 4, "longM": 5}
-_FACT_CHAR = {"left": "L", "crout": "C", "right": "R"}
-
-
-def tv(pmap="R", depth=1, bcast=1, rfact="C", ndiv=2, pfact="R", nbmin=4):
-    return "W%c%1d%c%c%1d%c%1d" % (pmap, depth, str(bcast), rfact, ndiv, pfact, nbmin)
-
-
-def hpl_output(rows):
-    """HPL 2.3 output text; rows are (tv, n, nb, p, q, time_s, gflops, status) with status
-    PASSED, FAILED or None (the run stops before the residual line)."""
-    out = ["=" * 80, "HPLinpack 2.3  --  High-Performance Linpack benchmark  --   December 2, 2018",
-           "=" * 80, "",
-           "- The relative machine precision (eps) is taken to be               1.110223e-16",
-           "- Computational tests pass if scaled residuals are less than                16.0", ""]
-    for code, n, nb, p, q, time_s, gflops, status in rows:
-        out += ["=" * 80,
-                "T/V                N    NB     P     Q               Time                 Gflops",
-                "-" * 80,
-                "%s%12d %5d %5d %5d %18.2f %19.4e" % (code, n, nb, p, q, time_s, gflops),
-                "HPL_pdgesv() start time Thu Nov  5 12:00:00 2026", "",
-                "HPL_pdgesv() end time   Thu Nov  5 12:00:09 2026", ""]
-        if status is None:
-            break
-        residual = 1.23456789e-03 if status == "PASSED" else 3.4e+02
-        out += ["-" * 80,
-                "||Ax-b||_oo/(eps*(||A||_oo*||x||_oo+||b||_oo)*N)=   %.8e ...... %s" % (residual, status)]
-    else:
-        passed = sum(r[7] == "PASSED" for r in rows)
-        out += ["=" * 80, "",
-                "Finished %6d tests with the following results:" % len(rows),
-                "         %6d tests completed and passed residual checks," % passed,
-                "         %6d tests completed and failed residual checks," % (len(rows) - passed),
-                "         %6d tests skipped because of illegal input values." % 0,
-                "-" * 80, "", "End of Tests.", "=" * 80]
-    return "\n".join(out) + "\n"
-
-
-def hpcc_output(hpl_text):
-    return ("This is the DARPA/DOE HPC Challenge Benchmark version 1.5.0 October 2012\n"
-            "Begin of HPL section.\n" + hpl_text + "End of HPL section.\n"
-            "Begin of Summary section.\nHPL_Tflops=0.1\nSuccess=1\nEnd of Summary section.\n"
-            "End of HPC Challenge tests.\n")
-
 
 # --- HPL's reader, for checking what we write ----------------------------------------------------
 
@@ -285,7 +240,7 @@ def test_decode_tv_fields(code, expected):
 
 
 def test_every_bcast_digit_decodes_to_the_name_the_writer_encodes():
-    for name, code in _BCAST_CODE.items():
+    for name, code in BCAST_CODE.items():
         assert hpl_parse.decode_tv(tv(bcast=code))["bcast"] == name
         assert deck._BCAST[name] == code
 
