@@ -17,13 +17,13 @@ from scalebench.errors import InputError
 
 SECTIONS = ("hpl", "application", "microbenchmark")
 DIRECTIONS = ("higher", "lower", "none")
-KINDS = ("bandwidth", "latency")
+CURVE_KINDS = ("bandwidth", "latency")
 _ENTRY_KEYS = {"title", "section", "x", "fom", "figures", "kind", "sized", "series_params", "time", "weak", "suite"}
 _SIZED_NAME = re.compile(r"^(?P<figure>.+)_(?P<size>\d+)$")
 
 
 @dataclass(frozen=True)
-class Figure:
+class FigureSpec:
     name: str
     direction: str  # higher | lower | none
     label: str
@@ -37,7 +37,7 @@ class Benchmark:
     section: str  # hpl | application | microbenchmark | other
     x: str  # nodes | procs | a parameter name
     fom: str | None
-    figures: Mapping[str, Figure]
+    figures: Mapping[str, FigureSpec]
     kind: str | None = None  # bandwidth | latency: the kind of the figure of merit (microbenchmarks)
     sized: bool = False
     series_params: tuple[str, ...] = ("scale",)
@@ -45,9 +45,9 @@ class Benchmark:
     weak: tuple[str, str] | None = None  # (parameter, value) of weak-scaling cases
     suite: str = ""  # checks whose curves are read together (one for latency, one for bandwidth)
 
-    def figure(self, name: str) -> Figure:
+    def figure(self, name: str) -> FigureSpec:
         """A registered figure, or an undirected one for figures the registry does not list."""
-        return self.figures.get(name) or Figure(name, "none", name)
+        return self.figures.get(name) or FigureSpec(name, "none", name)
 
 
 def unregistered(name: str) -> Benchmark:
@@ -79,7 +79,7 @@ def _entry(name: str, entry: object, where: str) -> Benchmark:
         raise InputError(f"{where}.figures: expected a mapping of figure names")
     kind = entry.get("kind")
     if kind is not None:
-        _choice(kind, KINDS, f"{where}.kind")
+        _choice(kind, CURVE_KINDS, f"{where}.kind")
     fom = entry.get("fom")
     parsed = {}
     for figure, spec in figures.items():
@@ -89,8 +89,8 @@ def _entry(name: str, entry: object, where: str) -> Benchmark:
         direction = _choice(spec.get("direction"), DIRECTIONS, f"{where}.figures.{figure}.direction")
         figure_kind = spec.get("kind", kind if figure == fom else None)
         if figure_kind is not None:
-            _choice(figure_kind, KINDS, f"{where}.figures.{figure}.kind")
-        parsed[str(figure)] = Figure(str(figure), direction, str(spec.get("label") or figure), figure_kind)
+            _choice(figure_kind, CURVE_KINDS, f"{where}.figures.{figure}.kind")
+        parsed[str(figure)] = FigureSpec(str(figure), direction, str(spec.get("label") or figure), figure_kind)
     if fom is not None:
         _choice(fom, parsed, f"{where}.fom")
     time = entry.get("time")
