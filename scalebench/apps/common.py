@@ -16,9 +16,7 @@ import functools
 from pathlib import Path
 from typing import Any, Sequence
 
-import yaml
-
-from scalebench import paths
+from scalebench import loaders, paths
 from scalebench.errors import InputError
 from scalebench.textfile import file_key
 from scalebench.validation import require_positive
@@ -62,9 +60,13 @@ def load_specs(path: Path, kind: type, tuples: tuple[str, ...]) -> dict[str, Any
 @functools.lru_cache(maxsize=32)
 def _cached_specs(key: tuple[str, int, int], kind: type, tuples: tuple[str, ...]) -> dict[str, Any]:
     path = Path(key[0])
-    data = yaml.safe_load(path.read_text())
+    data = loaders.load_yaml(path, "spec file")
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: expected a mapping of names to entries")
     specs = {}
     for name, entry in data.items():
+        if not isinstance(entry, dict):
+            raise InputError(f"{path}: entry {name}: expected a mapping")
         entry = {key: tuple(value) if key in tuples else value for key, value in entry.items()}
         try:
             specs[name] = kind(name=name, **entry)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from scalebench import paths
+from scalebench import paths, textfile
 from scalebench.cli.common import add_geometry_arguments, positive_int_arg
 from scalebench.errors import InputError, ParseError
 from scalebench.hpl import deck
@@ -45,10 +45,7 @@ def _read_rows(file: str, kind: str) -> list[HplRow]:
     from scalebench.parse.hpcc import parse_hpcc
     from scalebench.parse.hpl import parse_hpl
 
-    try:
-        text = Path(file).read_text(errors="replace")
-    except OSError as err:
-        raise InputError(f"{file}: cannot read: {err.strerror}") from None
+    text = textfile.read_text(file, f"{kind} output")
     try:
         if kind == "hpcc":
             output = parse_hpcc(text).hpl

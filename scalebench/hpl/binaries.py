@@ -7,9 +7,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
-
-from scalebench import paths
+from scalebench import loaders, paths
 from scalebench.errors import InputError
 from scalebench.hpl.deck import Algorithm
 from scalebench.validation import require_count
@@ -61,7 +59,7 @@ def _profile(name: str, data: Any, where: str) -> BinaryProfile:
 @functools.lru_cache(maxsize=4)
 def load_profiles(path: Path | None = None) -> dict[str, BinaryProfile]:
     path = Path(path or paths.HPL_DECKS / "binaries.yaml")
-    data = yaml.safe_load(path.read_text())
+    data = loaders.load_yaml(path, "binary profiles")
     if not isinstance(data, Mapping):
         raise InputError(f"{path}: expected a mapping of profile names")
     return {str(name): _profile(str(name), entry, f"{path}: {name}") for name, entry in data.items()}

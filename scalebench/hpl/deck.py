@@ -14,9 +14,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Sequence
 
-import yaml
-
-from scalebench import paths
+from scalebench import loaders, paths
 from scalebench.errors import DeckError, InputError
 from scalebench.hpl.grid import process_grid
 from scalebench.parse.hpl import BCAST_CODES, PFACT_CODES, PMAP_CODES, SWAP_CODES
@@ -92,7 +90,7 @@ class Rules:
 def load_rules(path: Path | None = None) -> Rules:
     """Deck rules from hpl_decks/rules.yaml (or another file of the same shape)."""
     path = path or paths.HPL_DECKS / "rules.yaml"
-    data = yaml.safe_load(path.read_text()) or {}
+    data = loaders.load_yaml(path, "deck rules") or {}
     if not isinstance(data, dict) or not isinstance(data.get("algorithm") or {}, dict):
         raise InputError(f"{path}: expected a mapping of rules with an 'algorithm' mapping")
     algorithm = data.pop("algorithm", None) or {}

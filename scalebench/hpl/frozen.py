@@ -16,21 +16,17 @@ from typing import Any, Sequence
 
 import yaml
 
-from scalebench import paths
+from scalebench import loaders, paths
 from scalebench.textfile import file_key
-from scalebench.errors import InputError
+from scalebench.errors import InputError, ScalebenchError
 from scalebench.hpl import deck
 from scalebench.hpl.deck import Algorithm, Rules
 from scalebench.hpl.grid import GridChoice, grid_choice, process_grid
 from scalebench.hpl.tune import Candidate
 from scalebench.parse.hpl import TV_KEYS
-from scalebench.validation import check_name, require_positive
+from scalebench.validation import check_name, excerpt_text, require_positive
 
 TOP_IN_PROVENANCE = 5
-
-
-def _yaml_load(text: str) -> Any:
-    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 @functools.lru_cache(maxsize=16)
@@ -162,9 +158,9 @@ def _keep(path: Path, now: datetime) -> Path:
 
 def _frozen_at(path: Path) -> str:
     try:
-        data = _yaml_load(path.read_text())
-        return f" (frozen_at {data['provenance']['frozen_at']})"
-    except Exception:  # only decorates the message
+        data = loaders.load_yaml(path, "frozen deck")
+        return f" (frozen_at {excerpt_text(str(data['provenance']['frozen_at']), 40)})"
+    except (ScalebenchError, KeyError, TypeError):  # only decorates the message
         return ""
 
 
@@ -191,14 +187,7 @@ class FrozenDeck:
 
 def read_frozen(path: Path, base: Rules) -> FrozenDeck:
     """A frozen deck merged over `base`; InputError naming the file and the key when malformed."""
-    try:
-        data = _yaml_load(Path(path).read_text())
-    except OSError as err:
-        raise InputError(f"{path}: cannot read: {err.strerror}") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not UTF-8 text") from None
-    except yaml.YAMLError as err:
-        raise InputError(f"{path}: not valid YAML: {str(err).splitlines()[0]}") from None
+    data = loaders.load_yaml(path, "frozen deck")
     if not isinstance(data, dict):
         raise InputError(f"{path}: expected a mapping with keys {', '.join(_FROZEN_KEYS)}")
     unknown = sorted(map(str, set(data) - set(_FROZEN_KEYS)))

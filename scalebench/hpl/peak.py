@@ -5,9 +5,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-import yaml
-
-from scalebench import paths
+from scalebench import loaders, paths
 from scalebench.errors import PeakError
 from scalebench.site.host import HostInfo
 
@@ -34,7 +32,7 @@ class PeakInputs:
 
 
 def load_flops_table() -> dict[str, int]:
-    return yaml.safe_load((paths.PACKAGE_DATA / "flops_per_cycle.yaml").read_text())
+    return loaders.load_yaml(paths.PACKAGE_DATA / "flops_per_cycle.yaml", "flops table")
 
 
 def flops_per_cycle(microarch: str, table: Mapping[str, int] | None = None) -> tuple[int, str]:

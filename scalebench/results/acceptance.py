@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-import yaml
-
+from scalebench import loaders
 from scalebench.analysis import scaling
 from scalebench.benchmarks import did_you_mean, registry
 from scalebench.errors import InputError
@@ -166,14 +165,7 @@ def _criterion(entry: Any, where: str, known: dict[str, set[str]], units: dict[t
 def load(path: Path, rows: Sequence[Record]) -> list[Criterion]:
     """The criteria of a thresholds file, checked against the registry and the results' figures.
     Every mistake is one line naming the file and the key."""
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as err:
-        raise InputError(f"{path}: cannot read ({err.strerror})") from err
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line = f" line {mark.line + 1}" if mark is not None else ""
-        raise InputError(f"{path}:{line} not valid YAML ({getattr(err, 'problem', None) or err})") from err
+    data = loaders.load_yaml(path, "thresholds")
     if not isinstance(data, dict) or set(data) != {"criteria"} or not isinstance(data["criteria"], list):
         raise InputError(f"{path}: expected one key, criteria, holding a list of criteria")
     known, units = _known_figures(rows), _units(rows)

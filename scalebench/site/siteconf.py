@@ -15,9 +15,7 @@ import string
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from scalebench import paths
+from scalebench import loaders, paths
 from scalebench.errors import InputError, ScalebenchError
 from scalebench.hpl import peak
 from scalebench.site import host, rundir
@@ -309,12 +307,7 @@ def read_site(path: Path) -> tuple[Path, dict[str, Any]]:
     path = Path(path)
     if not path.is_absolute() and not path.exists():
         path = paths.REPO_ROOT / path  # ReFrame may load the configuration from another directory
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as err:
-        raise InputError(f"site file: cannot read {path}: {err.strerror}") from None
-    except yaml.YAMLError as err:
-        raise InputError(f"site file {path}: not valid YAML ({err})") from None
+    data = loaders.load_yaml(path, "site file")
     if not isinstance(data, dict):
         raise InputError(f"{path}: expected a mapping with system, partitions and stacks")
     return path, data

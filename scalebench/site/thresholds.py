@@ -3,16 +3,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
-from scalebench import paths
+from scalebench import loaders, paths
 from scalebench.errors import InputError
 
 
 def efficiency_floor(system: str, partition: str, path: Path | None = None) -> float:
     """The most specific floor for system:partition (then system:*, then *)."""
     path = path or paths.SITE_CONFIGS / "efficiency_floors.yaml"
-    floors = yaml.safe_load(path.read_text()) or {}
+    floors = loaders.load_yaml(path, "efficiency floors") or {}
     if not isinstance(floors, dict):
         raise InputError(f"{path}: expected a mapping of 'system:partition' keys to floors")
     for key in (f"{system}:{partition}", f"{system}:*", "*"):
@@ -27,7 +25,7 @@ def efficiency_floor(system: str, partition: str, path: Path | None = None) -> f
 def report_flags(path: Path | None = None) -> dict[str, float]:
     """Warning thresholds for reports (site_configs/report_flags.yaml)."""
     path = path or paths.SITE_CONFIGS / "report_flags.yaml"
-    flags = yaml.safe_load(path.read_text()) or {}
+    flags = loaders.load_yaml(path, "report flags") or {}
     expected = {"min_hpl_over_dgemm", "min_dgemm_over_rpeak"}
     if not isinstance(flags, dict) or set(flags) != expected:
         raise InputError(f"{path}: expected exactly the keys {', '.join(sorted(expected))}")

@@ -9,9 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 
-import yaml
-
-from scalebench import paths
+from scalebench import loaders, paths
 from scalebench.errors import InputError
 
 TABLE_PATH = paths.PACKAGE_DATA / "spack_packages.yaml"
@@ -95,8 +93,7 @@ def load_table(path: Optional[Path] = None) -> PackageTable:
     path = Path(path) if path else TABLE_PATH
     key = str(path.resolve())
     if key not in _TABLES:
-        with open(path, encoding="utf-8") as handle:
-            _TABLES[key] = PackageTable(yaml.safe_load(handle), source=str(path))
+        _TABLES[key] = PackageTable(loaders.load_yaml(path, "package table"), source=str(path))
     return _TABLES[key]
 
 

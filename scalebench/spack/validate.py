@@ -29,9 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
-import yaml
-
-from scalebench import paths
+from scalebench import loaders, paths
+from scalebench.errors import InputError
 from scalebench.spack.specs import (Node, PackageTable, SpecSyntaxError, check_node, load_table, merge_nodes, parse_spec,
                                     satisfies, words)
 
@@ -78,36 +77,12 @@ class Finding:
 # YAML
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that rejects a key repeated in one mapping (PyYAML keeps the last silently)."""
-
-
-def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False):
-    seen: Dict[Any, Any] = {}
-    for key_node, _value_node in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if isinstance(key, (str, int, float, bool)) and key in seen:
-            raise yaml.constructor.ConstructorError(
-                "while reading a mapping", node.start_mark, f"key {key!r} is repeated",
-                key_node.start_mark)
-        seen[key] = True
-    return loader.construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
 def _load_yaml(path: Path) -> Tuple[Any, Optional[str]]:
+    """(data, None), or (None, the reason without the path: a Finding names the file)."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            return yaml.load(handle, Loader=_UniqueKeyLoader), None  # noqa: S506 (safe loader)
-    except OSError as exc:
-        return None, f"cannot read: {exc.strerror or exc}"
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        return None, f"invalid YAML{where}: {problem}"
+        return loaders.load_yaml(path, "spack file", unique_keys=True), None
+    except InputError as exc:
+        return None, str(exc).replace(f"{path}: ", "", 1)
 
 
 # ---------------------------------------------------------------------------------------------

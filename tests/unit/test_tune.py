@@ -628,7 +628,7 @@ def test_cli_tune_rank_without_passed_rows(tmp_path, capsys):
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and "no PASSED row to rank (left out: 1 failed residual check)" in err[0]
     assert tune_main(["tune", "rank", str(tmp_path / "missing.out")]) == 2
-    assert "missing.out: cannot read" in capsys.readouterr().err
+    assert "hpl output: cannot read " in capsys.readouterr().err
 
 
 def test_cli_tune_freeze(tmp_path, capsys):
