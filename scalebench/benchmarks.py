@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
 
-import yaml
-
-from scalebench import paths
+from scalebench import loaders, paths
 from scalebench.errors import InputError
 
 SECTIONS = ("hpl", "application", "microbenchmark")
 DIRECTIONS = ("higher", "lower", "none")
+# What a value of a figure may be (scalebench.results.records checks every case at ingest).
+RANGES = ("positive", "non_negative", "any")
 KINDS = ("bandwidth", "latency")
 _ENTRY_KEYS = {"title", "section", "x", "fom", "figures", "kind", "sized", "series_params", "time", "weak", "suite"}
 _SIZED_NAME = re.compile(r"^(?P<figure>.+)_(?P<size>\d+)$")
@@ -28,6 +28,7 @@ class Figure:
     direction: str  # higher | lower | none
     label: str
     kind: str | None = None  # bandwidth | latency: a point-to-point curve (n1/2, latency surprise)
+    range: str = "any"  # positive | non_negative | any; in % also at most 100
 
 
 @dataclass(frozen=True)
@@ -84,13 +85,17 @@ def _entry(name: str, entry: object, where: str) -> Benchmark:
     parsed = {}
     for figure, spec in figures.items():
         spec = spec or {}
-        if not isinstance(spec, dict) or set(spec) - {"direction", "label", "kind"}:
-            raise InputError(f"{where}.figures.{figure}: expected direction, label and optionally kind")
+        if not isinstance(spec, dict) or set(spec) - {"direction", "label", "kind", "range"}:
+            raise InputError(f"{where}.figures.{figure}: expected direction, label and optionally kind and range")
         direction = _choice(spec.get("direction"), DIRECTIONS, f"{where}.figures.{figure}.direction")
         figure_kind = spec.get("kind", kind if figure == fom else None)
         if figure_kind is not None:
             _choice(figure_kind, KINDS, f"{where}.figures.{figure}.kind")
-        parsed[str(figure)] = Figure(str(figure), direction, str(spec.get("label") or figure), figure_kind)
+        # Rates and times are positive unless the registry says otherwise.
+        value_range = _choice(spec.get("range", "any" if direction == "none" else "positive"), RANGES,
+                              f"{where}.figures.{figure}.range")
+        parsed[str(figure)] = Figure(str(figure), direction, str(spec.get("label") or figure), figure_kind,
+                                     value_range)
     if fom is not None:
         _choice(fom, parsed, f"{where}.fom")
     time = entry.get("time")
@@ -111,7 +116,7 @@ def _entry(name: str, entry: object, where: str) -> Benchmark:
 
 def load(path: Path | None = None) -> dict[str, Benchmark]:
     path = path or paths.PACKAGE_DATA / "benchmarks.yaml"
-    data = yaml.safe_load(path.read_text()) or {}
+    data = loaders.load_yaml(path, "benchmark registry") or {}
     if not isinstance(data, dict):
         raise InputError(f"{path}: expected a mapping of check names")
     return {str(name): _entry(str(name), entry, f"{path}: {name}") for name, entry in data.items()}
