@@ -2,6 +2,11 @@
 from __future__ import annotations
 
 import argparse
+import json
+from typing import Any
+
+# Exit codes of every command (README, "Exit codes"); argparse's usage errors exit 2 as well.
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -14,6 +19,11 @@ class OneLineParser(argparse.ArgumentParser):
 def printable(text: str) -> str:
     """Control and separator characters as escapes: an error stays one line, whatever it quotes."""
     return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+
+
+def print_json(data: Any) -> None:
+    """Strict JSON on stdout: a NaN or infinity (which JSON has no word for) is a bug, not output."""
+    print(json.dumps(data, indent=2, allow_nan=False))
 
 
 def positive_int_arg(text: str) -> int:

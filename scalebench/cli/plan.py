@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from pathlib import Path
 from typing import Any, Sequence
 
 from scalebench import paths
+from scalebench.cli.common import print_json
 from scalebench.errors import InputError
 from scalebench.hpl.plan import HplSettings, memory_text
 from scalebench.plan import Filters, PlannedCase, Settings, plan_cases, site_specs
@@ -113,7 +113,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if not cases:
         raise InputError("no case matches the filters")
     if args.json:
-        print(json.dumps(to_json(site, cases), indent=2))
+        print_json(to_json(site, cases))
     else:
         print(render(cases))
     return 0

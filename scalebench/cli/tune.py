@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from pathlib import Path
 from typing import Any, Sequence
 
 from scalebench import paths, textfile
-from scalebench.cli.common import add_geometry_arguments, positive_int_arg
+from scalebench.cli.common import add_geometry_arguments, positive_int_arg, print_json
 from scalebench.errors import InputError, ParseError
 from scalebench.hpl import deck
 from scalebench.hpl.deck import DeckRequest
@@ -102,8 +101,8 @@ def ranking_table(ranking: Sequence[Candidate]) -> str:
 def cmd_tune_rank(args: argparse.Namespace) -> int:
     ranking = _ranked(args.file, args.kind)
     if args.json:
-        print(json.dumps({"source": args.file, "candidates": [c.to_json() for c in ranking],
-                          "excluded": ranking.excluded}, indent=2))
+        print_json({"source": args.file, "candidates": [c.to_json() for c in ranking],
+                    "excluded": ranking.excluded})
     else:
         print(ranking_table(ranking))
         print(f"\n{len(ranking)} PASSED row(s) ranked; left out: {ranking.excluded_text()}")

@@ -125,8 +125,6 @@ def _rpeak_inputs(part: dict[str, Any], where: str) -> tuple[peak.PeakInputs, in
     for key in ("cores_per_node", "flops_per_cycle"):
         if given.get(key) is not None:
             require_count(f"{where}.{key}", given[key])
-    if given.get("clock_ghz") is not None and (not is_number(given["clock_ghz"]) or not 0 < given["clock_ghz"] < 100):
-        raise InputError(f"{where}.clock_ghz: must be a number of GHz in (0, 100), got {given['clock_ghz']!r}")
     try:
         inputs = peak.peak_inputs(given, host=machine)
     except ScalebenchError as err:
