@@ -20,7 +20,7 @@ from scalebench.hpl.grid import process_grid
 from scalebench.parse.hpl import BCAST_CODES, PFACT_CODES, PMAP_CODES, SWAP_CODES
 from scalebench.site.scales import check_scaling
 from scalebench.units import format_size
-from scalebench.validation import C_INT_MAX, is_number, require_count, require_positive
+from scalebench.validation import C_INT_MAX, excerpt, is_number, require_count, require_positive
 
 BYTES_PER_DOUBLE = 8
 
@@ -235,7 +235,10 @@ def make_deck(request: DeckRequest, rules: Rules | None = None) -> Deck:
     n_memory = n_for_memory(usable, nb, p, q, rules.lcm_rounding_max_memory_loss)
     policy = f"memory: {_memory_share(fraction, request.memory_per_node)}/node x {request.nodes} node(s)"
     n = n_memory
-    if request.max_n is not None and request.max_n < n_memory:
+    if n > C_INT_MAX:  # HPL reads N into a C int
+        n = C_INT_MAX // nb * nb
+        policy = f"HPL's largest N (a C int; memory alone allows N={n_memory})"
+    if request.max_n is not None and request.max_n < n:
         n = request.max_n // nb * nb
         policy = f"{request.max_n_reason or 'cap'} (memory alone allows N={n_memory})"
     if n < nb * q:
@@ -249,7 +252,7 @@ def make_deck(request: DeckRequest, rules: Rules | None = None) -> Deck:
 
 def with_sizes(deck: Deck, n: int, policy: str | None = None) -> Deck:
     """The same deck at another N (e.g. a strong-scaling N fixed across node counts)."""
-    require_positive("n", n)
+    require_count("n", n)
     if n < deck.nb:
         raise DeckError(f"N: {n} is smaller than NB={deck.nb}")
     if n < deck.nb * deck.q:
@@ -267,6 +270,7 @@ def weak_scaling_n(n1: int, nodes: int, nb: int) -> int:
     for name, value in (("n1", n1), ("nodes", nodes), ("nb", nb)):
         require_positive(name, value)
     n = math.isqrt(n1 * n1 * nodes) // nb * nb  # isqrt(n1^2 x nodes) = floor(n1 x sqrt(nodes))
+    n = min(n, C_INT_MAX // nb * nb)  # HPL reads N into a C int
     if n == 0:
         raise DeckError(f"N: {n1} x sqrt({nodes}) is smaller than NB={nb}")
     return n
@@ -339,8 +343,9 @@ def _check_count(label: str, count: int) -> None:
 def _check_ints(label: str, values: tuple[Any, ...], minimum: int) -> None:
     _check_count(label, len(values))
     for value in values:
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise DeckError(f"{label}: {value!r} is not an integer >= {minimum} (HPL rejects it)")
+        if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= C_INT_MAX:
+            raise DeckError(f"{label}: {excerpt(value)} is not an integer from {minimum} to {C_INT_MAX} "
+                            "(HPL reads it into a C int and rejects it)")
 
 
 def _check_names(label: str, values: tuple[Any, ...], table: dict[str, int]) -> None:
