@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 import yaml
 
-from scalebench import loaders, paths
+from scalebench import loaders, paths, textfile
 from scalebench.textfile import file_key
 from scalebench.errors import InputError, ScalebenchError
 from scalebench.hpl import deck
@@ -105,9 +105,20 @@ def freeze(candidate: Candidate, system: str, partition: str, source: str,
             f"# scalebench.hpl.frozen merges it over hpl_decks/rules.yaml. Re-tune rather than edit;\n"
             f"# `--force` replaces it and keeps this file as {path.name}.<UTC time>.\n"
             + yaml.safe_dump(data, sort_keys=False, default_flow_style=False))
-    path.parent.mkdir(parents=True, exist_ok=True)
+    # Checked before anything is written: a directory or a FIFO where the deck goes is no deck to replace.
+    if path.exists() and not path.is_file():
+        raise InputError(f"{path}: not a regular file, so no frozen deck to replace; nothing written")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(f"decks_dir: cannot create {path.parent}: {err.strerror} "
+                         f"({decks_dir} must be a directory)") from None
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
+    try:
+        with open(tmp, "x") as out:
+            out.write(text)
+    except OSError as err:
+        raise InputError(f"decks_dir: cannot write into {path.parent}: {err.strerror}") from None
     try:
         if force and path.exists():
             _keep(path, now)
@@ -147,9 +158,10 @@ def _keep(path: Path, now: datetime) -> Path:
         except FileExistsError:
             continue
         except OSError:
+            data = textfile.read_bytes(path, "frozen deck")  # read before the backup exists: none left empty
             try:
                 with open(backup, "xb") as out:
-                    out.write(path.read_bytes())
+                    out.write(data)
                 return backup
             except FileExistsError:
                 continue
