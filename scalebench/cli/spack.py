@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 
 from scalebench import paths
+from scalebench.cli.common import EXIT_FAILED, EXIT_OK
+from scalebench.errors import InputError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,10 +23,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_spack_validate(args: argparse.Namespace) -> int:
-    """Print one finding a line (`file: key: message`); 1 if any, 0 if none."""
+    """Print one finding a line (`file: key: message`); 1 if any, 0 if none (2: no such target)."""
     from scalebench.spack.validate import find_envs, validate_env, validate_tree
 
     target = Path(args.dir) if getattr(args, "dir", None) else paths.REPO_ROOT / "spack_envs"
+    if not target.exists():
+        raise InputError(f"{target} does not exist")
+    if not target.is_dir() and target.name != "spack.yaml":
+        raise InputError(f"{target} is not a directory of environments, an environment directory or a spack.yaml")
     if target.name == "spack.yaml" or (target / "spack.yaml").is_file():
         findings, count = validate_env(target), 1
     else:
@@ -35,6 +41,6 @@ def cmd_spack_validate(args: argparse.Namespace) -> int:
     plural = "s" if count != 1 else ""
     if findings:
         print(f"{target}: {len(findings)} finding(s) in {count} environment{plural}", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     print(f"{target}: {count} environment{plural}, no findings", file=sys.stderr)
-    return 0
+    return EXIT_OK

@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from scalebench.cli.spack import add_arguments, cmd_spack_validate
+from scalebench.errors import InputError
 from scalebench.spack import Finding, load_table, validate_env, validate_tree
 from scalebench.spack.specs import SpecSyntaxError, check_node, parse_spec
 from scalebench.spack.validate import find_envs
@@ -373,6 +374,11 @@ def test_cli_validate_prints_one_finding_a_line_and_exits_1(tree, capsys):
     assert cmd_spack_validate(_args(str(tree / "openmpi-ucx"))) == 0
 
 
-def test_cli_validate_missing_dir_exits_1(tmp_path, capsys):
-    assert cmd_spack_validate(_args(str(tmp_path / "nope"))) == 1
-    assert "no such directory" in capsys.readouterr().out
+def test_cli_validate_missing_or_wrong_target_is_bad_input(tmp_path):
+    """No such path, or a file that is no spack.yaml: the user's mistake (exit 2), not a finding (exit 1)."""
+    with pytest.raises(InputError, match="nope does not exist$"):
+        cmd_spack_validate(_args(str(tmp_path / "nope")))
+    (tmp_path / "some_file.txt").write_text("spack: {}\n")
+    with pytest.raises(InputError, match="some_file.txt is not a directory of environments, an environment "
+                                         "directory or a spack.yaml$"):
+        cmd_spack_validate(_args(str(tmp_path / "some_file.txt")))
