@@ -38,6 +38,12 @@ def excerpt_text(text: str, limit: int = 80) -> str:
     return one_line if len(one_line) <= limit else one_line[:limit - 3] + "..."
 
 
+def printable(text: str) -> str:
+    """Control and separator characters as escapes: a message or a table cell stays one line, whatever
+    it quotes."""
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+
+
 def is_number(value: Any) -> bool:
     """A finite int or float, not a bool (an int beyond a float's range is not finite either)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):

@@ -5,6 +5,11 @@ import argparse
 import json
 from typing import Any
 
+from scalebench.validation import printable
+
+__all__ = ["EXIT_BAD_INPUT", "EXIT_FAILED", "EXIT_INTERNAL", "EXIT_OK", "OneLineParser", "add_geometry_arguments",
+           "positive_int_arg", "print_json", "printable"]
+
 # Exit codes of every command (README, "Exit codes"); argparse's usage errors exit 2 as well.
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -14,11 +19,6 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {printable(message)}\n")
-
-
-def printable(text: str) -> str:
-    """Control and separator characters as escapes: an error stays one line, whatever it quotes."""
-    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
 
 
 def print_json(data: Any) -> None:
