@@ -148,10 +148,11 @@ def compare(all_series: Sequence[Series], by: str = "stack", baseline: str | Non
             continue
         ratios = ratios_to_baseline(values, baseline, first.higher_is_better, first.axis)
         groups.append(Group(key, first.axis, first.unit, first.higher_is_better, values, ratios))
-        for config, summary in comparison.summarise({c: r for c, r in ratios.items() if r}).items():
+        measured = {c: r for c, r in ratios.items() if r}  # none when the others share no point with the baseline
+        for config, summary in (comparison.summarise(measured) if measured else {}).items():
             series_means = per_series.setdefault(config, {})
             series_means[len(series_means)] = summary.geomean
-        for config, by_x in ratios.items():
+        for config, by_x in measured.items():
             every = by_bench.setdefault(first.key.benchmark, {}).setdefault(config, {})
             every.update((len(every) + i, ratio) for i, ratio in enumerate(by_x.values()))
     return Comparison(by, baseline, tuple(configs), tuple(groups),

@@ -255,7 +255,10 @@ def load(paths: Iterable[str | Path]) -> tuple[list[Session], list[str], list[Re
 
 
 def _ingest(paths: Iterable[str | Path]) -> tuple[list[Session], list[str]]:
+    """Every session under `paths`; ResultsError when there is none (an empty report is no answer)."""
+    paths = list(paths)
     report_files, perflog_files = find_sources(paths)
+    named = {Path(p) for p in paths if Path(p).is_file()}
     sessions: list[Session] = []
     warnings: list[str] = []
     reported: set[Path] = set()  # run directories whose report.json was read
@@ -268,6 +271,8 @@ def _ingest(paths: Iterable[str | Path]) -> tuple[list[Session], list[str]]:
         if session is not None:
             sessions.append(session)
             reported.add(path.parent)
+        elif path in named:
+            warnings.append(f"skipped {path}: not a ReFrame run report (no session_info and runs)")
     by_run: dict[Path, list[Path]] = {}
     for path in perflog_files:
         by_run.setdefault(run_dir_of(path), []).append(path)
@@ -279,6 +284,11 @@ def _ingest(paths: Iterable[str | Path]) -> tuple[list[Session], list[str]]:
             warnings.append(f"{run_dir}: no usable report.json (run interrupted or still going): "
                             f"read {sum(len(c.figures) for c in session.cases)} figure(s) from its perflogs")
             sessions.append(session)
+    if not sessions:
+        given = ", ".join(map(str, paths)) or "(nothing)"
+        why = f" ({warnings[0]}{f'; {len(warnings) - 1} more' if len(warnings) > 1 else ''})" if warnings else ""
+        raise ResultsError(f"results: no usable ReFrame run report or perflog in {excerpt_text(given, 200)}"
+                           f"{excerpt_text(why, 300)}")
     return sessions, warnings
 
 
