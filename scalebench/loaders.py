@@ -113,9 +113,10 @@ def parse_yaml(text: str, source: str, *, unique_keys: bool = False, max_depth: 
 
 
 def load_yaml(path: str | Path, what: str = "file", limit: int = CONFIG_LIMIT, **bounds: Any) -> Any:
-    """The YAML file at `path` (a regular file of at most `limit` bytes, UTF-8), bounded as parse_yaml;
-    errors start with the path (or, when it cannot be read, with `what`)."""
-    return parse_yaml(textfile.read_text(path, what, limit), str(path), **bounds)
+    """The YAML file at `path` (a regular file of at most `limit` bytes, strict UTF-8: a configuration's
+    every byte means something), bounded as parse_yaml; errors start with the path (or, when it cannot
+    be read, with `what`)."""
+    return parse_yaml(textfile.read_text(path, what, limit, strict=True), str(path), **bounds)
 
 
 def parse_json(data: bytes, source: str) -> Any:
@@ -125,7 +126,7 @@ def parse_json(data: bytes, source: str) -> Any:
     except ValueError as err:
         if "depth" in str(err):  # orjson: "depth limit exceeded"
             raise InputError(f"{source}: nested more than 1024 levels deep") from None
-    text = textfile.decode(data, source)  # names UTF-16/32 rather than misreading it
+    text = textfile.decode(data, source, strict=True)  # names UTF-16/32 and bytes that are no UTF-8
     try:
         return json.loads(text)
     except RecursionError:

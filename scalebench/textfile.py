@@ -54,19 +54,24 @@ def read_bytes(path: str | Path, what: str = "file", limit: int = DEFAULT_LIMIT)
     return data
 
 
-def decode(data: bytes, what: str = "file") -> str:
-    """UTF-8 text (a BOM dropped); UTF-16/32 named; other bad bytes as U+FFFD."""
+def decode(data: bytes, what: str = "file", strict: bool = False) -> str:
+    """UTF-8 text (a BOM dropped); UTF-16/32 named; other bad bytes as U+FFFD, or with `strict` (files
+    people write, whose every byte means something) an InputError naming the first one."""
     for bom, encoding in _WIDE_BOMS:
         if data.startswith(bom):
             raise InputError(f"{what}: {encoding} text; convert it to UTF-8 (e.g. iconv -f {encoding} -t UTF-8)")
     if data[:64].count(b"\x00") > 8:
         raise InputError(f"{what}: binary or UTF-16/32 data (NUL bytes), not UTF-8 text")
-    text = data.decode("utf-8", errors="replace")
+    try:
+        text = data.decode("utf-8", errors="strict" if strict else "replace")
+    except UnicodeDecodeError as err:
+        raise InputError(f"{what}: not UTF-8 text (byte {err.start} is {data[err.start:err.start + 1]!r}); "
+                         "convert it to UTF-8 (e.g. iconv -f LATIN1 -t UTF-8)") from None
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def read_text(path: str | Path, what: str = "file", limit: int = DEFAULT_LIMIT) -> str:
-    return decode(read_bytes(path, what, limit), f"{what} {path}")
+def read_text(path: str | Path, what: str = "file", limit: int = DEFAULT_LIMIT, strict: bool = False) -> str:
+    return decode(read_bytes(path, what, limit), f"{what} {path}", strict)
 
 
 def read_tail(path: str | Path, what: str = "file", size: int = 64 * 1024) -> str:

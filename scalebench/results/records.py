@@ -145,17 +145,23 @@ def count(value: Any, name: str) -> int | None:
     return int(as_float)
 
 
+def text(value: Any) -> str:
+    """A report field as text: a string as it is, anything else (a number, a list nested a thousand
+    deep) as a short excerpt, so that no field can make str() recurse or run long."""
+    return value if isinstance(value, str) else "" if value is None else excerpt(value)
+
+
 def interval(start: Any, end: Any) -> tuple[float, float] | None:
     start, end = number(start), number(end)
     return (start, end) if start is not None and end is not None and end >= start else None
 
 
 def nodelist(value: Any) -> str:
-    return ",".join(map(str, value)) if isinstance(value, list) else str(value or "")
+    return ",".join(map(text, value)) if isinstance(value, list) else text(value or "")
 
 
 def spec_hash(*sources: dict[str, Any]) -> str:
-    return next((str(s[k]) for s in sources for k in SPEC_HASH_KEYS if s.get(k)), "")
+    return next((text(s[k]) for s in sources for k in SPEC_HASH_KEYS if s.get(k)), "")
 
 
 def params_from_name(display_name: str) -> list[str]:

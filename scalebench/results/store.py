@@ -26,7 +26,7 @@ from scalebench.errors import InputError, ResultsError
 from scalebench.results.perflogs import load_perflogs, run_dir_of
 from scalebench.validation import excerpt_text
 from scalebench.results.records import (PROVENANCE_KEYS, Case, Record, Session, check_case, count, interval, nodelist,
-                                        number, params_from_name, run_provenance, spec_hash)
+                                        number, params_from_name, run_provenance, spec_hash, text)
 
 __all__ = ["Case", "Record", "Session", "find_reports", "find_sources", "ingest", "load", "load_session",
            "paused_gc", "records", "skip_reasons", "write_csv"]
@@ -128,24 +128,24 @@ def _case(testcase: dict[str, Any], report: str, start: str, provenance: dict[st
         references[name] = (entry[1], entry[2], entry[3])
     params = testcase.get("check_params") or {}
     if not params:  # ReFrame 4.x reports parameters as top-level keys listed in the name
-        params = {p: testcase.get(p) for p in params_from_name(str(testcase.get("display_name", "")))}
+        params = {p: testcase.get(p) for p in params_from_name(text(testcase.get("display_name", "")))}
     num_tasks = count(testcase.get("num_tasks"), "num_tasks")
     cpus = count(testcase.get("num_cpus_per_task"), "num_cpus_per_task") or 1
     return Case(
         report=report, session_start=start,
         system=testcase["system"], partition=testcase["partition"], environ=testcase["environ"],
         stack=testcase.get("stack") or testcase["environ"],
-        benchmark=str(testcase.get("name", "")).split(" ")[0] or str(testcase.get("unique_name", "")),
-        name=str(testcase.get("display_name") or testcase.get("name", "")),
+        benchmark=text(testcase.get("name", "")).split(" ")[0] or text(testcase.get("unique_name", "")),
+        name=text(testcase.get("display_name") or testcase.get("name", "")),
         params=params, num_nodes=count(testcase.get("num_nodes"), "num_nodes"), num_tasks=num_tasks,
-        result=str(testcase.get("result") or "unknown"),
+        result=text(testcase.get("result") or "unknown"),
         fail_phase=testcase.get("fail_phase"), fail_reason=testcase.get("fail_reason"),
         figures=figures, references=references,
         provenance={k: testcase[k] for k in PROVENANCE_KEYS if testcase.get(k) not in (None, "")},
         time_run_s=number(testcase.get("time_run")),
         job_interval=interval(testcase.get("job_submit_time"), testcase.get("job_completion_time_unix")),
         cores=num_tasks * cpus if num_tasks else None,
-        binary=str(testcase.get("hpl_binary") or testcase.get("executable") or ""),
+        binary=text(testcase.get("hpl_binary") or testcase.get("executable") or ""),
         nodelist=nodelist(testcase.get("job_nodelist")),
         spec_hash=spec_hash(testcase, provenance),
         job_messages=_job_messages(testcase, report) if testcase.get("result") not in ("pass", "skip") else (),
@@ -183,7 +183,7 @@ def load_session(path: Path, warnings: list[str] | None = None) -> Session | Non
             isinstance(run, dict) and isinstance(run.get("testcases"), list) for run in runs):
         raise ResultsError(f"{path}: malformed ReFrame report (session_info must be an object, runs a list "
                            "of objects with a list of testcases)")
-    start = str(info.get("time_start", ""))
+    start = text(info.get("time_start", ""))
     provenance = run_provenance(path.parent, warnings)
     # The last run holds the final outcome of retried cases; earlier runs are the retries. A case is a
     # check variant on one partition and environment (one check runs on several stacks).
@@ -193,8 +193,8 @@ def load_session(path: Path, warnings: list[str] | None = None) -> Session | Non
             if not isinstance(testcase, dict):
                 warnings.append(f"{path}: skipped a test case that is not an object")
                 continue
-            final[(str(testcase.get("unique_name") or testcase.get("name")), str(testcase.get("system")),
-                   str(testcase.get("partition")), str(testcase.get("environ")))] = testcase
+            final[(text(testcase.get("unique_name") or testcase.get("name")), text(testcase.get("system")),
+                   text(testcase.get("partition")), text(testcase.get("environ")))] = testcase
     report = str(path)
     cases = []
     for testcase in final.values():
@@ -203,7 +203,7 @@ def load_session(path: Path, warnings: list[str] | None = None) -> Session | Non
             check_case(case)
         except (InputError, KeyError, TypeError, ValueError, IndexError, AttributeError) as err:
             reason = str(err) if isinstance(err, InputError) else f"malformed ({type(err).__name__}: {err})"
-            name = excerpt_text(str(testcase.get("display_name") or testcase.get("name") or "?"), 80)
+            name = excerpt_text(text(testcase.get("display_name") or testcase.get("name") or "?"), 80)
             warnings.append(f"skipped {name} in {path}: {excerpt_text(reason, 300)}")
             continue
         cases.append(case)
@@ -215,8 +215,8 @@ def load_session(path: Path, warnings: list[str] | None = None) -> Session | Non
         elapsed = number(info.get("time_elapsed"))
     except InputError:
         elapsed = None
-    return Session(report, start, elapsed, cases, hostname=str(info.get("hostname") or ""),
-                   version=str(info.get("version") or ""), cmdline=str(info.get("cmdline") or ""),
+    return Session(report, start, elapsed, cases, hostname=text(info.get("hostname") or ""),
+                   version=text(info.get("version") or ""), cmdline=text(info.get("cmdline") or ""),
                    run_provenance=provenance)
 
 
@@ -286,9 +286,9 @@ def _ingest(paths: Iterable[str | Path]) -> tuple[list[Session], list[str]]:
             sessions.append(session)
     if not sessions:
         given = ", ".join(map(str, paths)) or "(nothing)"
-        why = f" ({warnings[0]}{f'; {len(warnings) - 1} more' if len(warnings) > 1 else ''})" if warnings else ""
-        raise ResultsError(f"results: no usable ReFrame run report or perflog in {excerpt_text(given, 200)}"
-                           f"{excerpt_text(why, 300)}")
+        more = f"; {len(warnings) - 1} more" if len(warnings) > 1 else ""
+        why = f" ({excerpt_text(warnings[0], 300)}{more})" if warnings else ""
+        raise ResultsError(f"results: no usable ReFrame run report or perflog in {excerpt_text(given, 200)}{why}")
     return sessions, warnings
 
 
