@@ -31,13 +31,12 @@ def _open_regular(name: str, what: str) -> tuple[Any, os.stat_result]:
         fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as err:
         raise InputError(f"{what}: cannot read {name}: {err.strerror}") from None
-    handle = os.fdopen(fd, "rb")
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
-        handle.close()
+        os.close(fd)
         kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
         raise InputError(f"{what}: {name} is {kind}")
-    return handle, info
+    return os.fdopen(fd, "rb"), info
 
 
 def read_bytes(path: str | Path, what: str = "file", limit: int = DEFAULT_LIMIT) -> bytes:

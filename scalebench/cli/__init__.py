@@ -17,7 +17,7 @@ from typing import Sequence
 
 from scalebench import paths
 from scalebench.cli.common import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, OneLineParser,
-                                   add_geometry_arguments, print_json, positive_int_arg, printable)
+                                   add_geometry_arguments, path_arg, print_json, positive_int_arg, printable)
 from scalebench.errors import InputError, ResultsError, ScalebenchError
 from scalebench.units import parse_size
 
@@ -167,33 +167,34 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("parse", help="parse a benchmark output into JSON")
     p.add_argument("kind", help="output kind, e.g. hpl, hpcc")
-    p.add_argument("file")
+    p.add_argument("file", type=path_arg)
     p.set_defaults(func=cmd_parse)
 
     p = sub.add_parser("report", help="report from run reports under RESULTS")
-    p.add_argument("results", nargs="+", help="run directories, report files or results/")
-    p.add_argument("--out", default=None, help="output directory (default results/reports/<time>)")
+    p.add_argument("results", nargs="+", type=path_arg, help="run directories, report files or results/")
+    p.add_argument("--out", default=None, type=path_arg, help="output directory (default results/reports/<time>)")
     p.add_argument("--format", default="md,html,csv", help="comma-separated: md, html, csv, txt (default md,html,csv)")
-    p.add_argument("--thresholds", default=None, help="acceptance thresholds (YAML) to add verdicts to the report")
+    p.add_argument("--thresholds", default=None, type=path_arg,
+                   help="acceptance thresholds (YAML) to add verdicts to the report")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("accept", help="PASS/FAIL of results against acceptance thresholds (exit 1 on a FAIL)")
-    p.add_argument("results", nargs="+", help="run directories, report files or results/")
-    p.add_argument("--thresholds", default=str(paths.SITE_CONFIGS / "acceptance.yaml"),
+    p.add_argument("results", nargs="+", type=path_arg, help="run directories, report files or results/")
+    p.add_argument("--thresholds", default=str(paths.SITE_CONFIGS / "acceptance.yaml"), type=path_arg,
                    help="thresholds file (default site_configs/acceptance.yaml)")
     p.set_defaults(func=cmd_accept)
 
     p = sub.add_parser("compare", help="bake-off: stacks or systems normalised to a baseline")
-    p.add_argument("results", nargs="+", help="run directories, report files or results/")
+    p.add_argument("results", nargs="+", type=path_arg, help="run directories, report files or results/")
     p.add_argument("--by", choices=("stack", "system"), default="stack", help="what to put side by side")
     p.add_argument("--baseline", default=None, help="the stack or system:partition to normalise to (default: first)")
     p.add_argument("--format", choices=("text", "md"), default="text")
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("run", help="run ReFrame checks into a new results/runs/ directory")
-    p.add_argument("--config", default=str(paths.SITE_CONFIGS / "local.py"))
-    p.add_argument("--checks", default=str(paths.REPO_ROOT / "reframe_tests"))
-    p.add_argument("--results", default=str(paths.RESULTS))
+    p.add_argument("--config", default=str(paths.SITE_CONFIGS / "local.py"), type=path_arg)
+    p.add_argument("--checks", default=str(paths.REPO_ROOT / "reframe_tests"), type=path_arg)
+    p.add_argument("--results", default=str(paths.RESULTS), type=path_arg)
     p.add_argument("--report", action="store_true", help="write the run's report when it ends")
     p.add_argument("reframe_args", nargs=argparse.REMAINDER, help="after --: passed to reframe")
     p.set_defaults(func=cmd_run)

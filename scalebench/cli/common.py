@@ -8,7 +8,7 @@ from typing import Any
 from scalebench.validation import printable
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_FAILED", "EXIT_INTERNAL", "EXIT_OK", "OneLineParser", "add_geometry_arguments",
-           "positive_int_arg", "print_json", "printable"]
+           "path_arg", "positive_int_arg", "print_json", "printable"]
 
 # Exit codes of every command (README, "Exit codes"); argparse's usage errors exit 2 as well.
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
@@ -24,6 +24,14 @@ class OneLineParser(argparse.ArgumentParser):
 def print_json(data: Any) -> None:
     """Strict JSON on stdout: a NaN or infinity (which JSON has no word for) is a bug, not output."""
     print(json.dumps(data, indent=2, allow_nan=False))
+
+
+def path_arg(text: str) -> str:
+    """argparse type for file and directory names: an empty one is a mistake (Path('') is the current
+    directory, which nobody means by it)."""
+    if not text:
+        raise argparse.ArgumentTypeError("no file or directory name given (an empty argument)")
+    return text
 
 
 def positive_int_arg(text: str) -> int:

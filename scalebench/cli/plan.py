@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from scalebench import paths
-from scalebench.cli.common import print_json
+from scalebench.cli.common import path_arg, print_json
 from scalebench.errors import InputError
 from scalebench.hpl.plan import HplSettings, memory_text
 from scalebench.plan import Filters, PlannedCase, Settings, plan_cases, site_specs
@@ -121,7 +121,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def add_plan_arguments(subparsers: Any) -> None:
     p = subparsers.add_parser("plan", help="every case a site would submit: nodes, ranks, N, P x Q, time limits")
-    p.add_argument("site", nargs="?", default=None,
+    p.add_argument("site", nargs="?", default=None, type=path_arg,
                    help="site file (default $SCALEBENCH_SITE, else site_configs/sites/local.yaml)")
     p.add_argument("-n", "--name", action="append", default=[], help="only checks whose name matches (ReFrame's -n)")
     p.add_argument("-x", "--exclude", action="append", default=[], help="leave out checks whose name matches")

@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 from scalebench.apps.openfoam import load_openfoam_cases, prepare_case
-from scalebench.cli.common import positive_int_arg
+from scalebench.cli.common import path_arg, positive_int_arg
 from scalebench.errors import InputError
 from scalebench.site.scales import SCALING_MODES
 
@@ -32,6 +32,6 @@ def add_prepare_arguments(subparsers: Any, parser_class: type) -> None:
     p.add_argument("--steps", type=positive_int_arg, required=True)
     p.add_argument("--ranks", type=positive_int_arg, required=True)
     p.add_argument("--scaling", choices=SCALING_MODES, required=True)
-    p.add_argument("--tutorials", default=None, help="default $FOAM_TUTORIALS")
-    p.add_argument("--dir", default=".", help="where to write the case (default: here)")
+    p.add_argument("--tutorials", default=None, type=path_arg, help="default $FOAM_TUTORIALS")
+    p.add_argument("--dir", default=".", type=path_arg, help="where to write the case (default: here)")
     p.set_defaults(func=cmd_prepare_openfoam)

@@ -12,12 +12,12 @@ import sys
 from pathlib import Path
 
 from scalebench import paths
-from scalebench.cli.common import EXIT_FAILED, EXIT_OK
+from scalebench.cli.common import EXIT_FAILED, EXIT_OK, path_arg
 from scalebench.errors import InputError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dir", nargs="?", default=None, metavar="DIR",
+    parser.add_argument("dir", nargs="?", default=None, metavar="DIR", type=path_arg,
                         help="a directory of environments, an environment directory or a spack.yaml "
                              "(default: the repository's spack_envs/)")
 

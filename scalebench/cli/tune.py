@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from scalebench import paths, textfile
-from scalebench.cli.common import add_geometry_arguments, positive_int_arg, print_json
+from scalebench.cli.common import add_geometry_arguments, path_arg, positive_int_arg, print_json
 from scalebench.errors import InputError, ParseError
 from scalebench.hpl import deck
 from scalebench.hpl.deck import DeckRequest
@@ -141,7 +141,7 @@ def add_tune_arguments(subparsers: Any) -> argparse.ArgumentParser:
     for name, func, text in (("rank", cmd_tune_rank, "rank the PASSED rows of an HPL/hpcc output"),
                              ("freeze", cmd_tune_freeze, "freeze the best row as a partition's deck")):
         p = sub.add_parser(name, help=text)
-        p.add_argument("file", help="HPL output or hpccoutf.txt")
+        p.add_argument("file", type=path_arg, help="HPL output or hpccoutf.txt")
         p.add_argument("--kind", choices=("hpl", "hpcc"), default="hpl")
         p.set_defaults(func=func)
         if name == "rank":
@@ -153,5 +153,5 @@ def add_tune_arguments(subparsers: Any) -> argparse.ArgumentParser:
                            help="replace a frozen deck (the old one is kept as <partition>.yaml.<UTC time>)")
             p.add_argument("--ranks", type=positive_int_arg, default=None,
                            help="ranks the sweep launched (default: the largest grid in the output)")
-            p.add_argument("--decks-dir", default=str(paths.HPL_DECKS))
+            p.add_argument("--decks-dir", default=str(paths.HPL_DECKS), type=path_arg)
     return tune

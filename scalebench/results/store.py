@@ -284,7 +284,7 @@ def _ingest(paths: Iterable[str | Path]) -> tuple[list[Session], list[str]]:
             warnings.append(f"{run_dir}: no usable report.json (run interrupted or still going): "
                             f"read {sum(len(c.figures) for c in session.cases)} figure(s) from its perflogs")
             sessions.append(session)
-    if not sessions:
+    if not any(session.cases for session in sessions):
         given = ", ".join(map(str, paths)) or "(nothing)"
         more = f"; {len(warnings) - 1} more" if len(warnings) > 1 else ""
         why = f" ({excerpt_text(warnings[0], 300)}{more})" if warnings else ""
