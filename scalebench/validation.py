@@ -85,9 +85,9 @@ def require_positive(name: str, value: Any) -> int:
 
 
 def require_count(name: str, value: Any) -> int:
-    """A positive integer HPL and MPI can hold (at most C_INT_MAX)."""
+    """A positive integer HPL, MPI and the applications can hold (at most C_INT_MAX)."""
     if require_positive(name, value) > C_INT_MAX:
-        raise InputError(f"{name}: must be at most {C_INT_MAX} (HPL and MPI hold it in a C int)")
+        raise InputError(f"{name}: must be at most {C_INT_MAX} (HPL, MPI and the applications hold it in a C int)")
     return value
 
 

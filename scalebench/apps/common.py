@@ -19,7 +19,7 @@ from typing import Any, Sequence
 from scalebench import loaders, paths
 from scalebench.errors import InputError
 from scalebench.textfile import file_key
-from scalebench.validation import require_positive
+from scalebench.validation import require_count, require_positive
 
 INPUTS = paths.REPO_ROOT / "reframe_tests" / "inputs"
 
@@ -41,7 +41,7 @@ def split_factors(n: int, weights: Sequence[float]) -> tuple[int, ...]:
     """n as a product of one factor per dimension, as even as the weights allow: each prime factor
     (largest first) goes to the dimension with the most weight per part so far; ties go to the
     first dimension. Equal weights give MPI_Dims_create's answer (8 -> 2 x 2 x 2, 6 -> 3 x 2 x 1)."""
-    require_positive("n", n)
+    require_count("n", n)  # trial division up to sqrt(n): a C int keeps it short
     if not weights or any(w <= 0 for w in weights):
         raise InputError(f"weights: need one positive weight per dimension, got {list(weights)}")
     parts = [1] * len(weights)

@@ -15,7 +15,7 @@ from scalebench.apps.common import INPUTS, load_specs, split_factors
 from scalebench.errors import InputError
 from scalebench.parse.openfoam import OpenfoamLog
 from scalebench.site.scales import check_scaling
-from scalebench.validation import check_name, is_number, require_positive
+from scalebench.validation import check_name, is_number, require_count, require_positive
 
 
 @dataclass(frozen=True)
@@ -206,13 +206,13 @@ def openfoam_case(case: OpenfoamCase, texts: Mapping[str, str], decompose_templa
     residualControl goes, so exactly `steps` steps run. decomposeParDict: `ranks` subdomains,
     `simple`, split along the longest directions.
     """
-    require_positive("steps", steps)
-    require_positive("ranks", ranks)
+    require_count("steps", steps)
+    require_count("ranks", ranks)
     mesh = texts["system/blockMeshDict"]
     base = block_cells(mesh)
     active = active_dims(base)
     ndims = sum(active)
-    refine = (require_positive("cells", cells) / count_cells(base)) ** (1 / ndims)
+    refine = (require_count("cells", cells) / count_cells(base)) ** (1 / ndims)
     mesh = scale_blocks(mesh, [refine if a else 1 for a in active])
     sized = block_cells(mesh)
     # Cell size relative to the tutorial's, per direction (for deltaT).

@@ -312,7 +312,10 @@ def largest_n_within(seconds: float, gflops: float) -> int:
     """Largest N whose predicted solve time at `gflops` is at most `seconds`."""
     if not seconds > 0 or not gflops > 0:
         raise InputError(f"time budget and expected Gflop/s must be positive ({seconds}, {gflops})")
-    n = int((seconds * gflops * 1e9 * 1.5) ** (1 / 3))
+    n = (seconds * gflops * 1e9 * 1.5) ** (1 / 3)
+    if not n < C_INT_MAX:  # inf for a budget of 1e308 s: N is then HPL's largest anyway
+        return C_INT_MAX
+    n = int(n)
     while n > 1 and predicted_seconds(n, gflops) > seconds:
         n -= 1
     return n

@@ -18,6 +18,7 @@ from typing import Any
 from scalebench import loaders, paths
 from scalebench.errors import InputError, ScalebenchError
 from scalebench.hpl import peak
+from scalebench.hpl.deck import HPL_MAX_PARAM
 from scalebench.site import host, rundir
 from scalebench.site.partition import GpuSpec, JobOptions
 from scalebench.site.scales import ScaleSpec
@@ -173,6 +174,9 @@ def _partition(part: dict[str, Any], where: str, stacks: set[str]) -> dict[str, 
             elif key == "hpl_time_budget_s":
                 if not is_number(value) or value <= 0:
                     raise InputError(f"{where}.{key}: must be a positive number of seconds, got {value!r}")
+            elif key == "hpl_trials":  # one N per trial on HPL.dat's Ns line, which holds HPL_MAX_PARAM
+                if require_positive(f"{where}.{key}", value) > HPL_MAX_PARAM:
+                    raise InputError(f"{where}.{key}: at most {HPL_MAX_PARAM} (HPL.dat lists one N per trial)")
             else:
                 require_positive(f"{where}.{key}", value)
             extras[key] = value
