@@ -153,13 +153,19 @@ class SectionChecks:
                 found.append(_Definition(file, f"{entry_key}.{name}", name, items))
         return found
 
-    def check_concretizer(self, file: str, key: str, value: Any, *, site: bool) -> None:
+    def _mapping(self, file: str, key: str, value: Any, allowed: Sequence[str], where: str, shape: str) -> bool:
+        """Whether `value` is a mapping (a finding `shape` if not); a finding per key outside `allowed`."""
         if not isinstance(value, dict):
-            self.add(file, key, f"must be a mapping, not {_type_name(value)}")
-            return
+            self.add(file, key, f"{shape}, not {_type_name(value)}")
+            return False
         for sub in value:
-            if sub not in CONCRETIZER_KEYS:
-                self.add(file, f"{key}.{sub}", _unknown_key(sub, CONCRETIZER_KEYS, "concretizer"))
+            if sub not in allowed:
+                self.add(file, f"{key}.{sub}", _unknown_key(sub, allowed, where))
+        return True
+
+    def check_concretizer(self, file: str, key: str, value: Any, *, site: bool) -> None:
+        if not self._mapping(file, key, value, CONCRETIZER_KEYS, "concretizer", "must be a mapping"):
+            return
         if "unify" in value and value["unify"] not in (True, False, "when_possible"):
             self.add(file, f"{key}.unify", f"must be true, false or when_possible, not {value['unify']!r}")
         if "targets" in value:
@@ -271,12 +277,9 @@ class SectionChecks:
                                                     f"provide {package}")
 
     def _check_external(self, file: str, key: str, external: Any, package: str, *, site: bool) -> None:
-        if not isinstance(external, dict):
-            self.add(file, key, f"an external is a mapping with spec and prefix, not {_type_name(external)}")
+        if not self._mapping(file, key, external, EXTERNAL_KEYS, "an external",
+                             "an external is a mapping with spec and prefix"):
             return
-        for sub in external:
-            if sub not in EXTERNAL_KEYS:
-                self.add(file, f"{key}.{sub}", _unknown_key(sub, EXTERNAL_KEYS, "an external"))
         if "spec" not in external:
             self.add(file, key, "an external needs `spec`")
         else:
