@@ -123,6 +123,7 @@ def check_shell_word(where: str, value: Any, variables: bool = True) -> str:
     text = str(value)
     bad = (_SHELL_SPECIAL if variables else _SHELL_SPECIAL_OR_DOLLAR).search(text)
     if bad:
-        raise InputError(f"{where}: {excerpt(text)} has {bad.group(0)!r}; it goes unquoted into job scripts, so it must "
+        raise InputError(f"{where}: {excerpt(text)} has {bad.group(0)!r}; it goes unquoted into job scripts, so it "
+                         "must "
                          "be one word without spaces, quotes, backslashes, ;&|<>()`" + ("" if variables else " or $"))
     return text

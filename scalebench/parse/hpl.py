@@ -269,7 +269,8 @@ def _impossible(row: HplRow, threshold: float, stated: bool) -> Optional[str]:
     if time_s > 0:
         expected = (2 / 3 * row.n**3 + 1.5 * row.n**2) / time_s / 1e9
         if abs(gflops / expected - 1) > 0.02 + 0.006 / time_s:
-            return f"Gflops {gflops:g} does not follow from N={row.n} and time {time_s:g} s (HPL would print {expected:.4g})"
+            return (f"Gflops {gflops:g} does not follow from N={row.n} and time {time_s:g} s "
+                    f"(HPL would print {expected:.4g})")
     return None
 
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from scalebench.errors import ParseError
-from scalebench.parse._common import (VALUE, VALUE_RE, Value, complete_text, int_or_value, is_finite, lines_of, to_value,
-                                      with_note)
+from scalebench.parse._common import (VALUE, VALUE_RE, Value, complete_text, int_or_value, is_finite, lines_of,
+                                      to_value, with_note)
 
 Row = Tuple[Optional[int], Value]  # size is None in osu_barrier's size-less table
 

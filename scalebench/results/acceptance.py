@@ -145,7 +145,8 @@ def _criterion(entry: Any, where: str, known: dict[str, set[str]], units: dict[t
     figure = entry.get("figure", bench.fom if bench else None)
     if not isinstance(figure, str) or figure not in known[benchmark]:
         raise InputError(f"{where}.figure: unknown figure {excerpt(figure)} of {benchmark}"
-                         f"{did_you_mean(str(figure)[:100], known[benchmark])} (known: {', '.join(sorted(known[benchmark]))})")
+                         f"{did_you_mean(str(figure)[:100], known[benchmark])} "
+                         f"(known: {', '.join(sorted(known[benchmark]))})")
     metric = entry.get("metric", "value")
     if not isinstance(metric, str) or metric not in METRICS:
         raise InputError(f"{where}.metric: {excerpt(metric)} is not one of {', '.join(METRICS)}"

@@ -137,6 +137,8 @@ def number(value: Any) -> float | None:
 def count(value: Any, name: str) -> int | None:
     """A count (nodes, tasks, CPUs per task) as an int; None when absent; InputError when it is not a
     whole number from 0 to C_INT_MAX (a skipped case has 0 nodes)."""
+    if type(value) is int and 0 <= value <= C_INT_MAX:
+        return value
     if value is None or value == "":
         return None
     as_float = number(value) if type(value) in _NUMERIC else None
@@ -169,14 +171,22 @@ def params_from_name(display_name: str) -> list[str]:
     return [part.split("=")[0] for part in display_name.split(" %")[1:]]
 
 
+_SCALARS = frozenset((str, float, bool, type(None)))
+
+
 def is_plain(value: Any, depth: int = 0) -> bool:
     """A scalar, or lists/mappings of them at most _MAX_VALUE_DEPTH deep (and, in all, small)."""
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return not isinstance(value, int) or -FLOAT_INT_MAX <= value <= FLOAT_INT_MAX
-    if depth >= _MAX_VALUE_DEPTH or not isinstance(value, (list, dict)) or len(value) > 1000:
+    kind = type(value)
+    if kind in _SCALARS:
+        return True
+    if kind is int:
+        return -FLOAT_INT_MAX <= value <= FLOAT_INT_MAX
+    if depth >= _MAX_VALUE_DEPTH or kind not in (list, dict) or len(value) > 1000:
         return False
-    items = value.values() if isinstance(value, dict) else value
-    return all(is_plain(item, depth + 1) for item in items)
+    for item in value.values() if kind is dict else value:
+        if type(item) not in _SCALARS and not is_plain(item, depth + 1):
+            return False
+    return True
 
 
 def run_provenance(run_dir: Path, warnings: list[str]) -> dict[str, Any]:
@@ -224,20 +234,28 @@ def bounds(bench: Benchmark, name: str, unit: str) -> tuple[float, bool, float, 
     return found
 
 
+_TEXT = (str, type(None))
+_names_seen: set[str] = set()  # names already checked: ingest checks every case's (10 000s of them)
+
+
 def check_case(case: Case) -> None:
-    """InputError naming the first thing in `case` that cannot be so; nothing for a sound case."""
+    """InputError naming the first thing in `case` that cannot be so; nothing for a sound case.
+    Once per case of every report read: the common cases (names seen before, string values) are
+    decided without a call."""
     for name in ("system", "partition", "environ", "stack"):
-        check_name(name, getattr(case, name))
+        value = getattr(case, name)
+        if value not in _names_seen:
+            _names_seen.add(check_name(name, value))
     if not isinstance(case.benchmark, str) or not case.benchmark:
         raise InputError(f"check name: {excerpt(case.benchmark)} is not a name")
     for name in ("fail_phase", "fail_reason"):
-        if not isinstance(getattr(case, name), (str, type(None))):
+        if type(getattr(case, name)) not in _TEXT:
             raise InputError(f"{name}: {excerpt(getattr(case, name))} is not text")
     for key, value in case.params.items():
-        if not isinstance(key, str) or not is_plain(value):
+        if type(key) is not str or type(value) is not str and not is_plain(value):
             raise InputError(f"parameter {excerpt(key)}: {excerpt(value)} is not a plain value")
     for key, value in case.provenance.items():
-        if not is_plain(value):
+        if type(value) is not str and not is_plain(value):
             raise InputError(f"{key}: {excerpt(value)} is not a plain value")
     if not case.measured:
         return  # a failed or skipped case claims no measurement
@@ -245,11 +263,12 @@ def check_case(case: Case) -> None:
         if value is not None and value < 1:
             raise InputError(f"{name}: {value} for a measured case")
     bench = lookup(case.benchmark)
+    cache = _bounds_cache
     for name, (value, unit) in case.figures.items():
-        if not isinstance(unit, str):
+        if type(unit) is not str:
             raise InputError(f"figure {name}: unit {excerpt(unit)} is not text")
         if value is None:
             continue
-        low, included, high, words = bounds(bench, name, unit)
+        low, included, high, words = cache.get((bench.name, name, unit)) or bounds(bench, name, unit)
         if not ((value >= low if included else value > low) and value <= high):
             raise InputError(f"figure {name}: {value:g} {unit} must be {words}")

@@ -193,8 +193,11 @@ def load_session(path: Path, warnings: list[str] | None = None) -> Session | Non
             if not isinstance(testcase, dict):
                 warnings.append(f"{path}: skipped a test case that is not an object")
                 continue
-            final[(text(testcase.get("unique_name") or testcase.get("name")), text(testcase.get("system")),
-                   text(testcase.get("partition")), text(testcase.get("environ")))] = testcase
+            key = (testcase.get("unique_name") or testcase.get("name"), testcase.get("system"),
+                   testcase.get("partition"), testcase.get("environ"))
+            if not all(type(k) is str for k in key):  # usually strings: text() only for the odd one
+                key = tuple(map(text, key))
+            final[key] = testcase
     report = str(path)
     cases = []
     for testcase in final.values():
