@@ -17,8 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-from scalebench import paths
-from scalebench.errors import ResultsError
+from scalebench import paths, textfile
+from scalebench.errors import InputError, ResultsError
 
 # ReFrame expands $NAME, and runs $(...) and `...` through a shell, in its directory settings.
 _EXPANDED_IN_PATHS = re.compile(r"[$`\x00-\x1f\x7f]")
@@ -76,10 +76,13 @@ def _write_provenance(path: Path) -> None:
 
 
 def file_digest(path: str | Path) -> str:
-    """'sha256:<first 16 hex> <path>', or 'missing <path>' when the file does not exist."""
+    """'sha256:<first 16 hex> <path>', 'missing <path>' when the file does not exist, or 'unreadable
+    <path> (why)' when it is no regular file of a readable size (a FIFO would block the reader)."""
     path = Path(path)
-    try:
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-    except FileNotFoundError:
+    if not path.exists() and not path.is_symlink():
         return f"missing {path}"
+    try:
+        digest = hashlib.sha256(textfile.read_bytes(path, "lock file")).hexdigest()[:16]
+    except InputError as err:
+        return f"unreadable {path} ({err})"
     return f"sha256:{digest} {path}"

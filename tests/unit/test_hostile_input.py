@@ -88,6 +88,28 @@ def test_dev_zero_is_refused_not_read_for_ever():
     assert proc.returncode == 2 and "/dev/zero is not a regular file" in one_error_line(proc.stderr)
 
 
+def test_fifos_among_other_files_the_library_reads(tmp_path, fifo, monkeypatch):
+    """A Spack lock (hashed for provenance) and a tutorial case copied into a job: named, not waited on;
+    a tutorial's gzipped file unpacks to at most textfile's limit."""
+    import gzip
+
+    from scalebench.apps import openfoam
+    from scalebench.errors import InputError
+    from scalebench.site import rundir
+
+    assert rundir.file_digest(fifo) == f"unreadable {fifo} (lock file: {fifo} is not a regular file)"
+    case = openfoam.OpenfoamCase(name="c", tutorial="t", solver="s", cells=1, steps=1)
+    (tmp_path / "tutorials" / "t").mkdir(parents=True)
+    os.mkfifo(tmp_path / "tutorials" / "t" / "pipe")
+    with pytest.raises(InputError, match="tutorials_dir: cannot copy .*pipe.* is a named pipe"):
+        openfoam.copy_tutorial(tmp_path / "tutorials", case, tmp_path / "case")
+    (tmp_path / "tutorials" / "t" / "pipe").unlink()
+    (tmp_path / "tutorials" / "t" / "big.gz").write_bytes(gzip.compress(b"0" * 4096))
+    monkeypatch.setattr(openfoam.textfile, "DEFAULT_LIMIT", 1024)
+    with pytest.raises(InputError, match="big.gz unpacks to more than 1024 bytes"):
+        openfoam.copy_tutorial(tmp_path / "tutorials", case, tmp_path / "case2")
+
+
 def test_utf16_output_is_named_not_reported_as_missing_rows(tmp_path, capsys):
     path = tmp_path / "hpl.out"
     path.write_bytes(HPL_OUT.encode("utf-16"))
@@ -160,6 +182,15 @@ def test_session_info_as_a_list_and_a_400_digit_figure_are_skipped_by_name(tmp_p
     assert status == 0
     assert f"{listed / 'report.json'}: malformed ReFrame report (session_info must be an object" in err
     assert "runs/huge/report.json: figure rmax: 1000" in err and "is beyond a float's range" in err
+
+
+def test_a_case_file_nested_deep_fails_the_case_not_the_check():
+    from scalebench.apps import openfoam
+
+    case = openfoam.OpenfoamCase(name="c", tutorial="t", solver="s", cells=1, steps=1)
+    for text in ("[" * 5000 + "]" * 5000, "[1]"):
+        outcome = openfoam.openfoam_outcome(case, lambda name: text, stdout="log", tasks=1, steps=1)
+        assert outcome.problems[0].startswith("case set-up failed: ")
 
 
 @pytest.mark.parametrize("what", ["thresholds", "spack.yaml"])
