@@ -12,6 +12,7 @@ from typing import Iterable, Mapping
 
 from scalebench import loaders, paths
 from scalebench.errors import InputError
+from scalebench.validation import excerpt
 
 SECTIONS = ("hpl", "application", "microbenchmark")
 DIRECTIONS = ("higher", "lower", "none")
@@ -58,14 +59,15 @@ def unregistered(name: str) -> Benchmark:
 
 def did_you_mean(value: str, choices: Iterable[str]) -> str:
     """' (did you mean 'x'?)' for the closest choice, '' when nothing is close."""
-    close = difflib.get_close_matches(value, sorted(set(choices)), n=1)
+    close = difflib.get_close_matches(str(value)[:100], sorted(set(choices)), n=1)  # a long value: slow, never close
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _choice(value: object, allowed: Iterable[str], where: str) -> str:
     allowed = tuple(allowed)
     if value not in allowed:
-        raise InputError(f"{where}: {value!r} is not one of {', '.join(allowed)}{did_you_mean(str(value), allowed)}")
+        raise InputError(f"{where}: {excerpt(value)} is not one of {', '.join(allowed)}"
+                         f"{did_you_mean(str(value), allowed)}")
     return str(value)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from scalebench.errors import InputError
 from scalebench.units import format_size
+from scalebench.validation import excerpt
 
 # Benchmark outputs, run reports and data files are far below this; a larger file is not one of them.
 DEFAULT_LIMIT = 256 * 2**20
@@ -64,7 +65,7 @@ def decode(data: bytes, what: str = "file", strict: bool = False) -> str:
     try:
         text = data.decode("utf-8", errors="strict" if strict else "replace")
     except UnicodeDecodeError as err:
-        raise InputError(f"{what}: not UTF-8 text (byte {err.start} is {data[err.start:err.start + 1]!r}); "
+        raise InputError(f"{what}: not UTF-8 text (byte {err.start} is {excerpt(data[err.start:err.start + 1])}); "
                          "convert it to UTF-8 (e.g. iconv -f LATIN1 -t UTF-8)") from None
     return text[1:] if text.startswith("\ufeff") else text
 

@@ -22,10 +22,10 @@ FLOAT_INT_MAX = int(sys.float_info.max)
 
 _EXCERPT = reprlib.Repr()
 _EXCERPT.maxlevel, _EXCERPT.maxlist, _EXCERPT.maxtuple, _EXCERPT.maxdict = 3, 4, 4, 4
-_EXCERPT.maxstring, _EXCERPT.maxother, _EXCERPT.maxlong = 40, 40, 40
+_EXCERPT.maxstring, _EXCERPT.maxother, _EXCERPT.maxlong = 160, 60, 40  # a path or a name shows whole
 
 
-def excerpt(value: Any, limit: int = 60) -> str:
+def excerpt(value: Any, limit: int = 200) -> str:
     """A short repr of `value` for an error message: bounded in length and depth, whatever the value
     (a 400-digit int, a list of a million items, a shared alias graph)."""
     text = _EXCERPT.repr(value)
@@ -123,7 +123,7 @@ def check_shell_word(where: str, value: Any, variables: bool = True) -> str:
     text = str(value)
     bad = (_SHELL_SPECIAL if variables else _SHELL_SPECIAL_OR_DOLLAR).search(text)
     if bad:
-        raise InputError(f"{where}: {excerpt(text)} has {bad.group(0)!r}; it goes unquoted into job scripts, so it "
-                         "must "
+        raise InputError(f"{where}: {excerpt(text)} has {excerpt(bad.group(0))}; it goes unquoted into job "
+                         "scripts, so it must "
                          "be one word without spaces, quotes, backslashes, ;&|<>()`" + ("" if variables else " or $"))
     return text

@@ -16,7 +16,7 @@ from scalebench.apps.common import INPUTS, load_specs, split_factors
 from scalebench.errors import InputError
 from scalebench.parse.openfoam import OpenfoamLog
 from scalebench.site.scales import check_scaling
-from scalebench.validation import check_name, excerpt_text, is_number, require_count, require_positive
+from scalebench.validation import check_name, excerpt, excerpt_text, is_number, require_count, require_positive
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class OpenfoamCase:
         for key in ("cells", "steps"):
             require_positive(f"case {self.name}: {key}", getattr(self, key))
         if self.deltaT is not None and not (is_number(self.deltaT) and self.deltaT > 0):
-            raise InputError(f"case {self.name}: deltaT: must be a positive number, got {self.deltaT!r}")
+            raise InputError(f"case {self.name}: deltaT: must be a positive number, got {excerpt(self.deltaT)}")
 
 
 def load_openfoam_cases(directory: Path | None = None) -> dict[str, OpenfoamCase]:
@@ -48,7 +48,7 @@ def load_openfoam_cases(directory: Path | None = None) -> dict[str, OpenfoamCase
     cases = load_specs(path, OpenfoamCase, ("steps_before",))
     for case in cases.values():
         if case.weak not in ("refine", "stretch"):
-            raise InputError(f"{path}: {case.name}.weak must be refine or stretch, got {case.weak!r}")
+            raise InputError(f"{path}: {case.name}.weak must be refine or stretch, got {excerpt(case.weak)}")
     return cases
 
 
@@ -148,7 +148,7 @@ def remove_subdict(dictionary: str, name: str) -> str:
             if dictionary[end:end + 1] == "\n":
                 end += 1
             return dictionary[:match.start()] + dictionary[end:]
-    raise InputError(f"dictionary: unbalanced braces after {name!r}")
+    raise InputError(f"dictionary: unbalanced braces after {excerpt(name)}")
 
 
 @dataclass(frozen=True)
@@ -259,7 +259,7 @@ def _step_kind(step: Any) -> tuple[str, str]:
     if isinstance(step, Mapping) and len(step) == 1:
         (kind, command), = step.items()
         return str(kind), str(command)
-    raise InputError(f"steps_before: {step!r} is not serial/parallel: command, decompose or restore0")
+    raise InputError(f"steps_before: {excerpt(step)} is not serial/parallel: command, decompose or restore0")
 
 
 def openfoam_log_name(command: str) -> str:
@@ -284,7 +284,7 @@ def _steps_plan(case: OpenfoamCase, ranks: int, launcher: str) -> list[tuple[str
             plan.append(("for d in processor*; do rm -rf $d/0; cp -r 0.orig $d/0; done" if ranks > 1
                          else "rm -rf 0 && cp -r 0.orig 0", None))
         else:
-            raise InputError(f"steps_before: unknown step {kind!r} (serial, parallel, decompose, restore0)")
+            raise InputError(f"steps_before: unknown step {excerpt(kind)} (serial, parallel, decompose, restore0)")
     return plan
 
 

@@ -239,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except ScalebenchError as err:
         message = str(err)  # messages quote excerpts; a longer one is still cut, to stay one readable line
-        print(f"scalebench {command}: error: {printable(message if len(message) <= 2000 else message[:1997] + '...')}",
+        print(f"scalebench {command}: error: {printable(message if len(message) <= 900 else message[:897] + '...')}",
               file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:

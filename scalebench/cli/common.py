@@ -5,7 +5,7 @@ import argparse
 import json
 from typing import Any
 
-from scalebench.validation import printable
+from scalebench.validation import excerpt, printable
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_FAILED", "EXIT_INTERNAL", "EXIT_OK", "OneLineParser", "add_geometry_arguments",
            "path_arg", "positive_int_arg", "print_json", "printable"]
@@ -18,6 +18,8 @@ class OneLineParser(argparse.ArgumentParser):
     """Usage errors as one line, like every other scalebench error."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        # argparse quotes the offending argument whole: cut, so that the message stays one readable line
+        message = message if len(message) <= 500 else message[:497] + "..."
         self.exit(2, f"{self.prog}: error: {printable(message)}\n")
 
 
@@ -39,7 +41,7 @@ def positive_int_arg(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not an integer: {excerpt(text)}") from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be positive, got {value}")
     return value

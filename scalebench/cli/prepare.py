@@ -9,12 +9,13 @@ from scalebench.apps.openfoam import load_openfoam_cases, prepare_case
 from scalebench.cli.common import path_arg, positive_int_arg
 from scalebench.errors import InputError
 from scalebench.site.scales import SCALING_MODES
+from scalebench.validation import excerpt
 
 
 def cmd_prepare_openfoam(args: argparse.Namespace) -> int:
     cases = load_openfoam_cases()
     if args.case not in cases:
-        raise InputError(f"--case: {args.case!r} is not one of {', '.join(cases)}")
+        raise InputError(f"--case: {excerpt(args.case)} is not one of {', '.join(cases)}")
     tutorials = args.tutorials or os.environ.get("FOAM_TUTORIALS")
     if not tutorials:
         raise InputError("--tutorials: not given and FOAM_TUTORIALS is not set (load the OpenFOAM environment)")

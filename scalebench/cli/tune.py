@@ -16,13 +16,14 @@ from scalebench.hpl.frozen import freeze
 from scalebench.hpl.tune import (DEFAULT_BCASTS, DEFAULT_NBS, Candidate, Ranking, rank, sweep_deck,
                                  sweep_hpccinf_txt, sweep_hpl_dat)
 from scalebench.parse.hpl import HplRow
+from scalebench.validation import excerpt
 
 
 def _int_list(text: str) -> tuple[int, ...]:
     try:
         values = tuple(int(v) for v in text.split(","))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a comma-separated list of integers: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not a comma-separated list of integers: {excerpt(text)}") from None
     return values
 
 
@@ -31,7 +32,7 @@ def _grid_list(text: str) -> tuple[tuple[int, int], ...]:
     for item in text.split(","):
         match = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", item)
         if not match:
-            raise argparse.ArgumentTypeError(f"not a grid PxQ: {item!r} (e.g. 1x7,2x3)")
+            raise argparse.ArgumentTypeError(f"not a grid PxQ: {excerpt(item)} (e.g. 1x7,2x3)")
         grids.append((int(match.group(1)), int(match.group(2))))
     return tuple(grids)
 

@@ -10,7 +10,7 @@ from typing import Any, Mapping
 from scalebench import loaders, paths
 from scalebench.errors import InputError
 from scalebench.hpl.deck import Algorithm
-from scalebench.validation import require_count
+from scalebench.validation import excerpt, require_count
 
 _ALGORITHM_KEYS = tuple(f.name for f in fields(Algorithm))
 
@@ -40,10 +40,10 @@ def _profile(name: str, data: Any, where: str) -> BinaryProfile:
     if unknown:
         raise InputError(f"{where}: unknown key(s) {', '.join(unknown)}")
     if data.get("input") not in ("HPL.dat", "hpccinf.txt"):
-        raise InputError(f"{where}.input: must be HPL.dat or hpccinf.txt, got {data.get('input')!r}")
+        raise InputError(f"{where}.input: must be HPL.dat or hpccinf.txt, got {excerpt(data.get('input'))}")
     for key, allowed in (("ranks", ("per_core", "per_gpu")), ("memory", ("host", "gpu"))):
         if data.get(key, allowed[0]) not in allowed:
-            raise InputError(f"{where}.{key}: must be one of {', '.join(allowed)}, got {data[key]!r}")
+            raise InputError(f"{where}.{key}: must be one of {', '.join(allowed)}, got {excerpt(data[key])}")
     ignores = tuple(data.get("ignores") or ())
     bad = [key for key in ignores if key not in _ALGORITHM_KEYS]
     if bad:
@@ -70,6 +70,7 @@ def profile_for(binary: str, profile: str | None = None) -> BinaryProfile:
     profiles = load_profiles()
     if profile:
         if profile not in profiles:
-            raise InputError(f"hpl_profile: {profile!r} is not one of {', '.join(profiles)} (hpl_decks/binaries.yaml)")
+            raise InputError(f"hpl_profile: {excerpt(profile)} is not one of {', '.join(profiles)} "
+                             "(hpl_decks/binaries.yaml)")
         return profiles[profile]
     return profiles.get(os.path.basename(binary), profiles["xhpl"])

@@ -51,15 +51,15 @@ class Algorithm:
                             ("bcast", _BCAST), ("swap", _SWAP)):
             value = getattr(self, name)
             if not isinstance(value, str) or value not in table:
-                raise InputError(f"{name}: {getattr(self, name)!r} is not one of {', '.join(table)}")
+                raise InputError(f"{name}: {excerpt(getattr(self, name))} is not one of {', '.join(table)}")
         for name in ("nbmin", "ndiv", "alignment"):
             require_positive(name, getattr(self, name))
         for name in ("depth", "swap_threshold"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise InputError(f"{name}: must be an integer >= 0, got {value!r}")
+                raise InputError(f"{name}: must be an integer >= 0, got {excerpt(value)}")
         if not is_number(self.threshold) or not self.threshold > 0:
-            raise InputError(f"threshold: must be a positive number, got {self.threshold!r}")
+            raise InputError(f"threshold: must be a positive number, got {excerpt(self.threshold)}")
 
 
 @dataclass(frozen=True)
@@ -75,16 +75,16 @@ class Rules:
 
     def __post_init__(self) -> None:
         if not is_number(self.memory_fraction) or not 0 < self.memory_fraction <= 1:
-            raise InputError(f"memory_fraction: must be in (0, 1], got {self.memory_fraction!r}")
+            raise InputError(f"memory_fraction: must be in (0, 1], got {excerpt(self.memory_fraction)}")
         require_positive("nb", self.nb)
         loss = self.lcm_rounding_max_memory_loss
         if not is_number(loss) or not 0 <= loss < 1:
-            raise InputError(f"lcm_rounding_max_memory_loss: must be in [0, 1), got {loss!r}")
+            raise InputError(f"lcm_rounding_max_memory_loss: must be in [0, 1), got {excerpt(loss)}")
         for name, low in (("max_grid_aspect", 1.0), ("time_limit_safety", 1.0), ("time_limit_allowance_s", 0.0),
                           ("tuning_time_budget_s", 1.0)):
             value = getattr(self, name)
             if not is_number(value) or value < low:
-                raise InputError(f"{name}: must be a number >= {low:g}, got {value!r}")
+                raise InputError(f"{name}: must be a number >= {low:g}, got {excerpt(value)}")
 
 
 def load_rules(path: Path | None = None) -> Rules:
@@ -129,7 +129,7 @@ class DeckRequest:
             require_count("nb", self.nb)
         fraction = self.memory_fraction
         if fraction is not None and (not is_number(fraction) or not 0 < fraction <= 1):
-            raise InputError(f"memory_fraction: must be in (0, 1], got {fraction!r}")
+            raise InputError(f"memory_fraction: must be in (0, 1], got {excerpt(fraction)}")
         if self.max_n is not None:
             require_count("max_n", self.max_n)
         if self.grid is not None:
@@ -355,7 +355,7 @@ def _check_names(label: str, values: tuple[Any, ...], table: dict[str, int]) -> 
     _check_count(label, len(values))
     for value in values:
         if not isinstance(value, str) or value not in table:
-            raise DeckError(f"{label}: {value!r} is not one of {', '.join(table)}")
+            raise DeckError(f"{label}: {excerpt(value)} is not one of {', '.join(table)}")
 
 
 def hpl_dat_lists(*, ns: Sequence[int], nbs: Sequence[int], grids: Sequence[tuple[int, int]],
@@ -383,7 +383,7 @@ def hpl_dat_lists(*, ns: Sequence[int], nbs: Sequence[int], grids: Sequence[tupl
     _check_count("grids", len(grid_list))
     for grid in grid_list:
         if len(grid) != 2:
-            raise DeckError(f"grids: {grid!r} is not a (P, Q) pair")
+            raise DeckError(f"grids: {excerpt(grid)} is not a (P, Q) pair")
     _check_ints("Ps", tuple(p for p, _ in grid_list), 1)
     _check_ints("Qs", tuple(q for _, q in grid_list), 1)
     _check_names("PFACTs", pf_list, _PFACT)
@@ -395,9 +395,9 @@ def hpl_dat_lists(*, ns: Sequence[int], nbs: Sequence[int], grids: Sequence[tupl
     # HPL takes the first word of line 3 as the file name and line 4 as an int: nothing else may ride along.
     if not isinstance(output_file, str) or not output_file or any(
             c.isspace() or not c.isprintable() for c in output_file):
-        raise DeckError(f"output file: {output_file!r} must be one word (HPL reads the first word of its line)")
+        raise DeckError(f"output file: {excerpt(output_file)} must be one word (HPL reads the first word of its line)")
     if isinstance(device, bool) or not isinstance(device, int) or device < 0:
-        raise DeckError(f"device: {device!r} is not an integer >= 0 (6 = stdout, 7 = stderr, else the file)")
+        raise DeckError(f"device: {excerpt(device)} is not an integer >= 0 (6 = stdout, 7 = stderr, else the file)")
 
     def joined(values: Sequence[Any]) -> str:
         return " ".join(str(v) for v in values)

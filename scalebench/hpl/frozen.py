@@ -24,7 +24,7 @@ from scalebench.hpl.deck import Algorithm, Rules
 from scalebench.hpl.grid import GridChoice, grid_choice, process_grid
 from scalebench.hpl.tune import Candidate
 from scalebench.parse.hpl import TV_KEYS
-from scalebench.validation import check_name, excerpt_text, require_positive
+from scalebench.validation import check_name, excerpt, excerpt_text, require_positive
 
 TOP_IN_PROVENANCE = 5
 
@@ -213,7 +213,7 @@ def read_frozen(path: Path, base: Rules) -> FrozenDeck:
         raise InputError(f"{path}: algorithm: unknown key(s) {', '.join(unknown)}")
     for key in _BOOL_KEYS:
         if key in given and not isinstance(given[key], bool):
-            raise InputError(f"{path}: algorithm.{key}: must be true or false, got {given[key]!r}")
+            raise InputError(f"{path}: algorithm.{key}: must be true or false, got {excerpt(given[key])}")
     try:
         algorithm = replace(base.algorithm, **given)
     except InputError as err:
@@ -225,7 +225,7 @@ def read_frozen(path: Path, base: Rules) -> FrozenDeck:
     grid, grid_ranks = _read_grid(path, data.get("grid"))
     rule = data.get("grid_rule", "near_square")
     if rule not in GRID_RULES:
-        raise InputError(f"{path}: grid_rule: {rule!r} is not one of {', '.join(GRID_RULES)}")
+        raise InputError(f"{path}: grid_rule: {excerpt(rule)} is not one of {', '.join(GRID_RULES)}")
     provenance = data.get("provenance") or {}
     if not isinstance(provenance, dict):
         raise InputError(f"{path}: provenance: expected a mapping")

@@ -47,11 +47,12 @@ def flops_per_cycle(microarch: str, table: Mapping[str, int] | None = None) -> t
         return table[microarch], f"table entry {microarch!r}"
     target = archspec.cpu.TARGETS.get(microarch)
     if target is None:
-        raise PeakError(f"microarch: {microarch!r} is not an archspec name; set flops_per_cycle in the site config")
+        raise PeakError(f"microarch: {excerpt(microarch)} is not an archspec name; set flops_per_cycle in the "
+                        "site config")
     for ancestor in target.ancestors:
         if ancestor.name in table:
             return table[ancestor.name], f"table entry {ancestor.name!r} (nearest ancestor of {microarch!r})"
-    raise PeakError(f"microarch: no flops_per_cycle entry for {microarch!r} or its ancestors; "
+    raise PeakError(f"microarch: no flops_per_cycle entry for {excerpt(microarch)} or its ancestors; "
                     "set flops_per_cycle in the site config")
 
 

@@ -10,6 +10,7 @@ from typing import Callable, Union
 
 from scalebench import textfile
 from scalebench.errors import InputError, ParseError
+from scalebench.validation import excerpt
 from scalebench.parse.hpcc import parse_hpcc
 from scalebench.parse.hpl import parse_hpl
 from scalebench.parse.imb import parse_imb
@@ -43,7 +44,7 @@ def _parser(kind: str) -> Callable[[str], dict]:
         return KINDS[kind]
     except (KeyError, TypeError):
         known = ", ".join(sorted(KINDS))
-        raise InputError(f"unknown output kind {kind!r} (known kinds: {known})") from None
+        raise InputError(f"unknown output kind {excerpt(kind)} (known kinds: {known})") from None
 
 
 def parse_text(kind: str, text: str) -> dict:

@@ -26,7 +26,7 @@ from scalebench.parse._common import (
     to_value,
     with_note,
 )
-from scalebench.validation import C_INT_MAX
+from scalebench.validation import C_INT_MAX, excerpt
 
 # T/V code, then N NB P Q Time Gflops positionally; anything after Gflops (NVIDIA's
 # "( per-GPU Gflops )" column) is ignored. The T/V code is W, R|C (process order), a digit
@@ -418,13 +418,13 @@ def decode_tv(tv: str) -> dict[str, Any]:
     """The HPL.dat settings a T/V code encodes, named as in rules.yaml's algorithm section."""
     match = _TV_RE.fullmatch(tv) if isinstance(tv, str) else None
     if match is None:
-        raise ParseError(f"T/V code {tv!r}: not HPL's encoded variant ({_TV_LAYOUT}); builds that print "
+        raise ParseError(f"T/V code {excerpt(tv)}: not HPL's encoded variant ({_TV_LAYOUT}); builds that print "
                          f"other codes (e.g. NVIDIA HPL's 'WC0') cannot be decoded into HPL.dat settings")
     pmap, depth, bcast, rfact, ndiv, pfact, nbmin = match.groups()
     if bcast not in _TV_BCAST:
-        raise ParseError(f"T/V code {tv!r}: BCAST digit {bcast} is not one of HPL's 0-5 "
+        raise ParseError(f"T/V code {excerpt(tv)}: BCAST digit {bcast} is not one of HPL's 0-5 "
                          f"({', '.join(f'{k}={v}' for k, v in _TV_BCAST.items())})")
     if int(ndiv) < 2 or int(nbmin) < 1:
-        raise ParseError(f"T/V code {tv!r}: NDIV {ndiv} / NBMIN {nbmin} outside HPL's NDIV >= 2, NBMIN >= 1")
+        raise ParseError(f"T/V code {excerpt(tv)}: NDIV {ndiv} / NBMIN {nbmin} outside HPL's NDIV >= 2, NBMIN >= 1")
     return {"pmap": _TV_PMAP[pmap], "depth": int(depth), "bcast": _TV_BCAST[bcast],
             "rfact": _TV_FACT[rfact], "ndiv": int(ndiv), "pfact": _TV_FACT[pfact], "nbmin": int(nbmin)}

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from scalebench import paths, textfile
 from scalebench.errors import InputError, ResultsError
+from scalebench.validation import excerpt
 
 # ReFrame expands $NAME, and runs $(...) and `...` through a shell, in its directory settings.
 _EXPANDED_IN_PATHS = re.compile(r"[$`\x00-\x1f\x7f]")
@@ -27,7 +28,8 @@ _EXPANDED_IN_PATHS = re.compile(r"[$`\x00-\x1f\x7f]")
 def _check_run_path(where: str, path: Path) -> Path:
     bad = _EXPANDED_IN_PATHS.search(str(path))
     if bad:
-        raise ResultsError(f"{where}: {str(path)!r} has {bad.group(0)!r}; ReFrame expands $ and runs $(...) and "
+        raise ResultsError(f"{where}: {excerpt(str(path))} has {excerpt(bad.group(0))}; ReFrame expands $ and runs "
+                           "$(...) and "
                            "`...` in its directory paths: choose one without $, ` or line breaks")
     return path
 

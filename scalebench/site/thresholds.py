@@ -5,6 +5,7 @@ from pathlib import Path
 
 from scalebench import loaders, paths
 from scalebench.errors import InputError
+from scalebench.validation import excerpt
 
 
 def efficiency_floor(system: str, partition: str, path: Path | None = None) -> float:
@@ -17,7 +18,7 @@ def efficiency_floor(system: str, partition: str, path: Path | None = None) -> f
         if key in floors:
             value = floors[key]
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-                raise InputError(f"{path}: {key}: efficiency floor must be a fraction in [0, 1], got {value!r}")
+                raise InputError(f"{path}: {key}: efficiency floor must be a fraction in [0, 1], got {excerpt(value)}")
             return float(value)
     raise InputError(f"{path}: no floor for {system}:{partition} and no '*' entry")
 
@@ -31,5 +32,5 @@ def report_flags(path: Path | None = None) -> dict[str, float]:
         raise InputError(f"{path}: expected exactly the keys {', '.join(sorted(expected))}")
     for key, value in flags.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
-            raise InputError(f"{path}: {key}: must be a fraction in (0, 1], got {value!r}")
+            raise InputError(f"{path}: {key}: must be a fraction in (0, 1], got {excerpt(value)}")
     return {k: float(v) for k, v in flags.items()}

@@ -299,6 +299,28 @@ def class2_structures(b: Builder) -> None:
         b.add("2", f"accept: run report {name}", ["accept", str(run.parents[1])], "error", words=("no usable",))
 
 
+def class2_long_arguments(b: Builder) -> None:
+    """A 100 000-character argument or key: the error quotes an excerpt (judge: one line < 1000)."""
+    long = "x" * 100_000
+    results = b.results([])
+    b.add("2", "parse: a 100 kB kind", ["parse", long, str(REAL_REPORT)], "error")
+    b.add("2", "deck: a 100 kB --nodes", ["deck", "--nodes", long, "--ranks-per-node", "2", "--memory-per-node",
+                                          "1GiB"], "error")
+    b.add("2", "deck: a 100 kB --memory-per-node", ["deck", "--nodes", "1", "--ranks-per-node", "2",
+                                                   "--memory-per-node", long], "error")
+    b.add("2", "compare: a 100 kB --baseline", ["compare", results, "--baseline", long], "error")
+    b.add("2", "report: a 100 kB --format", ["report", results, "--format", long, "--out", b.out()], "error")
+    b.add("2", "plan: a 100 kB -S", ["plan", "-S", f"nb={long}"], "error")
+    b.add("2", "tune deck: a 100 kB --bcasts", ["tune", "deck", "--nodes", "1", "--ranks-per-node", "2",
+                                               "--memory-per-node", "16GiB", "--bcasts", long], "error")
+    for key in ("benchmark", "figure", "metric", "at", "system"):
+        text = f"criteria:\n  - {{benchmark: HPLCheck, min: 1, {key}: {long}}}\n"
+        expect = "fail" if key == "system" else "error"  # a pattern that matches no system: NO DATA
+        b.add("2", f"accept: a 100 kB {key}", ["accept", results, "--thresholds", b.file("t.yaml", text)], expect)
+    b.add("2", "accept: a 100 kB key", ["accept", results, "--thresholds", b.file(
+        "t.yaml", f"criteria:\n  - {{benchmark: HPLCheck, min: 1, {long}: 1}}\n")], "error")
+
+
 def class3_spack(b: Builder) -> None:
     definition = "  - d: [hpl, lammps, openfoam, hpl, lammps, openfoam, hpl, lammps, openfoam]\n"
     def env(text: str) -> str:
@@ -528,7 +550,8 @@ def class8_freeze(b: Builder) -> None:
                                                      "--decks-dir", b.out()], "error")
 
 
-CLASSES = (class1_not_regular, class1_other_commands, class2_random_bytes, class2_structures, class3_spack,
+CLASSES = (class1_not_regular, class1_other_commands, class2_random_bytes, class2_structures, class2_long_arguments,
+           class3_spack,
            class4_rows_and_cuts, class5_reports,
            class6_numbers, class7_messages, class8_freeze)
 
