@@ -244,7 +244,7 @@ def check_case(case: Case) -> None:
     decided without a call."""
     for name in ("system", "partition", "environ", "stack"):
         value = getattr(case, name)
-        if value not in _names_seen:
+        if type(value) is not str or value not in _names_seen:
             _names_seen.add(check_name(name, value))
     if not isinstance(case.benchmark, str) or not case.benchmark:
         raise InputError(f"check name: {excerpt(case.benchmark)} is not a name")
