@@ -10,14 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
 
-import yaml
-
-from scalebench import paths
+from scalebench import loaders, paths
 from scalebench.errors import InputError
+from scalebench.validation import excerpt
 
 SECTIONS = ("hpl", "application", "microbenchmark")
 DIRECTIONS = ("higher", "lower", "none")
 CURVE_KINDS = ("bandwidth", "latency")
+# What a value of a figure may be (scalebench.results.records checks every case at ingest).
+RANGES = ("positive", "non_negative", "any")
 _ENTRY_KEYS = {"title", "section", "x", "fom", "figures", "kind", "sized", "series_params", "time", "weak", "suite"}
 _SIZED_NAME = re.compile(r"^(?P<figure>.+)_(?P<size>\d+)$")
 
@@ -28,6 +29,7 @@ class FigureSpec:
     direction: str  # higher | lower | none
     label: str
     kind: str | None = None  # bandwidth | latency: a point-to-point curve (n1/2, latency surprise)
+    range: str = "any"  # positive | non_negative | any; in % also at most 100
 
 
 @dataclass(frozen=True)
@@ -57,14 +59,15 @@ def unregistered(name: str) -> Benchmark:
 
 def did_you_mean(value: str, choices: Iterable[str]) -> str:
     """' (did you mean 'x'?)' for the closest choice, '' when nothing is close."""
-    close = difflib.get_close_matches(value, sorted(set(choices)), n=1)
+    close = difflib.get_close_matches(str(value)[:100], sorted(set(choices)), n=1)  # a long value: slow, never close
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _choice(value: object, allowed: Iterable[str], where: str) -> str:
     allowed = tuple(allowed)
     if value not in allowed:
-        raise InputError(f"{where}: {value!r} is not one of {', '.join(allowed)}{did_you_mean(str(value), allowed)}")
+        raise InputError(f"{where}: {excerpt(value)} is not one of {', '.join(allowed)}"
+                         f"{did_you_mean(str(value), allowed)}")
     return str(value)
 
 
@@ -84,13 +87,17 @@ def _entry(name: str, entry: object, where: str) -> Benchmark:
     parsed = {}
     for figure, spec in figures.items():
         spec = spec or {}
-        if not isinstance(spec, dict) or set(spec) - {"direction", "label", "kind"}:
-            raise InputError(f"{where}.figures.{figure}: expected direction, label and optionally kind")
+        if not isinstance(spec, dict) or set(spec) - {"direction", "label", "kind", "range"}:
+            raise InputError(f"{where}.figures.{figure}: expected direction, label and optionally kind and range")
         direction = _choice(spec.get("direction"), DIRECTIONS, f"{where}.figures.{figure}.direction")
         figure_kind = spec.get("kind", kind if figure == fom else None)
         if figure_kind is not None:
             _choice(figure_kind, CURVE_KINDS, f"{where}.figures.{figure}.kind")
-        parsed[str(figure)] = FigureSpec(str(figure), direction, str(spec.get("label") or figure), figure_kind)
+        # Rates and times are positive unless the registry says otherwise.
+        value_range = _choice(spec.get("range", "any" if direction == "none" else "positive"), RANGES,
+                              f"{where}.figures.{figure}.range")
+        parsed[str(figure)] = FigureSpec(str(figure), direction, str(spec.get("label") or figure), figure_kind,
+                                         value_range)
     if fom is not None:
         _choice(fom, parsed, f"{where}.fom")
     time = entry.get("time")
@@ -111,7 +118,7 @@ def _entry(name: str, entry: object, where: str) -> Benchmark:
 
 def load(path: Path | None = None) -> dict[str, Benchmark]:
     path = path or paths.PACKAGE_DATA / "benchmarks.yaml"
-    data = yaml.safe_load(path.read_text()) or {}
+    data = loaders.load_yaml(path, "benchmark registry") or {}
     if not isinstance(data, dict):
         raise InputError(f"{path}: expected a mapping of check names")
     return {str(name): _entry(str(name), entry, f"{path}: {name}") for name, entry in data.items()}

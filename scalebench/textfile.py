@@ -10,9 +10,11 @@ import codecs
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 from scalebench.errors import InputError
 from scalebench.units import format_size
+from scalebench.validation import excerpt
 
 # Benchmark outputs, run reports and data files are far below this; a larger file is not one of them.
 DEFAULT_LIMIT = 256 * 2**20
@@ -21,9 +23,8 @@ _WIDE_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
               (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16"))
 
 
-def read_bytes(path: str | Path, what: str = "file", limit: int = DEFAULT_LIMIT) -> bytes:
-    """The bytes of a regular file of at most `limit` bytes; InputError naming `what` otherwise."""
-    name = str(path)
+def _open_regular(name: str, what: str) -> tuple[Any, os.stat_result]:
+    """A binary handle on the regular file `name` and its stat; InputError naming `what` otherwise."""
     if not name:
         raise InputError(f"{what}: no file name given")
     try:
@@ -31,11 +32,19 @@ def read_bytes(path: str | Path, what: str = "file", limit: int = DEFAULT_LIMIT)
         fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as err:
         raise InputError(f"{what}: cannot read {name}: {err.strerror}") from None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
-            raise InputError(f"{what}: {name} is {kind}")
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        raise InputError(f"{what}: {name} is {kind}")
+    return os.fdopen(fd, "rb"), info
+
+
+def read_bytes(path: str | Path, what: str = "file", limit: int = DEFAULT_LIMIT) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes; InputError naming `what` otherwise."""
+    name = str(path)
+    handle, info = _open_regular(name, what)
+    with handle:
         if info.st_size > limit:
             raise InputError(f"{what}: {name} is {format_size(info.st_size)}, more than the "
                              f"{format_size(limit)} scalebench reads")
@@ -45,19 +54,32 @@ def read_bytes(path: str | Path, what: str = "file", limit: int = DEFAULT_LIMIT)
     return data
 
 
-def decode(data: bytes, what: str = "file") -> str:
-    """UTF-8 text (a BOM dropped); UTF-16/32 named; other bad bytes as U+FFFD."""
+def decode(data: bytes, what: str = "file", strict: bool = False) -> str:
+    """UTF-8 text (a BOM dropped); UTF-16/32 named; other bad bytes as U+FFFD, or with `strict` (files
+    people write, whose every byte means something) an InputError naming the first one."""
     for bom, encoding in _WIDE_BOMS:
         if data.startswith(bom):
             raise InputError(f"{what}: {encoding} text; convert it to UTF-8 (e.g. iconv -f {encoding} -t UTF-8)")
     if data[:64].count(b"\x00") > 8:
         raise InputError(f"{what}: binary or UTF-16/32 data (NUL bytes), not UTF-8 text")
-    text = data.decode("utf-8", errors="replace")
+    try:
+        text = data.decode("utf-8", errors="strict" if strict else "replace")
+    except UnicodeDecodeError as err:
+        raise InputError(f"{what}: not UTF-8 text (byte {err.start} is {excerpt(data[err.start:err.start + 1])}); "
+                         "convert it to UTF-8 (e.g. iconv -f LATIN1 -t UTF-8)") from None
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def read_text(path: str | Path, what: str = "file", limit: int = DEFAULT_LIMIT) -> str:
-    return decode(read_bytes(path, what, limit), f"{what} {path}")
+def read_text(path: str | Path, what: str = "file", limit: int = DEFAULT_LIMIT, strict: bool = False) -> str:
+    return decode(read_bytes(path, what, limit), f"{what} {path}", strict)
+
+
+def read_tail(path: str | Path, what: str = "file", size: int = 64 * 1024) -> str:
+    """The last `size` bytes of a regular file as text (undecodable bytes as U+FFFD), whatever its size."""
+    handle, info = _open_regular(str(path), what)
+    with handle:
+        handle.seek(max(0, info.st_size - size))
+        return handle.read(size).decode("utf-8", errors="replace")
 
 
 def file_key(path: str | Path) -> tuple[str, int, int]:

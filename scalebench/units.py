@@ -5,6 +5,7 @@ import re
 from decimal import Decimal
 
 from scalebench.errors import InputError
+from scalebench.validation import excerpt
 
 # Bare K/M/G/T are binary, as in Slurm (--mem=16G means 16 GiB); kB/MB/GB/TB are decimal.
 _FACTORS = {
@@ -25,10 +26,10 @@ def parse_size(text: str | int, field: str = "size") -> int:
         match = _SIZE.match(str(text))
         unit = match.group(2).lower() if match else None
         if not match or unit not in _FACTORS:
-            raise InputError(f"{field}: cannot parse {text!r} as a size (e.g. 16GiB, 64G, 500GB)")
+            raise InputError(f"{field}: cannot parse {excerpt(text)} as a size (e.g. 16GiB, 64G, 500GB)")
         value = int(Decimal(match.group(1)) * _FACTORS[unit])
     if value <= 0:
-        raise InputError(f"{field}: must be positive, got {text!r}")
+        raise InputError(f"{field}: must be positive, got {excerpt(text)}")
     return value
 
 
@@ -58,10 +59,10 @@ def parse_duration(text: str | int | float, field: str = "time") -> int:
         elif clock:
             days, hours, minutes, secs = (int(g or 0) for g in clock.groups())
         else:
-            raise InputError(f"{field}: cannot parse {text!r} as a duration (e.g. 4h, 1d12h, 30m, 02:00:00)")
+            raise InputError(f"{field}: cannot parse {excerpt(text)} as a duration (e.g. 4h, 1d12h, 30m, 02:00:00)")
         seconds = ((days * 24 + hours) * 60 + minutes) * 60 + secs
     if not 0 < seconds < 10 * 365 * 86400:
-        raise InputError(f"{field}: must be between 1 s and 10 years, got {text!r}")
+        raise InputError(f"{field}: must be between 1 s and 10 years, got {excerpt(text)}")
     return int(seconds)
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 import numbers
 import re
+import reprlib
+import sys
 from typing import Any
 
 from scalebench.errors import InputError
@@ -15,51 +17,84 @@ from scalebench.errors import InputError
 # HPL and MPI hold N, NB, P, Q and rank counts in a C int; beyond it nothing runs, and arithmetic on
 # such values overflows floats or factorises for ever.
 C_INT_MAX = 2**31 - 1
+# The largest int a float holds without overflow: a bigger one is no measurement (float() raises).
+FLOAT_INT_MAX = int(sys.float_info.max)
+
+_EXCERPT = reprlib.Repr()
+_EXCERPT.maxlevel, _EXCERPT.maxlist, _EXCERPT.maxtuple, _EXCERPT.maxdict = 3, 4, 4, 4
+_EXCERPT.maxstring, _EXCERPT.maxother, _EXCERPT.maxlong = 160, 60, 40  # a path or a name shows whole
+
+
+def excerpt(value: Any, limit: int = 200) -> str:
+    """A short repr of `value` for an error message: bounded in length and depth, whatever the value
+    (a 400-digit int, a list of a million items, a shared alias graph)."""
+    text = _EXCERPT.repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def excerpt_text(text: str, limit: int = 80) -> str:
+    """At most `limit` characters of `text`, on one line: what an error message may quote of an input."""
+    one_line = " ".join(str(text).split())
+    return one_line if len(one_line) <= limit else one_line[:limit - 3] + "..."
+
+
+def printable(text: str) -> str:
+    """Control and separator characters as escapes: a message or a table cell stays one line, whatever
+    it quotes."""
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
 
 
 def is_number(value: Any) -> bool:
-    """A finite int or float, not a bool."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite int or float, not a bool (an int beyond a float's range is not finite either)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return -FLOAT_INT_MAX <= value <= FLOAT_INT_MAX if isinstance(value, int) else math.isfinite(value)
 
 
 def finite_number(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise InputError(f"{name}: must be a finite number, got {value!r}")
-    return float(value)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InputError(f"{name}: must be a finite number, got {excerpt(value)}")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        raise InputError(f"{name}: must be a finite number, got {excerpt(value)}")
+    return number
 
 
 def positive_number(value: object, name: str) -> float:
     number = finite_number(value, name)
     if number <= 0:
-        raise InputError(f"{name}: must be positive, got {value!r}")
+        raise InputError(f"{name}: must be positive, got {excerpt(value)}")
     return number
 
 
 def non_negative_number(value: object, name: str) -> float:
     number = finite_number(value, name)
     if number < 0:
-        raise InputError(f"{name}: must not be negative, got {value!r}")
+        raise InputError(f"{name}: must not be negative, got {excerpt(value)}")
     return number
 
 
 def require_positive(name: str, value: Any) -> int:
     """A positive int (not a bool, not a float)."""
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise InputError(f"{name}: must be a positive integer, got {value!r}")
+        raise InputError(f"{name}: must be a positive integer, got {excerpt(value)}")
     return value
 
 
 def require_count(name: str, value: Any) -> int:
-    """A positive integer HPL and MPI can hold (at most C_INT_MAX)."""
+    """A positive integer HPL, MPI and the applications can hold (at most C_INT_MAX)."""
     if require_positive(name, value) > C_INT_MAX:
-        raise InputError(f"{name}: must be at most {C_INT_MAX} (HPL and MPI hold it in a C int)")
+        raise InputError(f"{name}: must be at most {C_INT_MAX} (HPL, MPI and the applications hold it in a C int)")
     return value
 
 
 def positive_count(value: object, name: str) -> int:
     """A positive integral count of any integral type (numpy's included)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
-        raise InputError(f"{name}: must be a positive integer process count, got {value!r}")
+        raise InputError(f"{name}: must be a positive integer process count, got {excerpt(value)}")
     return int(value)
 
 
@@ -69,7 +104,7 @@ _NAME = re.compile(r"[A-Za-z0-9_.-]+")
 def check_name(where: str, value: Any) -> str:
     """System, partition and stack names end up in paths (perflogs, frozen decks): no separators."""
     if not isinstance(value, str) or not _NAME.fullmatch(value) or value in (".", ".."):
-        raise InputError(f"{where}: {value!r} must be letters, digits, '_', '.' and '-' only "
+        raise InputError(f"{where}: {excerpt(value)} must be letters, digits, '_', '.' and '-' only "
                          "(not a valid name: it becomes a path)")
     return value
 
@@ -88,6 +123,7 @@ def check_shell_word(where: str, value: Any, variables: bool = True) -> str:
     text = str(value)
     bad = (_SHELL_SPECIAL if variables else _SHELL_SPECIAL_OR_DOLLAR).search(text)
     if bad:
-        raise InputError(f"{where}: {text!r} has {bad.group(0)!r}; it goes unquoted into job scripts, so it must "
+        raise InputError(f"{where}: {excerpt(text)} has {excerpt(bad.group(0))}; it goes unquoted into job "
+                         "scripts, so it must "
                          "be one word without spaces, quotes, backslashes, ;&|<>()`" + ("" if variables else " or $"))
     return text

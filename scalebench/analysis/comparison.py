@@ -13,7 +13,7 @@ from typing import Dict, Hashable, Iterable, Mapping, Tuple, TypeVar
 
 from scalebench.analysis.scaling import geomean
 from scalebench.errors import InputError
-from scalebench.validation import finite_number, non_negative_number, positive_number
+from scalebench.validation import excerpt, finite_number, non_negative_number, positive_number
 
 K = TypeVar("K", bound=Hashable)  # a configuration: switch, stack, MPI, compiler name...
 
@@ -23,7 +23,7 @@ def _config_times(times: Mapping[K, Mapping], name: str) -> None:
         raise InputError(f"{name}: needs at least one configuration")
     for config, by_key in times.items():
         if not isinstance(by_key, Mapping):
-            raise InputError(f"{name}[{config!r}]: must map keys to times, got {type(by_key).__name__}")
+            raise InputError(f"{name}[{excerpt(config)}]: must map keys to times, got {type(by_key).__name__}")
         for key, value in by_key.items():
             positive_number(value, f"{name}[{config!r}][{key!r}]")
 
@@ -38,7 +38,7 @@ def normalise_to_baseline(times: Mapping[K, Mapping[int, float]], baseline: K,
     """
     _config_times(times, "times")
     if baseline not in times:
-        raise InputError(f"baseline: {baseline!r} is not a configuration of times ({list(times)})")
+        raise InputError(f"baseline: {excerpt(baseline)} is not a configuration of times ({list(times)})")
     limit = non_negative_number(min_size, "min_size")
     reference = times[baseline]
     return {config: {size: reference[size] / by_size[size] for size in sorted(by_size)
@@ -104,7 +104,7 @@ def health_warnings(times: Mapping[K, Mapping[int, float]], factor: float = 10.0
     _config_times(times, "times")
     limit = finite_number(factor, "factor")
     if limit < 1:
-        raise InputError(f"factor: must be at least 1, got {factor!r}")
+        raise InputError(f"factor: must be at least 1, got {excerpt(factor)}")
     best: dict[int, tuple[float, Hashable]] = {}
     for config, by_size in times.items():
         for size, time in by_size.items():
@@ -134,7 +134,7 @@ def aggregate_then_normalise(times: Mapping[K, Mapping[Hashable, float]],
     """
     _config_times(times, "times")
     if baseline not in times:
-        raise InputError(f"baseline: {baseline!r} is not a configuration of times ({list(times)})")
+        raise InputError(f"baseline: {excerpt(baseline)} is not a configuration of times ({list(times)})")
     every: list[Hashable] = []
     for by_key in times.values():
         every.extend(key for key in by_key if key not in every)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from scalebench.errors import InputError
-from scalebench.validation import positive_count, positive_number
+from scalebench.validation import excerpt, positive_count, positive_number
 
 
 def by_procs(values: Mapping[int, float], name: str) -> dict[int, float]:
@@ -29,7 +29,7 @@ def _baseline(values: Mapping[int, float], baseline: int | None, name: str) -> i
         return min(values)
     p0 = positive_count(baseline, "baseline")
     if p0 not in values:
-        raise InputError(f"baseline: {baseline!r} is not a process count of {name} ({sorted(values)})")
+        raise InputError(f"baseline: {excerpt(baseline)} is not a process count of {name} ({sorted(values)})")
     return p0
 
 

@@ -16,12 +16,10 @@ import functools
 from pathlib import Path
 from typing import Any, Sequence
 
-import yaml
-
-from scalebench import paths
+from scalebench import loaders, paths
 from scalebench.errors import InputError
 from scalebench.textfile import file_key
-from scalebench.validation import require_positive
+from scalebench.validation import require_count, require_positive
 
 INPUTS = paths.REPO_ROOT / "reframe_tests" / "inputs"
 
@@ -43,7 +41,7 @@ def split_factors(n: int, weights: Sequence[float]) -> tuple[int, ...]:
     """n as a product of one factor per dimension, as even as the weights allow: each prime factor
     (largest first) goes to the dimension with the most weight per part so far; ties go to the
     first dimension. Equal weights give MPI_Dims_create's answer (8 -> 2 x 2 x 2, 6 -> 3 x 2 x 1)."""
-    require_positive("n", n)
+    require_count("n", n)  # trial division up to sqrt(n): a C int keeps it short
     if not weights or any(w <= 0 for w in weights):
         raise InputError(f"weights: need one positive weight per dimension, got {list(weights)}")
     parts = [1] * len(weights)
@@ -62,9 +60,13 @@ def load_specs(path: Path, kind: type, tuples: tuple[str, ...]) -> dict[str, Any
 @functools.lru_cache(maxsize=32)
 def _cached_specs(key: tuple[str, int, int], kind: type, tuples: tuple[str, ...]) -> dict[str, Any]:
     path = Path(key[0])
-    data = yaml.safe_load(path.read_text())
+    data = loaders.load_yaml(path, "spec file")
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: expected a mapping of names to entries")
     specs = {}
     for name, entry in data.items():
+        if not isinstance(entry, dict):
+            raise InputError(f"{path}: entry {name}: expected a mapping")
         entry = {key: tuple(value) if key in tuples else value for key, value in entry.items()}
         try:
             specs[name] = kind(name=name, **entry)

@@ -9,7 +9,7 @@ from scalebench import textfile
 from scalebench.apps.common import INPUTS, load_specs, split_factors
 from scalebench.parse.lammps import LammpsLog, LammpsRun
 from scalebench.site.scales import check_scaling
-from scalebench.validation import check_name, require_positive
+from scalebench.validation import check_name, require_count, require_positive
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def load_lammps_workloads(directory: Path | None = None) -> dict[str, LammpsWork
 
 def lammps_cells(atoms: int, atoms_per_cell: int) -> tuple[int, int, int]:
     """A cubic box of lattice cells holding about `atoms` atoms (at least one cell)."""
-    side = max(1, round((require_positive("atoms", atoms) / atoms_per_cell) ** (1 / 3)))
+    side = max(1, round((require_count("atoms", atoms) / atoms_per_cell) ** (1 / 3)))
     return (side, side, side)
 
 
@@ -66,8 +66,8 @@ def lammps_input(workload: LammpsWorkload, template: str, atoms: int, steps: int
 
     The values are prepended as LAMMPS index variables, which take precedence over the defaults
     the template declares the same way."""
-    require_positive("steps", steps)
-    require_positive("ranks", ranks)
+    require_count("steps", steps)
+    require_count("ranks", ranks)
     cells = lammps_cells(atoms, workload.atoms_per_cell)
     replicate = split_factors(ranks, (1.0, 1.0, 1.0)) if check_scaling(scaling) == "weak" else (1, 1, 1)
     values = {"nx": cells[0], "ny": cells[1], "nz": cells[2],

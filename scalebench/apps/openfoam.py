@@ -3,6 +3,7 @@ reframe_tests/inputs/openfoam/ (cases.yaml names them)."""
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import re
 import shutil
@@ -10,12 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from scalebench import textfile
+from scalebench import loaders, textfile
 from scalebench.apps.common import INPUTS, load_specs, split_factors
 from scalebench.errors import InputError
 from scalebench.parse.openfoam import OpenfoamLog
 from scalebench.site.scales import check_scaling
-from scalebench.validation import check_name, is_number, require_positive
+from scalebench.validation import check_name, excerpt, excerpt_text, is_number, require_count, require_positive
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class OpenfoamCase:
         for key in ("cells", "steps"):
             require_positive(f"case {self.name}: {key}", getattr(self, key))
         if self.deltaT is not None and not (is_number(self.deltaT) and self.deltaT > 0):
-            raise InputError(f"case {self.name}: deltaT: must be a positive number, got {self.deltaT!r}")
+            raise InputError(f"case {self.name}: deltaT: must be a positive number, got {excerpt(self.deltaT)}")
 
 
 def load_openfoam_cases(directory: Path | None = None) -> dict[str, OpenfoamCase]:
@@ -47,7 +48,7 @@ def load_openfoam_cases(directory: Path | None = None) -> dict[str, OpenfoamCase
     cases = load_specs(path, OpenfoamCase, ("steps_before",))
     for case in cases.values():
         if case.weak not in ("refine", "stretch"):
-            raise InputError(f"{path}: {case.name}.weak must be refine or stretch, got {case.weak!r}")
+            raise InputError(f"{path}: {case.name}.weak must be refine or stretch, got {excerpt(case.weak)}")
     return cases
 
 
@@ -147,7 +148,7 @@ def remove_subdict(dictionary: str, name: str) -> str:
             if dictionary[end:end + 1] == "\n":
                 end += 1
             return dictionary[:match.start()] + dictionary[end:]
-    raise InputError(f"dictionary: unbalanced braces after {name!r}")
+    raise InputError(f"dictionary: unbalanced braces after {excerpt(name)}")
 
 
 @dataclass(frozen=True)
@@ -206,13 +207,13 @@ def openfoam_case(case: OpenfoamCase, texts: Mapping[str, str], decompose_templa
     residualControl goes, so exactly `steps` steps run. decomposeParDict: `ranks` subdomains,
     `simple`, split along the longest directions.
     """
-    require_positive("steps", steps)
-    require_positive("ranks", ranks)
+    require_count("steps", steps)
+    require_count("ranks", ranks)
     mesh = texts["system/blockMeshDict"]
     base = block_cells(mesh)
     active = active_dims(base)
     ndims = sum(active)
-    refine = (require_positive("cells", cells) / count_cells(base)) ** (1 / ndims)
+    refine = (require_count("cells", cells) / count_cells(base)) ** (1 / ndims)
     mesh = scale_blocks(mesh, [refine if a else 1 for a in active])
     sized = block_cells(mesh)
     # Cell size relative to the tutorial's, per direction (for deltaT).
@@ -258,7 +259,7 @@ def _step_kind(step: Any) -> tuple[str, str]:
     if isinstance(step, Mapping) and len(step) == 1:
         (kind, command), = step.items()
         return str(kind), str(command)
-    raise InputError(f"steps_before: {step!r} is not serial/parallel: command, decompose or restore0")
+    raise InputError(f"steps_before: {excerpt(step)} is not serial/parallel: command, decompose or restore0")
 
 
 def openfoam_log_name(command: str) -> str:
@@ -283,7 +284,7 @@ def _steps_plan(case: OpenfoamCase, ranks: int, launcher: str) -> list[tuple[str
             plan.append(("for d in processor*; do rm -rf $d/0; cp -r 0.orig $d/0; done" if ranks > 1
                          else "rm -rf 0 && cp -r 0.orig 0", None))
         else:
-            raise InputError(f"steps_before: unknown step {kind!r} (serial, parallel, decompose, restore0)")
+            raise InputError(f"steps_before: unknown step {excerpt(kind)} (serial, parallel, decompose, restore0)")
     return plan
 
 
@@ -317,7 +318,13 @@ def copy_tutorial(tutorials: str | Path, case: OpenfoamCase, target: str | Path)
     if not source.is_dir():
         raise InputError(f"tutorials_dir: no case directory {source}")
     target = Path(target)
-    shutil.copytree(source, target, dirs_exist_ok=True)
+    try:
+        shutil.copytree(source, target, dirs_exist_ok=True)
+    except shutil.Error as err:  # a FIFO or an unreadable file in the tutorial: the first one named
+        first = err.args[0][0] if err.args and isinstance(err.args[0], list) and err.args[0] else (source, "", err)
+        raise InputError(f"tutorials_dir: cannot copy {first[0]}: {excerpt_text(str(first[2]), 200)}") from None
+    except OSError as err:
+        raise InputError(f"tutorials_dir: cannot copy {source}: {err.strerror or err}") from None
     for name, origin in case.files.items():
         (target / name).parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -327,8 +334,21 @@ def copy_tutorial(tutorials: str | Path, case: OpenfoamCase, target: str | Path)
     for packed in target.rglob("*.gz"):
         if "triSurface" in packed.parts or packed.suffixes[-2:-1] in ([".obj"], [".stl"], [".vtk"]):
             continue
-        packed.with_suffix("").write_bytes(gzip.decompress(packed.read_bytes()))
+        packed.with_suffix("").write_bytes(_gunzip(packed))
         packed.unlink()
+
+
+def _gunzip(path: Path) -> bytes:
+    """A tutorial's gzipped dictionary, unpacked to at most textfile's limit (no gzip bomb)."""
+    limit = textfile.DEFAULT_LIMIT
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(textfile.read_bytes(path, "tutorial file"))) as packed:
+            data = packed.read(limit + 1)
+    except (OSError, EOFError) as err:
+        raise InputError(f"tutorials_dir: {path} is not gzip data ({err})") from None
+    if len(data) > limit:
+        raise InputError(f"tutorials_dir: {path} unpacks to more than {limit} bytes")
+    return data
 
 
 # The tutorial files a case edits, and where the job records the case it prepared.
@@ -373,9 +393,11 @@ def openfoam_outcome(case: OpenfoamCase, read: Any, *, stdout: str, tasks: int, 
     from scalebench.parse.openfoam import parse_openfoam
 
     try:
-        setup = json.loads(read(CASE_FILE))
-    except (InputError, ValueError) as err:
+        setup = loaders.parse_json(read(CASE_FILE).encode(), CASE_FILE)
+    except InputError as err:
         return OpenfoamOutcome(None, {}, (f"case set-up failed: no {CASE_FILE} ({err})",))
+    if not isinstance(setup, dict):
+        return OpenfoamOutcome(None, {}, (f"case set-up failed: {CASE_FILE} holds no JSON object",))
     problems = []
     for name in openfoam_logs(case, tasks):
         try:

@@ -1,16 +1,23 @@
-"""Command line: `scalebench deck | peak | parse | report | accept | compare | run`."""
+"""Command line: `scalebench deck | peak | parse | report | accept | compare | run`.
+
+Exit codes, the same for every command (README, "Exit codes"): 0 success; 1 the results or files were
+read and FAILED what was asked of them (acceptance, reframe's checks, spack validate's findings); 2 bad
+input, one line naming it; 3 an internal error: one line pointing to a log file with the traceback.
+"""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
+import tempfile
+import traceback
 from pathlib import Path
 from typing import Sequence
 
 from scalebench import paths
-from scalebench.cli.common import OneLineParser, add_geometry_arguments, positive_int_arg, printable
+from scalebench.cli.common import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, OneLineParser,
+                                   add_geometry_arguments, path_arg, print_json, positive_int_arg, printable)
 from scalebench.errors import InputError, ResultsError, ScalebenchError
 from scalebench.units import parse_size
 
@@ -25,7 +32,7 @@ def cmd_deck(args: argparse.Namespace) -> int:
     result = deck.make_deck(request, deck.load_rules())
     fmt = "json" if args.json else args.format
     if fmt == "json":
-        print(json.dumps(result.to_json(), indent=2))
+        print_json(result.to_json())
     elif fmt == "hpcc":
         sys.stdout.write(deck.hpccinf_txt(result))
     else:
@@ -39,9 +46,9 @@ def cmd_peak(args: argparse.Namespace) -> int:
 
     overrides = {"clock_ghz": args.clock_ghz, "flops_per_cycle": args.flops_per_cycle,
                  "cores_per_node": args.cores}
-    inputs = peak.peak_inputs(overrides, host=host.detect())
+    inputs = peak.peak_inputs(overrides, host=host.detect(), source="command line")
     if args.json:
-        print(json.dumps(inputs.to_json(), indent=2))
+        print_json(inputs.to_json())
         return 0
     print(f"Rpeak of this machine: {inputs.rpeak_gflops():.1f} Gflop/s "
           f"= {inputs.cores_per_node} cores x {inputs.clock_ghz:g} GHz x {inputs.flops_per_cycle} flop/cycle")
@@ -53,7 +60,10 @@ def cmd_peak(args: argparse.Namespace) -> int:
 def cmd_parse(args: argparse.Namespace) -> int:
     from scalebench.parse import parse_file
 
-    print(json.dumps(parse_file(args.kind, args.file), indent=2))
+    result = parse_file(args.kind, args.file)
+    for warning in result.get("problems") or []:
+        print(f"warning: {printable(warning)}", file=sys.stderr)
+    print_json(result)
     return 0
 
 
@@ -88,7 +98,7 @@ def cmd_accept(args: argparse.Namespace) -> int:
     print(render_text([acceptance.verdict_table(verdicts)]).rstrip())
     failed = acceptance.failed(verdicts)
     print(f"\nacceptance {'FAILED' if failed else 'PASSED'}: {acceptance.counts(verdicts)}")
-    return 1 if failed else 0
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -133,7 +143,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if status:
         print(f"scalebench run: reframe exited with status {status} (failures are listed above)",
               file=sys.stderr)
-    return status
+    return EXIT_FAILED if status else EXIT_OK
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -157,33 +167,34 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("parse", help="parse a benchmark output into JSON")
     p.add_argument("kind", help="output kind, e.g. hpl, hpcc")
-    p.add_argument("file")
+    p.add_argument("file", type=path_arg)
     p.set_defaults(func=cmd_parse)
 
     p = sub.add_parser("report", help="report from run reports under RESULTS")
-    p.add_argument("results", nargs="+", help="run directories, report files or results/")
-    p.add_argument("--out", default=None, help="output directory (default results/reports/<time>)")
+    p.add_argument("results", nargs="+", type=path_arg, help="run directories, report files or results/")
+    p.add_argument("--out", default=None, type=path_arg, help="output directory (default results/reports/<time>)")
     p.add_argument("--format", default="md,html,csv", help="comma-separated: md, html, csv, txt (default md,html,csv)")
-    p.add_argument("--thresholds", default=None, help="acceptance thresholds (YAML) to add verdicts to the report")
+    p.add_argument("--thresholds", default=None, type=path_arg,
+                   help="acceptance thresholds (YAML) to add verdicts to the report")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("accept", help="PASS/FAIL of results against acceptance thresholds (exit 1 on a FAIL)")
-    p.add_argument("results", nargs="+", help="run directories, report files or results/")
-    p.add_argument("--thresholds", default=str(paths.SITE_CONFIGS / "acceptance.yaml"),
+    p.add_argument("results", nargs="+", type=path_arg, help="run directories, report files or results/")
+    p.add_argument("--thresholds", default=str(paths.SITE_CONFIGS / "acceptance.yaml"), type=path_arg,
                    help="thresholds file (default site_configs/acceptance.yaml)")
     p.set_defaults(func=cmd_accept)
 
     p = sub.add_parser("compare", help="bake-off: stacks or systems normalised to a baseline")
-    p.add_argument("results", nargs="+", help="run directories, report files or results/")
+    p.add_argument("results", nargs="+", type=path_arg, help="run directories, report files or results/")
     p.add_argument("--by", choices=("stack", "system"), default="stack", help="what to put side by side")
     p.add_argument("--baseline", default=None, help="the stack or system:partition to normalise to (default: first)")
     p.add_argument("--format", choices=("text", "md"), default="text")
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("run", help="run ReFrame checks into a new results/runs/ directory")
-    p.add_argument("--config", default=str(paths.SITE_CONFIGS / "local.py"))
-    p.add_argument("--checks", default=str(paths.REPO_ROOT / "reframe_tests"))
-    p.add_argument("--results", default=str(paths.RESULTS))
+    p.add_argument("--config", default=str(paths.SITE_CONFIGS / "local.py"), type=path_arg)
+    p.add_argument("--checks", default=str(paths.REPO_ROOT / "reframe_tests"), type=path_arg)
+    p.add_argument("--results", default=str(paths.RESULTS), type=path_arg)
     p.add_argument("--report", action="store_true", help="write the run's report when it ends")
     p.add_argument("reframe_args", nargs=argparse.REMAINDER, help="after --: passed to reframe")
     p.set_defaults(func=cmd_run)
@@ -207,14 +218,38 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _crash_log(command: str) -> str:
+    """The traceback of the exception being handled, in a new file of the temporary directory."""
+    try:
+        fd, path = tempfile.mkstemp(prefix=f"scalebench-{command}-crash-", suffix=".log")
+        with os.fdopen(fd, "w", encoding="utf-8") as log:
+            log.write(f"scalebench {' '.join(map(repr, sys.argv[1:]))}\n\n{traceback.format_exc()}")
+        return path
+    except OSError as err:
+        return f"(none: cannot write one in {tempfile.gettempdir()}: {err.strerror})"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit code (see the module's docstring). Usage errors exit 2 in argparse."""
     args = build_parser().parse_args(argv)
     if getattr(args, "reframe_args", None) and args.reframe_args[0] == "--":
         args.reframe_args = args.reframe_args[1:]
+    command = args.command
     try:
         return int(args.func(args))
     except ScalebenchError as err:
-        print(f"scalebench {args.command}: error: {printable(str(err))}", file=sys.stderr)
-        return 2
+        message = str(err)  # messages quote excerpts; a longer one is still cut, to stay one readable line
+        print(f"scalebench {command}: error: {printable(message if len(message) <= 900 else message[:897] + '...')}",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
     except BrokenPipeError:
-        return 0
+        return EXIT_OK
+    except KeyboardInterrupt:
+        print(f"scalebench {command}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:  # noqa: BLE001 - a bug: one line and the traceback kept, not a traceback as output
+        log = _crash_log(command)
+        what = printable(f"{type(err).__name__}: {err}")
+        print(f"scalebench {command}: internal error ({what[:200]}); please report it with the traceback "
+              f"in {log}", file=sys.stderr)
+        return EXIT_INTERNAL

@@ -2,18 +2,38 @@
 from __future__ import annotations
 
 import argparse
+import json
+from typing import Any
+
+from scalebench.validation import excerpt, printable
+
+__all__ = ["EXIT_BAD_INPUT", "EXIT_FAILED", "EXIT_INTERNAL", "EXIT_OK", "OneLineParser", "add_geometry_arguments",
+           "path_arg", "positive_int_arg", "print_json", "printable"]
+
+# Exit codes of every command (README, "Exit codes"); argparse's usage errors exit 2 as well.
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 class OneLineParser(argparse.ArgumentParser):
     """Usage errors as one line, like every other scalebench error."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        # argparse quotes the offending argument whole: cut, so that the message stays one readable line
+        message = message if len(message) <= 500 else message[:497] + "..."
         self.exit(2, f"{self.prog}: error: {printable(message)}\n")
 
 
-def printable(text: str) -> str:
-    """Control and separator characters as escapes: an error stays one line, whatever it quotes."""
-    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+def print_json(data: Any) -> None:
+    """Strict JSON on stdout: a NaN or infinity (which JSON has no word for) is a bug, not output."""
+    print(json.dumps(data, indent=2, allow_nan=False))
+
+
+def path_arg(text: str) -> str:
+    """argparse type for file and directory names: an empty one is a mistake (Path('') is the current
+    directory, which nobody means by it)."""
+    if not text:
+        raise argparse.ArgumentTypeError("no file or directory name given (an empty argument)")
+    return text
 
 
 def positive_int_arg(text: str) -> int:
@@ -21,7 +41,7 @@ def positive_int_arg(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not an integer: {excerpt(text)}") from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be positive, got {value}")
     return value

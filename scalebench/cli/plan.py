@@ -2,17 +2,18 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from pathlib import Path
 from typing import Any, Sequence
 
 from scalebench import paths
+from scalebench.cli.common import path_arg, print_json
 from scalebench.errors import InputError
 from scalebench.hpl.plan import HplSettings, memory_text
 from scalebench.plan import Filters, PlannedCase, Settings, plan_cases, site_specs
 from scalebench.site.siteconf import site_systems
 from scalebench.units import format_duration
+from scalebench.validation import excerpt
 
 HEADER = ("Check", "Partition", "Stack", "Nodes", "Ranks", "Ranks/node", "Threads", "N", "NB", "P x Q", "Idle",
           "Memory/node", "Predicted", "Time limit")
@@ -28,12 +29,12 @@ _APP_VARIABLES = {"threads_per_rank": int, "ranks_per_node": int, "heavy_cases":
 def _typed(name: str, text: str, kind: type) -> Any:
     if kind is bool:
         if text.lower() not in ("true", "false"):
-            raise InputError(f"-S {name}={text!r}: must be true or false")
+            raise InputError(f"-S {name}={excerpt(text)}: must be true or false")
         return text.lower() == "true"
     try:
         return kind(text)
     except ValueError:
-        raise InputError(f"-S {name}={text!r}: not a {kind.__name__}") from None
+        raise InputError(f"-S {name}={excerpt(text)}: not a {kind.__name__}") from None
 
 
 def _settings(assignments: Sequence[str]) -> Settings:
@@ -45,7 +46,7 @@ def _settings(assignments: Sequence[str]) -> Settings:
         name, sep, value = text.partition("=")
         if not sep or name not in {**_HPL_VARIABLES, **_APP_VARIABLES}:
             known = ", ".join(sorted({*_HPL_VARIABLES, *_APP_VARIABLES}))
-            raise InputError(f"-S {text!r}: expected name=value with a variable the plan uses ({known})")
+            raise InputError(f"-S {excerpt(text)}: expected name=value with a variable the plan uses ({known})")
         if name in _HPL_VARIABLES:
             hpl["binary" if name == "hpl_binary" else name] = _typed(name, value, _HPL_VARIABLES[name])
         if name in _APP_VARIABLES:
@@ -113,7 +114,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if not cases:
         raise InputError("no case matches the filters")
     if args.json:
-        print(json.dumps(to_json(site, cases), indent=2))
+        print_json(to_json(site, cases))
     else:
         print(render(cases))
     return 0
@@ -121,7 +122,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def add_plan_arguments(subparsers: Any) -> None:
     p = subparsers.add_parser("plan", help="every case a site would submit: nodes, ranks, N, P x Q, time limits")
-    p.add_argument("site", nargs="?", default=None,
+    p.add_argument("site", nargs="?", default=None, type=path_arg,
                    help="site file (default $SCALEBENCH_SITE, else site_configs/sites/local.yaml)")
     p.add_argument("-n", "--name", action="append", default=[], help="only checks whose name matches (ReFrame's -n)")
     p.add_argument("-x", "--exclude", action="append", default=[], help="leave out checks whose name matches")

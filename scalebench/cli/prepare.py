@@ -6,15 +6,16 @@ import os
 from typing import Any
 
 from scalebench.apps.openfoam import load_openfoam_cases, prepare_case
-from scalebench.cli.common import positive_int_arg
+from scalebench.cli.common import path_arg, positive_int_arg
 from scalebench.errors import InputError
 from scalebench.site.scales import SCALING_MODES
+from scalebench.validation import excerpt
 
 
 def cmd_prepare_openfoam(args: argparse.Namespace) -> int:
     cases = load_openfoam_cases()
     if args.case not in cases:
-        raise InputError(f"--case: {args.case!r} is not one of {', '.join(cases)}")
+        raise InputError(f"--case: {excerpt(args.case)} is not one of {', '.join(cases)}")
     tutorials = args.tutorials or os.environ.get("FOAM_TUTORIALS")
     if not tutorials:
         raise InputError("--tutorials: not given and FOAM_TUTORIALS is not set (load the OpenFOAM environment)")
@@ -32,6 +33,6 @@ def add_prepare_arguments(subparsers: Any, parser_class: type) -> None:
     p.add_argument("--steps", type=positive_int_arg, required=True)
     p.add_argument("--ranks", type=positive_int_arg, required=True)
     p.add_argument("--scaling", choices=SCALING_MODES, required=True)
-    p.add_argument("--tutorials", default=None, help="default $FOAM_TUTORIALS")
-    p.add_argument("--dir", default=".", help="where to write the case (default: here)")
+    p.add_argument("--tutorials", default=None, type=path_arg, help="default $FOAM_TUTORIALS")
+    p.add_argument("--dir", default=".", type=path_arg, help="where to write the case (default: here)")
     p.set_defaults(func=cmd_prepare_openfoam)

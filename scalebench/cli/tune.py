@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from scalebench import paths
-from scalebench.cli.common import add_geometry_arguments, positive_int_arg
+from scalebench import paths, textfile
+from scalebench.cli.common import add_geometry_arguments, path_arg, positive_int_arg, print_json
 from scalebench.errors import InputError, ParseError
 from scalebench.hpl import deck
 from scalebench.hpl.deck import DeckRequest
@@ -17,13 +16,14 @@ from scalebench.hpl.frozen import freeze
 from scalebench.hpl.tune import (DEFAULT_BCASTS, DEFAULT_NBS, Candidate, Ranking, rank, sweep_deck,
                                  sweep_hpccinf_txt, sweep_hpl_dat)
 from scalebench.parse.hpl import HplRow
+from scalebench.validation import excerpt
 
 
 def _int_list(text: str) -> tuple[int, ...]:
     try:
         values = tuple(int(v) for v in text.split(","))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a comma-separated list of integers: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not a comma-separated list of integers: {excerpt(text)}") from None
     return values
 
 
@@ -32,7 +32,7 @@ def _grid_list(text: str) -> tuple[tuple[int, int], ...]:
     for item in text.split(","):
         match = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", item)
         if not match:
-            raise argparse.ArgumentTypeError(f"not a grid PxQ: {item!r} (e.g. 1x7,2x3)")
+            raise argparse.ArgumentTypeError(f"not a grid PxQ: {excerpt(item)} (e.g. 1x7,2x3)")
         grids.append((int(match.group(1)), int(match.group(2))))
     return tuple(grids)
 
@@ -45,10 +45,7 @@ def _read_rows(file: str, kind: str) -> list[HplRow]:
     from scalebench.parse.hpcc import parse_hpcc
     from scalebench.parse.hpl import parse_hpl
 
-    try:
-        text = Path(file).read_text(errors="replace")
-    except OSError as err:
-        raise InputError(f"{file}: cannot read: {err.strerror}") from None
+    text = textfile.read_text(file, f"{kind} output")
     try:
         if kind == "hpcc":
             output = parse_hpcc(text).hpl
@@ -105,8 +102,8 @@ def ranking_table(ranking: Sequence[Candidate]) -> str:
 def cmd_tune_rank(args: argparse.Namespace) -> int:
     ranking = _ranked(args.file, args.kind)
     if args.json:
-        print(json.dumps({"source": args.file, "candidates": [c.to_json() for c in ranking],
-                          "excluded": ranking.excluded}, indent=2))
+        print_json({"source": args.file, "candidates": [c.to_json() for c in ranking],
+                    "excluded": ranking.excluded})
     else:
         print(ranking_table(ranking))
         print(f"\n{len(ranking)} PASSED row(s) ranked; left out: {ranking.excluded_text()}")
@@ -145,7 +142,7 @@ def add_tune_arguments(subparsers: Any) -> argparse.ArgumentParser:
     for name, func, text in (("rank", cmd_tune_rank, "rank the PASSED rows of an HPL/hpcc output"),
                              ("freeze", cmd_tune_freeze, "freeze the best row as a partition's deck")):
         p = sub.add_parser(name, help=text)
-        p.add_argument("file", help="HPL output or hpccoutf.txt")
+        p.add_argument("file", type=path_arg, help="HPL output or hpccoutf.txt")
         p.add_argument("--kind", choices=("hpl", "hpcc"), default="hpl")
         p.set_defaults(func=func)
         if name == "rank":
@@ -157,5 +154,5 @@ def add_tune_arguments(subparsers: Any) -> argparse.ArgumentParser:
                            help="replace a frozen deck (the old one is kept as <partition>.yaml.<UTC time>)")
             p.add_argument("--ranks", type=positive_int_arg, default=None,
                            help="ranks the sweep launched (default: the largest grid in the output)")
-            p.add_argument("--decks-dir", default=str(paths.HPL_DECKS))
+            p.add_argument("--decks-dir", default=str(paths.HPL_DECKS), type=path_arg)
     return tune

@@ -7,12 +7,10 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
-
-from scalebench import paths
+from scalebench import loaders, paths
 from scalebench.errors import InputError
 from scalebench.hpl.deck import Algorithm
-from scalebench.validation import require_count
+from scalebench.validation import excerpt, require_count
 
 _ALGORITHM_KEYS = tuple(f.name for f in fields(Algorithm))
 
@@ -42,10 +40,10 @@ def _profile(name: str, data: Any, where: str) -> BinaryProfile:
     if unknown:
         raise InputError(f"{where}: unknown key(s) {', '.join(unknown)}")
     if data.get("input") not in ("HPL.dat", "hpccinf.txt"):
-        raise InputError(f"{where}.input: must be HPL.dat or hpccinf.txt, got {data.get('input')!r}")
+        raise InputError(f"{where}.input: must be HPL.dat or hpccinf.txt, got {excerpt(data.get('input'))}")
     for key, allowed in (("ranks", ("per_core", "per_gpu")), ("memory", ("host", "gpu"))):
         if data.get(key, allowed[0]) not in allowed:
-            raise InputError(f"{where}.{key}: must be one of {', '.join(allowed)}, got {data[key]!r}")
+            raise InputError(f"{where}.{key}: must be one of {', '.join(allowed)}, got {excerpt(data[key])}")
     ignores = tuple(data.get("ignores") or ())
     bad = [key for key in ignores if key not in _ALGORITHM_KEYS]
     if bad:
@@ -61,7 +59,7 @@ def _profile(name: str, data: Any, where: str) -> BinaryProfile:
 @functools.lru_cache(maxsize=4)
 def load_profiles(path: Path | None = None) -> dict[str, BinaryProfile]:
     path = Path(path or paths.HPL_DECKS / "binaries.yaml")
-    data = yaml.safe_load(path.read_text())
+    data = loaders.load_yaml(path, "binary profiles")
     if not isinstance(data, Mapping):
         raise InputError(f"{path}: expected a mapping of profile names")
     return {str(name): _profile(str(name), entry, f"{path}: {name}") for name, entry in data.items()}
@@ -72,6 +70,7 @@ def profile_for(binary: str, profile: str | None = None) -> BinaryProfile:
     profiles = load_profiles()
     if profile:
         if profile not in profiles:
-            raise InputError(f"hpl_profile: {profile!r} is not one of {', '.join(profiles)} (hpl_decks/binaries.yaml)")
+            raise InputError(f"hpl_profile: {excerpt(profile)} is not one of {', '.join(profiles)} "
+                             "(hpl_decks/binaries.yaml)")
         return profiles[profile]
     return profiles.get(os.path.basename(binary), profiles["xhpl"])

@@ -5,9 +5,7 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
-import yaml
-
-from scalebench import paths
+from scalebench import loaders, paths
 
 
 @dataclass(frozen=True)
@@ -27,7 +25,7 @@ class CoreTypeChoice:
 def recommended_coretype(microarch: str) -> str | None:
     import archspec.cpu
 
-    table = yaml.safe_load((paths.PACKAGE_DATA / "openblas_coretypes.yaml").read_text())
+    table = loaders.load_yaml(paths.PACKAGE_DATA / "openblas_coretypes.yaml", "OpenBLAS core types")
     target = archspec.cpu.TARGETS.get(microarch)
     names = [microarch] + ([a.name for a in target.ancestors] if target else [])
     return next((table[name] for name in names if name in table), None)

@@ -14,15 +14,13 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Sequence
 
-import yaml
-
-from scalebench import paths
+from scalebench import loaders, paths
 from scalebench.errors import DeckError, InputError
 from scalebench.hpl.grid import process_grid
 from scalebench.parse.hpl import BCAST_CODES, PFACT_CODES, PMAP_CODES, SWAP_CODES
 from scalebench.site.scales import check_scaling
 from scalebench.units import format_size
-from scalebench.validation import C_INT_MAX, is_number, require_count, require_positive
+from scalebench.validation import C_INT_MAX, excerpt, is_number, require_count, require_positive
 
 BYTES_PER_DOUBLE = 8
 
@@ -53,15 +51,15 @@ class Algorithm:
                             ("bcast", _BCAST), ("swap", _SWAP)):
             value = getattr(self, name)
             if not isinstance(value, str) or value not in table:
-                raise InputError(f"{name}: {getattr(self, name)!r} is not one of {', '.join(table)}")
+                raise InputError(f"{name}: {excerpt(getattr(self, name))} is not one of {', '.join(table)}")
         for name in ("nbmin", "ndiv", "alignment"):
             require_positive(name, getattr(self, name))
         for name in ("depth", "swap_threshold"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise InputError(f"{name}: must be an integer >= 0, got {value!r}")
+                raise InputError(f"{name}: must be an integer >= 0, got {excerpt(value)}")
         if not is_number(self.threshold) or not self.threshold > 0:
-            raise InputError(f"threshold: must be a positive number, got {self.threshold!r}")
+            raise InputError(f"threshold: must be a positive number, got {excerpt(self.threshold)}")
 
 
 @dataclass(frozen=True)
@@ -77,22 +75,22 @@ class Rules:
 
     def __post_init__(self) -> None:
         if not is_number(self.memory_fraction) or not 0 < self.memory_fraction <= 1:
-            raise InputError(f"memory_fraction: must be in (0, 1], got {self.memory_fraction!r}")
+            raise InputError(f"memory_fraction: must be in (0, 1], got {excerpt(self.memory_fraction)}")
         require_positive("nb", self.nb)
         loss = self.lcm_rounding_max_memory_loss
         if not is_number(loss) or not 0 <= loss < 1:
-            raise InputError(f"lcm_rounding_max_memory_loss: must be in [0, 1), got {loss!r}")
+            raise InputError(f"lcm_rounding_max_memory_loss: must be in [0, 1), got {excerpt(loss)}")
         for name, low in (("max_grid_aspect", 1.0), ("time_limit_safety", 1.0), ("time_limit_allowance_s", 0.0),
                           ("tuning_time_budget_s", 1.0)):
             value = getattr(self, name)
             if not is_number(value) or value < low:
-                raise InputError(f"{name}: must be a number >= {low:g}, got {value!r}")
+                raise InputError(f"{name}: must be a number >= {low:g}, got {excerpt(value)}")
 
 
 def load_rules(path: Path | None = None) -> Rules:
     """Deck rules from hpl_decks/rules.yaml (or another file of the same shape)."""
     path = path or paths.HPL_DECKS / "rules.yaml"
-    data = yaml.safe_load(path.read_text()) or {}
+    data = loaders.load_yaml(path, "deck rules") or {}
     if not isinstance(data, dict) or not isinstance(data.get("algorithm") or {}, dict):
         raise InputError(f"{path}: expected a mapping of rules with an 'algorithm' mapping")
     algorithm = data.pop("algorithm", None) or {}
@@ -131,7 +129,7 @@ class DeckRequest:
             require_count("nb", self.nb)
         fraction = self.memory_fraction
         if fraction is not None and (not is_number(fraction) or not 0 < fraction <= 1):
-            raise InputError(f"memory_fraction: must be in (0, 1], got {fraction!r}")
+            raise InputError(f"memory_fraction: must be in (0, 1], got {excerpt(fraction)}")
         if self.max_n is not None:
             require_count("max_n", self.max_n)
         if self.grid is not None:
@@ -237,7 +235,10 @@ def make_deck(request: DeckRequest, rules: Rules | None = None) -> Deck:
     n_memory = n_for_memory(usable, nb, p, q, rules.lcm_rounding_max_memory_loss)
     policy = f"memory: {_memory_share(fraction, request.memory_per_node)}/node x {request.nodes} node(s)"
     n = n_memory
-    if request.max_n is not None and request.max_n < n_memory:
+    if n > C_INT_MAX:  # HPL reads N into a C int
+        n = C_INT_MAX // nb * nb
+        policy = f"HPL's largest N (a C int; memory alone allows N={n_memory})"
+    if request.max_n is not None and request.max_n < n:
         n = request.max_n // nb * nb
         policy = f"{request.max_n_reason or 'cap'} (memory alone allows N={n_memory})"
     if n < nb * q:
@@ -251,7 +252,7 @@ def make_deck(request: DeckRequest, rules: Rules | None = None) -> Deck:
 
 def with_sizes(deck: Deck, n: int, policy: str | None = None) -> Deck:
     """The same deck at another N (e.g. a strong-scaling N fixed across node counts)."""
-    require_positive("n", n)
+    require_count("n", n)
     if n < deck.nb:
         raise DeckError(f"N: {n} is smaller than NB={deck.nb}")
     if n < deck.nb * deck.q:
@@ -269,6 +270,7 @@ def weak_scaling_n(n1: int, nodes: int, nb: int) -> int:
     for name, value in (("n1", n1), ("nodes", nodes), ("nb", nb)):
         require_positive(name, value)
     n = math.isqrt(n1 * n1 * nodes) // nb * nb  # isqrt(n1^2 x nodes) = floor(n1 x sqrt(nodes))
+    n = min(n, C_INT_MAX // nb * nb)  # HPL reads N into a C int
     if n == 0:
         raise DeckError(f"N: {n1} x sqrt({nodes}) is smaller than NB={nb}")
     return n
@@ -310,7 +312,10 @@ def largest_n_within(seconds: float, gflops: float) -> int:
     """Largest N whose predicted solve time at `gflops` is at most `seconds`."""
     if not seconds > 0 or not gflops > 0:
         raise InputError(f"time budget and expected Gflop/s must be positive ({seconds}, {gflops})")
-    n = int((seconds * gflops * 1e9 * 1.5) ** (1 / 3))
+    n = (seconds * gflops * 1e9 * 1.5) ** (1 / 3)
+    if not n < C_INT_MAX:  # inf for a budget of 1e308 s: N is then HPL's largest anyway
+        return C_INT_MAX
+    n = int(n)
     while n > 1 and predicted_seconds(n, gflops) > seconds:
         n -= 1
     return n
@@ -341,15 +346,16 @@ def _check_count(label: str, count: int) -> None:
 def _check_ints(label: str, values: tuple[Any, ...], minimum: int) -> None:
     _check_count(label, len(values))
     for value in values:
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise DeckError(f"{label}: {value!r} is not an integer >= {minimum} (HPL rejects it)")
+        if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= C_INT_MAX:
+            raise DeckError(f"{label}: {excerpt(value)} is not an integer from {minimum} to {C_INT_MAX} "
+                            "(HPL reads it into a C int and rejects it)")
 
 
 def _check_names(label: str, values: tuple[Any, ...], table: dict[str, int]) -> None:
     _check_count(label, len(values))
     for value in values:
         if not isinstance(value, str) or value not in table:
-            raise DeckError(f"{label}: {value!r} is not one of {', '.join(table)}")
+            raise DeckError(f"{label}: {excerpt(value)} is not one of {', '.join(table)}")
 
 
 def hpl_dat_lists(*, ns: Sequence[int], nbs: Sequence[int], grids: Sequence[tuple[int, int]],
@@ -377,7 +383,7 @@ def hpl_dat_lists(*, ns: Sequence[int], nbs: Sequence[int], grids: Sequence[tupl
     _check_count("grids", len(grid_list))
     for grid in grid_list:
         if len(grid) != 2:
-            raise DeckError(f"grids: {grid!r} is not a (P, Q) pair")
+            raise DeckError(f"grids: {excerpt(grid)} is not a (P, Q) pair")
     _check_ints("Ps", tuple(p for p, _ in grid_list), 1)
     _check_ints("Qs", tuple(q for _, q in grid_list), 1)
     _check_names("PFACTs", pf_list, _PFACT)
@@ -389,9 +395,9 @@ def hpl_dat_lists(*, ns: Sequence[int], nbs: Sequence[int], grids: Sequence[tupl
     # HPL takes the first word of line 3 as the file name and line 4 as an int: nothing else may ride along.
     if not isinstance(output_file, str) or not output_file or any(
             c.isspace() or not c.isprintable() for c in output_file):
-        raise DeckError(f"output file: {output_file!r} must be one word (HPL reads the first word of its line)")
+        raise DeckError(f"output file: {excerpt(output_file)} must be one word (HPL reads the first word of its line)")
     if isinstance(device, bool) or not isinstance(device, int) or device < 0:
-        raise DeckError(f"device: {device!r} is not an integer >= 0 (6 = stdout, 7 = stderr, else the file)")
+        raise DeckError(f"device: {excerpt(device)} is not an integer >= 0 (6 = stdout, 7 = stderr, else the file)")
 
     def joined(values: Sequence[Any]) -> str:
         return " ".join(str(v) for v in values)

@@ -16,21 +16,17 @@ from typing import Any, Sequence
 
 import yaml
 
-from scalebench import paths
+from scalebench import loaders, paths, textfile
 from scalebench.textfile import file_key
-from scalebench.errors import InputError
+from scalebench.errors import InputError, ScalebenchError
 from scalebench.hpl import deck
 from scalebench.hpl.deck import Algorithm, Rules
 from scalebench.hpl.grid import GridChoice, grid_choice, process_grid
 from scalebench.hpl.tune import Candidate
 from scalebench.parse.hpl import TV_KEYS
-from scalebench.validation import check_name, require_positive
+from scalebench.validation import check_name, excerpt, excerpt_text, require_positive
 
 TOP_IN_PROVENANCE = 5
-
-
-def _yaml_load(text: str) -> Any:
-    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 @functools.lru_cache(maxsize=16)
@@ -109,9 +105,20 @@ def freeze(candidate: Candidate, system: str, partition: str, source: str,
             f"# scalebench.hpl.frozen merges it over hpl_decks/rules.yaml. Re-tune rather than edit;\n"
             f"# `--force` replaces it and keeps this file as {path.name}.<UTC time>.\n"
             + yaml.safe_dump(data, sort_keys=False, default_flow_style=False))
-    path.parent.mkdir(parents=True, exist_ok=True)
+    # Checked before anything is written: a directory or a FIFO where the deck goes is no deck to replace.
+    if path.exists() and not path.is_file():
+        raise InputError(f"{path}: not a regular file, so no frozen deck to replace; nothing written")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(f"decks_dir: cannot create {path.parent}: {err.strerror} "
+                         f"({decks_dir} must be a directory)") from None
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
+    try:
+        with open(tmp, "x") as out:
+            out.write(text)
+    except OSError as err:
+        raise InputError(f"decks_dir: cannot write into {path.parent}: {err.strerror}") from None
     try:
         if force and path.exists():
             _keep(path, now)
@@ -151,9 +158,10 @@ def _keep(path: Path, now: datetime) -> Path:
         except FileExistsError:
             continue
         except OSError:
+            data = textfile.read_bytes(path, "frozen deck")  # read before the backup exists: none left empty
             try:
                 with open(backup, "xb") as out:
-                    out.write(path.read_bytes())
+                    out.write(data)
                 return backup
             except FileExistsError:
                 continue
@@ -162,9 +170,9 @@ def _keep(path: Path, now: datetime) -> Path:
 
 def _frozen_at(path: Path) -> str:
     try:
-        data = _yaml_load(path.read_text())
-        return f" (frozen_at {data['provenance']['frozen_at']})"
-    except Exception:  # only decorates the message
+        data = loaders.load_yaml(path, "frozen deck")
+        return f" (frozen_at {excerpt_text(str(data['provenance']['frozen_at']), 40)})"
+    except (ScalebenchError, KeyError, TypeError):  # only decorates the message
         return ""
 
 
@@ -191,14 +199,7 @@ class FrozenDeck:
 
 def read_frozen(path: Path, base: Rules) -> FrozenDeck:
     """A frozen deck merged over `base`; InputError naming the file and the key when malformed."""
-    try:
-        data = _yaml_load(Path(path).read_text())
-    except OSError as err:
-        raise InputError(f"{path}: cannot read: {err.strerror}") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not UTF-8 text") from None
-    except yaml.YAMLError as err:
-        raise InputError(f"{path}: not valid YAML: {str(err).splitlines()[0]}") from None
+    data = loaders.load_yaml(path, "frozen deck")
     if not isinstance(data, dict):
         raise InputError(f"{path}: expected a mapping with keys {', '.join(_FROZEN_KEYS)}")
     unknown = sorted(map(str, set(data) - set(_FROZEN_KEYS)))
@@ -212,7 +213,7 @@ def read_frozen(path: Path, base: Rules) -> FrozenDeck:
         raise InputError(f"{path}: algorithm: unknown key(s) {', '.join(unknown)}")
     for key in _BOOL_KEYS:
         if key in given and not isinstance(given[key], bool):
-            raise InputError(f"{path}: algorithm.{key}: must be true or false, got {given[key]!r}")
+            raise InputError(f"{path}: algorithm.{key}: must be true or false, got {excerpt(given[key])}")
     try:
         algorithm = replace(base.algorithm, **given)
     except InputError as err:
@@ -224,7 +225,7 @@ def read_frozen(path: Path, base: Rules) -> FrozenDeck:
     grid, grid_ranks = _read_grid(path, data.get("grid"))
     rule = data.get("grid_rule", "near_square")
     if rule not in GRID_RULES:
-        raise InputError(f"{path}: grid_rule: {rule!r} is not one of {', '.join(GRID_RULES)}")
+        raise InputError(f"{path}: grid_rule: {excerpt(rule)} is not one of {', '.join(GRID_RULES)}")
     provenance = data.get("provenance") or {}
     if not isinstance(provenance, dict):
         raise InputError(f"{path}: provenance: expected a mapping")

@@ -11,7 +11,7 @@ import math
 from typing import NamedTuple
 
 from scalebench.errors import InputError
-from scalebench.validation import is_number, require_count
+from scalebench.validation import excerpt, is_number, require_count
 
 
 class GridChoice(NamedTuple):
@@ -85,7 +85,7 @@ def grid_choice(ranks: int, max_aspect: float) -> GridChoice:
     squarest grid of the largest rank count below that is within it, the others left idle."""
     require_count("ranks", ranks)
     if not is_number(max_aspect) or max_aspect < 1:
-        raise InputError(f"max_grid_aspect: must be a number >= 1, got {max_aspect!r}")
+        raise InputError(f"max_grid_aspect: must be a number >= 1, got {excerpt(max_aspect)}")
     p, q = process_grid(ranks)
     if q <= max_aspect * p:
         return GridChoice(p, q, 0, f"{p}x{q} on all {ranks} ranks")

@@ -1,17 +1,18 @@
 """Theoretical peak (Rpeak) = nodes x cores x nominal clock x DP flop/cycle (TOP500 convention)."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-import yaml
-
-from scalebench import paths
+from scalebench import loaders, paths
 from scalebench.errors import PeakError
 from scalebench.site.host import HostInfo
+from scalebench.validation import C_INT_MAX, excerpt, is_number
 
 RPEAK_INPUTS = ("cores_per_node", "clock_ghz", "flops_per_cycle")
+# What a CPU can be: outside these an input is a typo (a clock in MHz or Hz, flops per node), and
+# Rpeak would be 0 or overflow to infinity.
+LIMITS = {"cores_per_node": (1, C_INT_MAX), "clock_ghz": (0.01, 100.0), "flops_per_cycle": (1, 1024)}
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class PeakInputs:
 
 
 def load_flops_table() -> dict[str, int]:
-    return yaml.safe_load((paths.PACKAGE_DATA / "flops_per_cycle.yaml").read_text())
+    return loaders.load_yaml(paths.PACKAGE_DATA / "flops_per_cycle.yaml", "flops table")
 
 
 def flops_per_cycle(microarch: str, table: Mapping[str, int] | None = None) -> tuple[int, str]:
@@ -46,18 +47,21 @@ def flops_per_cycle(microarch: str, table: Mapping[str, int] | None = None) -> t
         return table[microarch], f"table entry {microarch!r}"
     target = archspec.cpu.TARGETS.get(microarch)
     if target is None:
-        raise PeakError(f"microarch: {microarch!r} is not an archspec name; set flops_per_cycle in the site config")
+        raise PeakError(f"microarch: {excerpt(microarch)} is not an archspec name; set flops_per_cycle in the "
+                        "site config")
     for ancestor in target.ancestors:
         if ancestor.name in table:
             return table[ancestor.name], f"table entry {ancestor.name!r} (nearest ancestor of {microarch!r})"
-    raise PeakError(f"microarch: no flops_per_cycle entry for {microarch!r} or its ancestors; "
+    raise PeakError(f"microarch: no flops_per_cycle entry for {excerpt(microarch)} or its ancestors; "
                     "set flops_per_cycle in the site config")
 
 
-def peak_inputs(overrides: Mapping[str, Any] | None = None, host: HostInfo | None = None) -> PeakInputs:
-    """Rpeak inputs from site-config overrides first, then (for the local machine) host detection."""
+def peak_inputs(overrides: Mapping[str, Any] | None = None, host: HostInfo | None = None,
+                source: str = "site config") -> PeakInputs:
+    """Rpeak inputs from overrides first (`source` says whose: the site config, the command line), then
+    (for the local machine) host detection. PeakError for an input outside LIMITS."""
     given = {k: v for k, v in (overrides or {}).items() if v is not None}
-    derivation = [f"{k} = {given[k]} (site config)" for k in (*RPEAK_INPUTS, "microarch") if k in given]
+    derivation = [f"{k} = {excerpt(given[k])} ({source})" for k in (*RPEAK_INPUTS, "microarch") if k in given]
     microarch = given.get("microarch") or (host.microarch if host else None)
     if "microarch" not in given and host:
         derivation.append(f"microarch = {microarch} (archspec host detection)")
@@ -77,6 +81,10 @@ def peak_inputs(overrides: Mapping[str, Any] | None = None, host: HostInfo | Non
     if missing:
         raise PeakError(f"Rpeak inputs missing: {', '.join(missing)} (set them in the site config)")
     for name, value in zip(RPEAK_INPUTS, (cores, clock, fpc)):
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value < math.inf:
-            raise PeakError(f"{name}: must be a positive number, got {value!r}")
+        if not is_number(value) or not value > 0:
+            raise PeakError(f"{name}: must be a positive number, got {excerpt(value)}")
+        low, high = LIMITS[name]
+        if not low <= value <= high or (isinstance(high, int) and value != int(value)):
+            kind = "a whole number" if isinstance(high, int) else "a number"
+            raise PeakError(f"{name}: {excerpt(value)} is not {kind} from {low} to {high}")
     return PeakInputs(int(cores), float(clock), int(fpc), microarch or "unknown", tuple(derivation))

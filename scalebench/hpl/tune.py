@@ -227,13 +227,17 @@ class Ranking(list):  # list[Candidate]
 def rank(rows: Iterable[HplRow]) -> Ranking:
     """PASSED rows by Gflop/s, best first; ties: shorter time, then squarer grid, then file order.
 
-    FAILED rows, rows whose residual check is missing and rows with non-finite figures are left
-    out and counted in `.excluded`. ParseError for a PASSED row whose T/V code cannot be decoded.
+    FAILED rows (the parser fails a row whose values make no physical sense, with its reason), rows
+    whose residual check is missing and rows with non-finite figures are left out and counted in
+    `.excluded`. ParseError for a PASSED row whose T/V code cannot be decoded.
     """
-    excluded = {"failed residual check": 0, "no residual check": 0, "not finite": 0, "zero N/NB/P/Q": 0}
+    excluded = {"failed residual check": 0, "impossible values": 0, "no residual check": 0, "not finite": 0,
+                "zero N/NB/P/Q": 0}
     candidates = []
     for row in rows:
-        if row.status == "FAILED":
+        if row.reason is not None:
+            excluded["impossible values"] += 1
+        elif row.status == "FAILED":
             excluded["failed residual check"] += 1
         elif row.status != "PASSED":
             excluded["no residual check"] += 1

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence, Tuple
 
 from scalebench.errors import InputError
-from scalebench.validation import non_negative_number, positive_count, positive_number
+from scalebench.validation import excerpt, non_negative_number, positive_count, positive_number
 
 Curve = Sequence[Tuple[float, float]]  # (message size in bytes, figure), sizes increasing
 
@@ -22,12 +22,12 @@ def _curve(curve: Curve, name: str) -> list[tuple[float, float]]:
     points: list[tuple[float, float]] = []
     for point in curve:
         if not isinstance(point, Sequence) or len(point) != 2:
-            raise InputError(f"{name}: each point must be a (size, value) pair, got {point!r}")
+            raise InputError(f"{name}: each point must be a (size, value) pair, got {excerpt(point)}")
         size = non_negative_number(point[0], f"{name} size")
         value = non_negative_number(point[1], f"{name}[{point[0]!r}]")
         if points and size <= points[-1][0]:
-            raise InputError(f"{name}: sizes must be strictly increasing, got {point[0]!r} "
-                             f"after {points[-1][0]!r}")
+            raise InputError(f"{name}: sizes must be strictly increasing, got {excerpt(point[0])} "
+                             f"after {excerpt(points[-1][0])}")
         points.append((point[0], value))  # the size as given: an int stays an int in reports
     return points
 
@@ -94,7 +94,7 @@ def multi_pair_summary(curves_by_pairs: Mapping[int, Curve]) -> dict[int, HalfPo
         try:
             summary[int(pairs)] = half_power_point(curves_by_pairs[pairs])
         except InputError as error:
-            raise InputError(f"curves_by_pairs[{pairs!r}]: {error}") from None
+            raise InputError(f"curves_by_pairs[{excerpt(pairs)}]: {error}") from None
     return summary
 
 
@@ -110,10 +110,10 @@ def osu_message_rates(rows: Iterable[Sequence[float]]) -> dict[int, float]:
     rates: dict[int, float] = {}
     for row in rows:
         if isinstance(row, (str, bytes)) or not isinstance(row, Sequence) or len(row) != 3:
-            raise InputError(f"rows: each row must be (size, MB/s, Messages/s), got {row!r}")
+            raise InputError(f"rows: each row must be (size, MB/s, Messages/s), got {excerpt(row)}")
         size = non_negative_number(row[0], "rows size")
         if size != int(size):
-            raise InputError(f"rows: size must be a whole number of bytes, got {row[0]!r}")
+            raise InputError(f"rows: size must be a whole number of bytes, got {excerpt(row[0])}")
         if int(size) in rates:
             raise InputError(f"rows: size {int(size)} appears twice")
         non_negative_number(row[1], f"rows[{int(size)}] MB/s")

@@ -13,6 +13,7 @@ from scalebench.parse.hpcc import HpccOutput
 from scalebench.parse.netpipe import NetpipeOutput
 from scalebench.parse.osu import OsuTable
 from scalebench.site.scales import Scale, node_scale
+from scalebench.validation import excerpt
 
 Figures = dict[str, tuple[float, str]]  # name -> (value, unit)
 
@@ -140,7 +141,7 @@ def hpcc_network_figures(output: HpccOutput) -> Figures:
     for key, (figure, unit) in HPCC_NETWORK_KEYS.items():
         value = _finite(summary.get(key))
         if value is None:
-            raise ParseError(f"hpcc Summary: {key} is missing or not finite ({summary.get(key)!r})")
+            raise ParseError(f"hpcc Summary: {key} is missing or not finite ({excerpt(summary.get(key))})")
         out[figure] = (value, unit)
     try:
         ratio = curves.ring_vs_pingpong_ratio(out["random_ring_latency"][0], out["pingpong_latency_avg"][0])
@@ -159,7 +160,7 @@ def whole_nodes_scale(max_nodes: int) -> Scale:
 def two_rank_layout(placement: str, max_nodes: int, cores_per_node: int) -> tuple[Scale, int] | str:
     """(scale, ranks per node) of a two-process test, or why the placement cannot run."""
     if placement not in PLACEMENTS:
-        raise InputError(f"placement: {placement!r} is not one of {', '.join(PLACEMENTS)}")
+        raise InputError(f"placement: {excerpt(placement)} is not one of {', '.join(PLACEMENTS)}")
     if placement == "inter_node":
         return (node_scale(2), 1) if max_nodes >= 2 else "inter_node needs 2 nodes; the partition has 1"
     return (node_scale(1), 2) if cores_per_node >= 2 else "intra_node needs 2 cores per node"

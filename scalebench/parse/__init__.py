@@ -8,7 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Union
 
+from scalebench import textfile
 from scalebench.errors import InputError, ParseError
+from scalebench.validation import excerpt
 from scalebench.parse.hpcc import parse_hpcc
 from scalebench.parse.hpl import parse_hpl
 from scalebench.parse.imb import parse_imb
@@ -42,7 +44,7 @@ def _parser(kind: str) -> Callable[[str], dict]:
         return KINDS[kind]
     except (KeyError, TypeError):
         known = ", ".join(sorted(KINDS))
-        raise InputError(f"unknown output kind {kind!r} (known kinds: {known})") from None
+        raise InputError(f"unknown output kind {excerpt(kind)} (known kinds: {known})") from None
 
 
 def parse_text(kind: str, text: str) -> dict:
@@ -51,15 +53,10 @@ def parse_text(kind: str, text: str) -> dict:
 
 
 def parse_file(kind: str, path: Union[str, Path]) -> dict:
-    """Parse the file at ``path``; undecodable bytes become U+FFFD rather than an error."""
+    """Parse the file at ``path`` (a regular file, scalebench.textfile's limits); undecodable bytes
+    become U+FFFD rather than an error, UTF-16/32 is named."""
     parser = _parser(kind)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as err:
-        raise InputError(f"cannot read {kind} output {path}: {err.strerror or err}") from None
-    text = data.decode("utf-8", errors="replace")
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = textfile.read_text(path, f"{kind} output")
     try:
         return parser(text)
     except ParseError as err:

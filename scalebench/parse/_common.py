@@ -86,6 +86,29 @@ def shift_decimal(token: str, power: int) -> Value:
     return value if math.isfinite(value) else token
 
 
+# What str.splitlines ends a line at.
+_LINE_ENDS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def complete_text(text: str) -> tuple[str, Optional[str]]:
+    """(`text` up to its last line end, a warning naming the last line when it had none). Every
+    benchmark ends its lines with a line end: a last line without one was cut while being written
+    ("23286.54" -> "2328"), and reading it as a value would be wrong. A blank tail is no line."""
+    if not text or text[-1] in _LINE_ENDS:
+        return text, None
+    end = max(text.rfind(c) for c in _LINE_ENDS)
+    tail = " ".join(text[end + 1:].split())
+    if not tail:
+        return text, None
+    shown = tail if len(tail) <= 60 else tail[:57] + "..."
+    return text[:end + 1], f"the last line, {shown!r}, has no line end (the output was cut while written): dropped"
+
+
+def with_note(message: str, note: Optional[str]) -> str:
+    """A ParseError's message, with complete_text's warning when a last line was dropped."""
+    return f"{message}; {note}" if note else message
+
+
 def lines_of(text: str) -> Iterator[str]:
     """The non-blank lines of ``text``, stripped: any line ending (CRLF, CR, LF) and indentation go."""
     for raw in text.splitlines():

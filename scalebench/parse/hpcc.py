@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from scalebench.errors import ParseError
-from scalebench.parse._common import TypedValue, int_or_value, lines_of
+from scalebench.parse._common import TypedValue, complete_text, int_or_value, lines_of, with_note
 from scalebench.parse.hpl import HplOutput, parse_hpl
 
 # int, finite float, or the text as printed (letters such as "f", "-", and "-nan"/"inf").
@@ -88,6 +88,7 @@ class HpccOutput:
 
     runs: Tuple[HpccRun, ...]
     hpl: Optional[HplOutput]
+    cut_line: Optional[str] = None  # complete_text's warning
 
     @property
     def n_runs(self) -> int:
@@ -118,7 +119,7 @@ class HpccOutput:
             "last_summary": dict(last) if last is not None else None,
             "runs": [run.to_dict() for run in self.runs],
             "hpl": self.hpl.to_dict() if self.hpl is not None else None,
-        }
+        } | ({"warnings": [self.cut_line]} if self.cut_line else {})
 
 
 class _RunBuilder:
@@ -193,13 +194,15 @@ def _read_runs(lines: List[str]) -> List[_RunBuilder]:
 
 def _try_hpl(lines: List[str]) -> Optional[HplOutput]:
     try:
-        return parse_hpl("\n".join(lines))
+        return parse_hpl("".join(f"{line}\n" for line in lines))
     except ParseError:
         return None
 
 
 def parse_hpcc(text: str) -> HpccOutput:
-    """Parse a whole hpccoutf.txt; ParseError when it has neither a complete Summary nor an HPL row."""
+    """Parse a whole hpccoutf.txt; ParseError when it has neither a complete Summary nor an HPL row.
+    A last line without its line end is dropped, with a warning."""
+    text, cut = complete_text(text)
     lines = list(lines_of(text))  # blank lines say nothing in any section
     builders = _read_runs(lines)
     if builders:
@@ -212,7 +215,7 @@ def parse_hpcc(text: str) -> HpccOutput:
             _add_pair(pairs, line)
         hpl = _try_hpl(lines)
         runs = (HpccRun(None, None, None, (), pairs or None),) if pairs or hpl else ()
-    output = HpccOutput(runs=runs, hpl=hpl)
+    output = HpccOutput(runs=runs, hpl=hpl, cut_line=cut)
     if output.last_summary is None and hpl is None:
-        raise ParseError("no complete HPCC Summary section and no HPL result row found")
+        raise ParseError(with_note("no complete HPCC Summary section and no HPL result row found", cut))
     return output

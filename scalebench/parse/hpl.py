@@ -18,12 +18,15 @@ from scalebench.parse._common import (
     FINITE,
     NONFINITE,
     Value,  # a finite float, or the token as printed ("-nan", "inf", "1.#QNAN")
+    complete_text,
     finite_max,
     finite_values,
     is_finite,
     lines_of,
     to_value,
+    with_note,
 )
+from scalebench.validation import C_INT_MAX, excerpt
 
 # T/V code, then N NB P Q Time Gflops positionally; anything after Gflops (NVIDIA's
 # "( per-GPU Gflops )" column) is ignored. The T/V code is W, R|C (process order), a digit
@@ -50,6 +53,8 @@ _BANNER_RE = re.compile(
 )
 
 THREE_RESIDUAL_VERSION = "1.0 (three-residual format)"
+# HPL.dat's threshold when the output states none (HPL's sample HPL.dat and every build's default).
+DEFAULT_THRESHOLD = 16.0
 
 
 def _plural_tests(count: int) -> str:
@@ -61,7 +66,9 @@ class HplRow:
     """One test: the result row and its scaled residual check.
 
     ``residual`` and ``status`` are None when the output stops before the residual line.
-    ``residuals`` holds all three values of the HPL 1.0/1.0a format (None for 2.x).
+    ``residuals`` holds all three values of the HPL 1.0/1.0a format (None for 2.x). ``status`` is
+    HPL's, except that a row HPL says PASSED is FAILED here, with a ``reason``, when a field makes no
+    physical sense or a residual is not at or below the threshold the output states (see _verdict).
     """
 
     tv: str
@@ -74,6 +81,7 @@ class HplRow:
     residual: Optional[Value]
     status: Optional[str]
     residuals: Optional[Tuple[Value, ...]] = None
+    reason: Optional[str] = None  # why scalebench fails a row HPL passed
 
     def label(self, index: int) -> str:
         return f"row {index} (N={self.n} NB={self.nb} {self.p}x{self.q})"
@@ -92,6 +100,8 @@ class HplRow:
         }
         if self.residuals is not None:
             out["residuals"] = list(self.residuals)
+        if self.reason is not None:
+            out["reason"] = self.reason
         return out
 
 
@@ -115,7 +125,7 @@ class HplOutput:
     tests; a run cut short before its summary then shows up in ``problems()`` as a
     mismatch. ``end_of_tests`` is true only when an ``End of Tests.`` line follows the last
     row, i.e. when the last run finished. ``hpl_version``, ``eps`` and ``threshold`` are the
-    last values printed.
+    last values printed. ``cut_line`` says why a last line without its line end was dropped.
     """
 
     rows: Tuple[HplRow, ...]
@@ -124,6 +134,7 @@ class HplOutput:
     hpl_version: Optional[str] = None
     eps: Optional[float] = None
     threshold: Optional[float] = None
+    cut_line: Optional[str] = None
 
     @property
     def rmax_gflops(self) -> Optional[float]:
@@ -135,6 +146,7 @@ class HplOutput:
             "counts": self.counts.to_dict() if self.counts else None,
             "end_of_tests": self.end_of_tests,
             "rmax_gflops": self.rmax_gflops,
+            "problems": self.problems(),
         }
         for key in ("hpl_version", "eps", "threshold"):
             if getattr(self, key) is not None:
@@ -143,7 +155,7 @@ class HplOutput:
 
     def problems(self, expected_cases: Optional[int] = None) -> List[str]:
         """Reasons why this is not a clean, complete, residual-checked run; [] when it is."""
-        found: List[str] = []
+        found: List[str] = [self.cut_line] if self.cut_line else []
         for index, row in enumerate(self.rows, 1):
             found.extend(_row_problems(index, row, self.threshold))
         if not self.end_of_tests:
@@ -164,8 +176,10 @@ class HplOutput:
 
 
 def _row_problems(index: int, row: HplRow, threshold: Optional[float]) -> List[str]:
-    found: List[str] = []
     label = row.label(index)
+    if row.reason is not None:
+        return [f"{label} FAILED: {row.reason}"]
+    found: List[str] = []
     for name, value in (("time", row.time_s), ("Gflops", row.gflops)):
         if not is_finite(value):
             found.append(f"{name} of {label} is not finite ({value})")
@@ -231,6 +245,43 @@ class _Test:
         )
 
 
+def _impossible(row: HplRow, threshold: float, stated: bool) -> Optional[str]:
+    """Why a row HPL passed cannot stand, or None. HPL prints Time with two decimals (0.00 for a tiny
+    N) and Gflops = (2/3 N^3 + 3/2 N^2) / Time from the unrounded time."""
+    for name, value in (("N", row.n), ("NB", row.nb), ("P", row.p), ("Q", row.q)):
+        if not 1 <= value <= C_INT_MAX:
+            return f"{name}={value}: HPL takes 1 to {C_INT_MAX}"
+    if not is_finite(row.time_s):
+        return f"time is not finite ({row.time_s})"
+    if not is_finite(row.gflops):
+        return f"Gflops is not finite ({row.gflops})"
+    time_s, gflops = float(row.time_s), float(row.gflops)  # type: ignore[arg-type]
+    if time_s < 0:
+        return f"time {time_s:g} s is negative"
+    if gflops <= 0:
+        return f"Gflops {gflops:g} is not positive"
+    for value in row.residuals if row.residuals is not None else (row.residual,):
+        if not is_finite(value):
+            return f"residual is not finite ({value})"
+        if value < 0 or value > threshold:  # type: ignore[operator]
+            side = "negative" if value < 0 else f"above the threshold {threshold:g}"  # type: ignore[operator]
+            return f"residual {value:g} is {side}" + ("" if stated else " (HPL's default; the output states none)")
+    if time_s > 0:
+        expected = (2 / 3 * row.n**3 + 1.5 * row.n**2) / time_s / 1e9
+        if abs(gflops / expected - 1) > 0.02 + 0.006 / time_s:
+            return (f"Gflops {gflops:g} does not follow from N={row.n} and time {time_s:g} s "
+                    f"(HPL would print {expected:.4g})")
+    return None
+
+
+def _verdict(row: HplRow, threshold: Optional[float]) -> HplRow:
+    """`row`, FAILED with the reason when HPL passed it and it cannot stand (see _impossible)."""
+    if row.status != "PASSED":
+        return row
+    reason = _impossible(row, threshold if threshold is not None else DEFAULT_THRESHOLD, threshold is not None)
+    return row if reason is None else replace(row, status="FAILED", reason=reason)
+
+
 def _bare_row(match: re.Match[str]) -> HplRow:
     tv, n, nb, p, q, time_s, gflops = match.groups()
     return HplRow(tv, int(n), int(nb), int(p), int(q), to_value(time_s), to_value(gflops), None, None)
@@ -288,7 +339,9 @@ class _Header:
 
 
 def parse_hpl(text: str) -> HplOutput:
-    """Parse the whole text of an HPL output; ParseError if it holds no result row."""
+    """Parse the whole text of an HPL output; ParseError if it holds no result row. A last line
+    without its line end is dropped (and named in ``problems()``): HPL was still writing it."""
+    text, cut = complete_text(text)
     tests: List[_Test] = []
     current: Optional[_Test] = None
     summary: Optional[_Summary] = None
@@ -321,8 +374,8 @@ def parse_hpl(text: str) -> HplOutput:
             header.feed(line)
 
     if not tests:
-        raise ParseError("no HPL result row (T/V N NB P Q Time Gflops) found")
-    rows = tuple(test.freeze() for test in tests)
+        raise ParseError(with_note("no HPL result row (T/V N NB P Q Time Gflops) found", cut))
+    rows = tuple(_verdict(test.freeze(), header.threshold) for test in tests)
     version = header.version
     if version is None and any(row.residuals is not None for row in rows):
         version = THREE_RESIDUAL_VERSION
@@ -333,6 +386,7 @@ def parse_hpl(text: str) -> HplOutput:
         hpl_version=version,
         eps=header.eps,
         threshold=header.threshold,
+        cut_line=cut,
     )
 
 
@@ -364,13 +418,13 @@ def decode_tv(tv: str) -> dict[str, Any]:
     """The HPL.dat settings a T/V code encodes, named as in rules.yaml's algorithm section."""
     match = _TV_RE.fullmatch(tv) if isinstance(tv, str) else None
     if match is None:
-        raise ParseError(f"T/V code {tv!r}: not HPL's encoded variant ({_TV_LAYOUT}); builds that print "
+        raise ParseError(f"T/V code {excerpt(tv)}: not HPL's encoded variant ({_TV_LAYOUT}); builds that print "
                          f"other codes (e.g. NVIDIA HPL's 'WC0') cannot be decoded into HPL.dat settings")
     pmap, depth, bcast, rfact, ndiv, pfact, nbmin = match.groups()
     if bcast not in _TV_BCAST:
-        raise ParseError(f"T/V code {tv!r}: BCAST digit {bcast} is not one of HPL's 0-5 "
+        raise ParseError(f"T/V code {excerpt(tv)}: BCAST digit {bcast} is not one of HPL's 0-5 "
                          f"({', '.join(f'{k}={v}' for k, v in _TV_BCAST.items())})")
     if int(ndiv) < 2 or int(nbmin) < 1:
-        raise ParseError(f"T/V code {tv!r}: NDIV {ndiv} / NBMIN {nbmin} outside HPL's NDIV >= 2, NBMIN >= 1")
+        raise ParseError(f"T/V code {excerpt(tv)}: NDIV {ndiv} / NBMIN {nbmin} outside HPL's NDIV >= 2, NBMIN >= 1")
     return {"pmap": _TV_PMAP[pmap], "depth": int(depth), "bcast": _TV_BCAST[bcast],
             "rfact": _TV_FACT[rfact], "ndiv": int(ndiv), "pfact": _TV_FACT[pfact], "nbmin": int(nbmin)}

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from scalebench.errors import ParseError
-from scalebench.parse._common import VALUE_RE, TypedValue, finite_max, finite_min, lines_of, parse_int, to_value
+from scalebench.parse._common import (VALUE_RE, TypedValue, complete_text, finite_max, finite_min, lines_of, parse_int,
+                                      to_value, with_note)
 
 Value = TypedValue
 
@@ -118,15 +119,19 @@ class ImbOutput:
     benchmarks_listed: Optional[Tuple[str, ...]]
     blocks: Tuple[ImbBlock, ...]
     finalize_line: bool
+    cut_line: Optional[str] = None  # complete_text's warning
 
     def to_dict(self) -> Dict[str, Any]:
         listed = self.benchmarks_listed
-        return {
+        out: Dict[str, Any] = {
             "imb_version": self.imb_version,
             "benchmarks_listed": list(listed) if listed is not None else None,
             "blocks": [block.to_dict() for block in self.blocks],
             "finalize_line": self.finalize_line,
         }
+        if self.cut_line:
+            out["warnings"] = [self.cut_line]
+        return out
 
 
 @dataclass
@@ -218,15 +223,18 @@ class _Reader:
 
 
 def parse_imb(text: str) -> ImbOutput:
-    """Parse IMB output; ParseError when no benchmark table row is found."""
+    """Parse IMB output; ParseError when no benchmark table row is found. A last line without its
+    line end is dropped, with a warning."""
+    text, cut = complete_text(text)
     reader = _Reader()
     for line in lines_of(text):
         reader.feed(line)
     if not any(block.rows for block in reader.blocks):
-        raise ParseError("no IMB result row (a '#bytes #repetitions ...' table) found")
+        raise ParseError(with_note("no IMB result row (a '#bytes #repetitions ...' table) found", cut))
     return ImbOutput(
         imb_version=reader.version,
         benchmarks_listed=tuple(reader.listed) if reader.listed is not None else None,
         blocks=tuple(block.freeze() for block in reader.blocks),
         finalize_line=reader.finalize,
+        cut_line=cut,
     )

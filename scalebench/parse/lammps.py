@@ -30,6 +30,7 @@ from typing import Any, Dict, List, Optional
 
 from scalebench.errors import ParseError
 from scalebench.parse._common import NONFINITE_RE, NUM, VALUE, Value, lines_of, to_value
+from scalebench.parse._common import complete_text, with_note
 from scalebench.parse._common import shift_decimal  # part of this module's API
 
 _BANNER_RE = re.compile(r"LAMMPS \(([^()]{1,200})\)")
@@ -208,6 +209,7 @@ class LammpsLog:
     unfinished_run: bool
     nan_in_thermo: bool
     error: Optional[str]
+    cut_line: Optional[str] = None  # complete_text's warning
 
     @property
     def complete(self) -> bool:
@@ -230,6 +232,8 @@ class LammpsLog:
                 "error": self.error,
             }
         )
+        if self.cut_line:
+            out["warnings"] = [self.cut_line]
         return out
 
 
@@ -435,12 +439,14 @@ def _reported(runs: List[_Run]) -> Optional[_Run]:
 
 
 def parse_lammps(text: str) -> LammpsLog:
-    """Parse a LAMMPS log; ParseError only when nothing in it is recognisably LAMMPS output."""
+    """Parse a LAMMPS log; ParseError only when nothing in it is recognisably LAMMPS output. A last
+    line without its line end is dropped, with a warning."""
+    text, cut = complete_text(text)
     reader = _Reader()
     for line in lines_of(text):
         reader.feed(line)
     if not reader.recognised:
-        raise ParseError("no LAMMPS banner, run, 'Loop time' or 'Total wall time' line found")
+        raise ParseError(with_note("no LAMMPS banner, run, 'Loop time' or 'Total wall time' line found", cut))
     chosen = _reported(reader.runs)
     later = reader.runs[reader.runs.index(chosen) + 1:] if chosen is not None else []
     return LammpsLog(
@@ -451,4 +457,5 @@ def parse_lammps(text: str) -> LammpsLog:
         unfinished_run=reader.run_open or any(not run.has_loop for run in later),
         nan_in_thermo=reader.nan,
         error=reader.error,
+        cut_line=cut,
     )

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from scalebench.errors import ParseError
-from scalebench.parse._common import VALUE, Value, finite_max, finite_min, lines_of, shift_decimal, to_value
+from scalebench.parse._common import (VALUE, Value, complete_text, finite_max, finite_min, lines_of, shift_decimal,
+                                      to_value, with_note)
 
 _FILE_ROW_RE = re.compile(rf"(\d{{1,18}})[ \t]+({VALUE})[ \t]+({VALUE})")
 _SCREEN_ROW_RE = re.compile(
@@ -61,6 +62,7 @@ class NetpipeOutput:
 
     rows: Tuple[NetpipeRow, ...]
     form: str
+    cut_line: Optional[str] = None  # complete_text's warning
 
     @property
     def peak_mbps(self) -> Optional[float]:
@@ -71,17 +73,22 @@ class NetpipeOutput:
         return finite_min(r.usec for r in self.rows)
 
     def to_dict(self) -> Dict[str, Any]:
-        return {
+        out: Dict[str, Any] = {
             "rows": [row.to_dict() for row in self.rows],
             "n_rows": len(self.rows),
             "peak_mbps": self.peak_mbps,
             "min_latency_usec": self.min_latency_usec,
             "form": self.form,
         }
+        if self.cut_line:
+            out["warnings"] = [self.cut_line]
+        return out
 
 
 def parse_netpipe(text: str) -> NetpipeOutput:
-    """Parse NetPIPE 3.7 screen output or np.out; ParseError when neither form has a row."""
+    """Parse NetPIPE 3.7 screen output or np.out; ParseError when neither form has a row. A last line
+    without its line end is dropped, with a warning."""
+    text, cut = complete_text(text)
     screen: List[NetpipeRow] = []
     file_rows: List[NetpipeRow] = []
     for line in lines_of(text):
@@ -97,7 +104,8 @@ def parse_netpipe(text: str) -> NetpipeOutput:
             size, mbps, seconds = match.groups()
             file_rows.append(NetpipeRow(int(size), to_value(mbps), _seconds_to_usec(seconds)))
     if screen:
-        return NetpipeOutput(tuple(screen), FORM_SCREEN)
+        return NetpipeOutput(tuple(screen), FORM_SCREEN, cut)
     if file_rows:
-        return NetpipeOutput(tuple(file_rows), FORM_FILE)
-    raise ParseError("no NetPIPE result line (np.out 'bytes Mbps seconds' or '... Mbps in ... usec') found")
+        return NetpipeOutput(tuple(file_rows), FORM_FILE, cut)
+    raise ParseError(with_note("no NetPIPE result line (np.out 'bytes Mbps seconds' or '... Mbps in ... usec') found",
+                               cut))

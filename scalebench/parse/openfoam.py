@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import re
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from scalebench.errors import ParseError
-from scalebench.parse._common import NUM, Value, is_finite, lines_of, to_value
+from scalebench.parse._common import NUM, Value, complete_text, is_finite, lines_of, to_value, with_note
 
 # A residual: one value, or one per component for coupled (vector) solvers "(1 0.5 0)".
 Residual = Union[Value, List[Value]]
@@ -101,6 +101,7 @@ class OpenfoamLog:
     last_residuals: Dict[str, SolverResidual]
     first_nonfinite_time: Optional[Value]
     nonfinite_residuals: bool
+    cut_line: Optional[str] = None  # complete_text's warning
 
     @property
     def application(self) -> Optional[str]:
@@ -163,7 +164,7 @@ class OpenfoamLog:
             "nonfinite_residuals": self.nonfinite_residuals,
             "first_nonfinite_time": self.first_nonfinite_time,
             "last_residuals": {name: r.to_dict() for name, r in self.last_residuals.items()},
-        }
+        } | ({"warnings": [self.cut_line]} if self.cut_line else {})
 
 
 @dataclass
@@ -275,7 +276,9 @@ def _feed(run: _Run, line: str) -> bool:
 
 
 def parse_openfoam(text: str) -> OpenfoamLog:
-    """Parse an OpenFOAM solver log; ParseError when it has no banner, time step or ExecutionTime."""
+    """Parse an OpenFOAM solver log; ParseError when it has no banner, time step or ExecutionTime. A
+    last line without its line end is dropped, with a warning."""
+    text, cut = complete_text(text)
     run = _Run()
     recognised = False
     for line in lines_of(text):
@@ -283,5 +286,5 @@ def parse_openfoam(text: str) -> OpenfoamLog:
             run = _Run()  # a second run appended to the same file
         recognised = _feed(run, line) or recognised
     if not recognised or not (run.build or run.exec or run.n_times or run.n_exec):
-        raise ParseError("no OpenFOAM banner, 'Time =' or 'ExecutionTime =' line found")
-    return run.freeze()
+        raise ParseError(with_note("no OpenFOAM banner, 'Time =' or 'ExecutionTime =' line found", cut))
+    return replace(run.freeze(), cut_line=cut)

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from scalebench.errors import ParseError
-from scalebench.parse._common import VALUE, VALUE_RE, Value, int_or_value, is_finite, lines_of, to_value
+from scalebench.parse._common import (VALUE, VALUE_RE, Value, complete_text, int_or_value, is_finite, lines_of,
+                                      to_value, with_note)
 
 Row = Tuple[Optional[int], Value]  # size is None in osu_barrier's size-less table
 
@@ -158,6 +159,7 @@ class OsuTable:
     rows: Tuple[Row, ...]
     other_columns: Dict[str, List[Optional[Union[int, Value]]]]
     n_tables: int
+    cut_line: Optional[str] = None  # complete_text's warning
 
     @property
     def metric(self) -> Optional[str]:
@@ -195,10 +197,12 @@ class OsuTable:
             out["min_latency_us"] = low
             out["min_latency_at_size"] = low_size
             out["peak_note"] = PEAK_NOTE
+        if self.cut_line:
+            out["warnings"] = [self.cut_line]
         return out
 
 
-def _freeze(table: _Table, n_tables: int) -> OsuTable:
+def _freeze(table: _Table, n_tables: int, cut_line: Optional[str]) -> OsuTable:
     benchmark, version = (None, None)
     if table.title is not None:
         match = _TITLE_RE.fullmatch(table.title)
@@ -219,11 +223,14 @@ def _freeze(table: _Table, n_tables: int) -> OsuTable:
         rows=tuple(table.rows),
         other_columns=other,
         n_tables=n_tables,
+        cut_line=cut_line,
     )
 
 
 def parse_osu(text: str) -> OsuTable:
-    """Parse OMB output; ParseError when no [size value] row is found."""
+    """Parse OMB output; ParseError when no [size value] row is found. A last line without its line
+    end is dropped, with a warning."""
+    text, cut = complete_text(text)
     tables: List[_Table] = []
 
     def fresh() -> _Table:
@@ -269,5 +276,5 @@ def parse_osu(text: str) -> OsuTable:
 
     with_rows = [table for table in tables if table.rows]
     if not with_rows:
-        raise ParseError("no OSU result row (message size and value) found")
-    return _freeze(with_rows[-1], len(with_rows))
+        raise ParseError(with_note("no OSU result row (message size and value) found", cut))
+    return _freeze(with_rows[-1], len(with_rows), cut)

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-import yaml
-
+from scalebench import loaders
 from scalebench.analysis import scaling
 from scalebench.benchmarks import did_you_mean, registry
 from scalebench.errors import InputError
@@ -22,6 +21,7 @@ from scalebench.results import series
 from scalebench.results.document import Block, Heading, Table, Text, table
 from scalebench.results.series import Series, at_label
 from scalebench.results.store import Record
+from scalebench.validation import C_INT_MAX, excerpt, excerpt_text, finite_number
 
 METRICS = ("value", "speedup", "parallel_efficiency")
 AT_WORDS = ("every", "largest", "smallest")
@@ -90,22 +90,23 @@ def _units(rows: Sequence[Record]) -> dict[tuple[str, str], str]:
 
 
 def _threshold(value: Any, metric: str, unit: str | None, where: str) -> float:
-    """A number in the metric's unit; '75%' means 75 for a figure in %, 0.75 for an efficiency."""
+    """A finite number in the metric's unit; '75%' means 75 for a figure in %, 0.75 for an efficiency."""
     if isinstance(value, str) and value.strip().endswith("%"):
         try:
-            number = float(value.strip()[:-1])
-        except ValueError:
-            raise InputError(f"{where}: {value!r} is not a number or a percentage") from None
+            number = finite_number(float(value.strip()[:-1]), where)
+        except (ValueError, InputError):
+            raise InputError(f"{where}: {excerpt(value)} is not a number or a percentage") from None
         if metric == "parallel_efficiency":
             return number / 100
         if metric == "value" and unit in (None, "%"):
             return number
         raise InputError(f"{where}: a percentage is meaningless for {metric} in {unit or 'no unit'}; give a number")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(f"{where}: expected a number or a percentage such as 80%, got {value!r}")
-    if metric == "parallel_efficiency" and value > 1.5:
-        raise InputError(f"{where}: {value} looks like a percentage; write {value}% (or {value / 100:g})")
-    return float(value)
+        raise InputError(f"{where}: expected a number or a percentage such as 80%, got {excerpt(value)}")
+    number = finite_number(value, where)
+    if metric == "parallel_efficiency" and number > 1.5:
+        raise InputError(f"{where}: {value} looks like a percentage; write {value}% (or {number / 100:g})")
+    return number
 
 
 def _at(value: Any, where: str) -> tuple[int, ...] | str:
@@ -113,12 +114,13 @@ def _at(value: Any, where: str) -> tuple[int, ...] | str:
         return "every"
     if isinstance(value, str):
         if value not in AT_WORDS:
-            raise InputError(f"{where}: {value!r} is not one of {', '.join(AT_WORDS)} or a number"
-                             f"{did_you_mean(value, AT_WORDS)}")
+            raise InputError(f"{where}: {excerpt(value)} is not one of {', '.join(AT_WORDS)} or a number"
+                             f"{did_you_mean(value[:100], AT_WORDS)}")
         return value
     values = value if isinstance(value, list) else [value]
-    if not values or any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in values):
-        raise InputError(f"{where}: expected every, largest, smallest, a count or a list of counts, got {value!r}")
+    if not values or any(isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= C_INT_MAX for v in values):
+        raise InputError(f"{where}: expected every, largest, smallest, a count or a list of counts, "
+                         f"got {excerpt(value)}")
     return tuple(values)
 
 
@@ -134,46 +136,50 @@ def _criterion(entry: Any, where: str, known: dict[str, set[str]], units: dict[t
         raise InputError(f"{where}: expected a mapping with benchmark, figure and min or max")
     for key in entry:
         if key not in _KEYS:
-            raise InputError(f"{where}.{key}: unknown key{did_you_mean(str(key), _KEYS)}")
+            raise InputError(f"{where}.{excerpt_text(str(key), 40)}: unknown key{did_you_mean(str(key)[:100], _KEYS)}")
     benchmark = entry.get("benchmark")
     if not isinstance(benchmark, str) or benchmark not in known:
-        raise InputError(f"{where}.benchmark: unknown benchmark {benchmark!r}{did_you_mean(str(benchmark), known)}")
+        raise InputError(f"{where}.benchmark: unknown benchmark {excerpt(benchmark)}"
+                         f"{did_you_mean(str(benchmark)[:100], known)}")
     bench = registry().get(benchmark)
     figure = entry.get("figure", bench.fom if bench else None)
-    if figure not in known[benchmark]:
-        raise InputError(f"{where}.figure: unknown figure {figure!r} of {benchmark}"
-                         f"{did_you_mean(str(figure), known[benchmark])} (known: {', '.join(sorted(known[benchmark]))})")
+    if not isinstance(figure, str) or figure not in known[benchmark]:
+        raise InputError(f"{where}.figure: unknown figure {excerpt(figure)} of {benchmark}"
+                         f"{did_you_mean(str(figure)[:100], known[benchmark])} "
+                         f"(known: {', '.join(sorted(known[benchmark]))})")
     metric = entry.get("metric", "value")
-    if metric not in METRICS:
-        raise InputError(f"{where}.metric: {metric!r} is not one of {', '.join(METRICS)}{did_you_mean(str(metric), METRICS)}")
+    if not isinstance(metric, str) or metric not in METRICS:
+        raise InputError(f"{where}.metric: {excerpt(metric)} is not one of {', '.join(METRICS)}"
+                         f"{did_you_mean(str(metric)[:100], METRICS)}")
     if metric != "value" and bench is not None and bench.figure(figure).direction == "none":
         raise InputError(f"{where}.metric: {metric} needs a figure that is better higher or lower; {figure} is neither")
     bounds = [b for b in ("min", "max") if b in entry]
     if len(bounds) != 1:
         raise InputError(f"{where}: give exactly one of min or max")
     params = entry.get("params") or {}
-    if not isinstance(params, dict):
-        raise InputError(f"{where}.params: expected a mapping such as {{workload: lj}}")
+    if not isinstance(params, dict) or not all(
+            isinstance(v, (str, int, float, bool)) and isinstance(k, (str, int)) for k, v in params.items()):
+        raise InputError(f"{where}.params: expected a mapping of names to plain values such as {{workload: lj}}, "
+                         f"got {excerpt(params)}")
+    optional = entry.get("optional", False)
+    if not isinstance(optional, bool):
+        raise InputError(f"{where}.optional: must be true or false, got {excerpt(optional)}")
+    name = entry.get("name")
+    if name is not None and not isinstance(name, str):
+        raise InputError(f"{where}.name: must be text, got {excerpt(name)}")
     threshold = _threshold(entry[bounds[0]], metric, units.get((benchmark, figure)), f"{where}.{bounds[0]}")
-    name = entry.get("name") or f"{benchmark} {figure}{' ' + metric if metric != 'value' else ''}"
+    name = name or f"{benchmark} {figure}{' ' + metric if metric != 'value' else ''}"
     return Criterion(where, str(name), benchmark, figure, metric, bounds[0], threshold,
                      _at(entry.get("at"), f"{where}.at"),
                      _pattern(entry, "system", where), _pattern(entry, "partition", where),
                      _pattern(entry, "stack", where),
-                     tuple(sorted((str(k), str(v)) for k, v in params.items())), bool(entry.get("optional", False)))
+                     tuple(sorted((str(k), str(v)) for k, v in params.items())), optional)
 
 
 def load(path: Path, rows: Sequence[Record]) -> list[Criterion]:
     """The criteria of a thresholds file, checked against the registry and the results' figures.
     Every mistake is one line naming the file and the key."""
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as err:
-        raise InputError(f"{path}: cannot read ({err.strerror})") from err
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line = f" line {mark.line + 1}" if mark is not None else ""
-        raise InputError(f"{path}:{line} not valid YAML ({getattr(err, 'problem', None) or err})") from err
+    data = loaders.load_yaml(path, "thresholds")
     if not isinstance(data, dict) or set(data) != {"criteria"} or not isinstance(data["criteria"], list):
         raise InputError(f"{path}: expected one key, criteria, holding a list of criteria")
     known, units = _known_figures(rows), _units(rows)

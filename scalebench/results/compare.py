@@ -17,6 +17,7 @@ from scalebench.benchmarks import did_you_mean
 from scalebench.errors import InputError
 from scalebench.results.document import Block, Heading, Text, bullets, table
 from scalebench.results.series import Series, at_label, time_like
+from scalebench.validation import excerpt
 
 BY = ("stack", "system")
 _MIN_MESSAGE = 4  # bytes: below it OSU latencies sit at the timer's resolution
@@ -127,15 +128,15 @@ def _most_compared(grouped: Mapping[tuple[str, ...], Sequence[Series]], by: str)
 def compare(all_series: Sequence[Series], by: str = "stack", baseline: str | None = None) -> Comparison:
     """Every figure of merit measured by the baseline and at least one other configuration."""
     if by not in BY:
-        raise InputError(f"--by: {by!r} is not one of {', '.join(BY)}")
+        raise InputError(f"--by: {excerpt(by)} is not one of {', '.join(BY)}")
     grouped = _groups(all_series, by, lambda s: s.bench.fom)
     configs = sorted({config_of(s, by) for members in grouped.values() for s in members})
     if not configs:
         raise InputError("compare: no figure of merit in these results (see scalebench/data/benchmarks.yaml)")
     baseline = baseline or _most_compared(grouped, by)
     if baseline not in configs:
-        raise InputError(f"--baseline: {baseline!r} is not a {by} of these results "
-                         f"({', '.join(configs)}){did_you_mean(baseline, configs)}")
+        raise InputError(f"--baseline: {excerpt(baseline)} is not a {by} of these results "
+                         f"({', '.join(configs)}){did_you_mean(baseline[:100], configs)}")
     groups, without = [], []
     # Only the ratios are summarised: they are filed under running numbers.
     per_series: dict[str, dict[int, float]] = {}  # config -> geomean of each series' ratios
@@ -148,10 +149,11 @@ def compare(all_series: Sequence[Series], by: str = "stack", baseline: str | Non
             continue
         ratios = ratios_to_baseline(values, baseline, first.higher_is_better, first.axis)
         groups.append(Group(key, first.axis, first.unit, first.higher_is_better, values, ratios))
-        for config, summary in comparison.summarise({c: r for c, r in ratios.items() if r}).items():
+        measured = {c: r for c, r in ratios.items() if r}  # none when the others share no point with the baseline
+        for config, summary in (comparison.summarise(measured) if measured else {}).items():
             series_means = per_series.setdefault(config, {})
             series_means[len(series_means)] = summary.geomean
-        for config, by_x in ratios.items():
+        for config, by_x in measured.items():
             every = by_bench.setdefault(first.key.benchmark, {}).setdefault(config, {})
             every.update((len(every) + i, ratio) for i, ratio in enumerate(by_x.values()))
     return Comparison(by, baseline, tuple(configs), tuple(groups),

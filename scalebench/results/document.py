@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence, Tuple, Union
 
+from scalebench.validation import printable
+
 
 # --- charts as data -----------------------------------------------------------------------------
 
@@ -96,7 +98,9 @@ def bullets(items: Sequence[str]) -> Bullets:
 # --- plain text (terminals) ----------------------------------------------------------------------
 
 def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """Aligned plain-text table for terminals."""
+    """Aligned plain-text table for terminals; control characters escaped, so a row stays a line."""
+    header = [printable(str(c)) for c in header]
+    rows = [[printable(str(c)) for c in row] for row in rows]
     widths = [max(len(str(c)) for c in column) for column in zip(header, *rows)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     rule = "  ".join("-" * w for w in widths)
@@ -122,10 +126,23 @@ def render_text(blocks: Sequence[Block]) -> str:
 
 # --- Markdown --------------------------------------------------------------------------------------
 
+_CODE = re.compile(r"`([^`]+)`")  # a code span, in Markdown and in the HTML renderer
+
+_MD_OUTSIDE_CODE = str.maketrans({"\\": "\\\\", "<": "&lt;", ">": "&gt;", "&": "&amp;"})
+
+
+def _md(text: str, cell: bool = False) -> str:
+    """Text from the results as Markdown that shows it and does nothing else: one line (control
+    characters escaped), no raw HTML (<script> shows as text), backslashes kept, and in a table cell
+    no '|' that would end the cell. `code` spans stay code spans: their content is shown as written."""
+    parts = _CODE.split(printable(str(text)))  # odd items: the content of code spans
+    out = "".join(f"`{part}`" if i % 2 else part.translate(_MD_OUTSIDE_CODE) for i, part in enumerate(parts))
+    return out.replace("|", "\\|") if cell else out
+
+
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    escape = lambda cell: str(cell).replace("|", "\\|")  # noqa: E731
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(escape(c) for c in row) + " |" for row in rows]
+    lines = ["| " + " | ".join(_md(h, cell=True) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(_md(c, cell=True) for c in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
@@ -134,15 +151,16 @@ def render_markdown(blocks: Sequence[Block], image_link: Callable[[Chart], str])
     out: list[str] = []
     for block in blocks:
         if isinstance(block, Heading):
-            out.append(f"{'#' * block.level} {block.text}")
+            out.append(f"{'#' * block.level} {_md(block.text)}")
         elif isinstance(block, Text):
-            out.append(block.text)
+            out.append(_md(block.text))
         elif isinstance(block, Table):
             out.append(markdown_table(block.header, block.rows))
         elif isinstance(block, Bullets):
-            out.append("\n".join(f"- {item}" for item in block.items))
+            out.append("\n".join(f"- {_md(item)}" for item in block.items))
         elif isinstance(block, Figure):
-            out.append(f"![{block.chart.caption}]({image_link(block.chart)})")
+            caption = _md(block.chart.caption).replace("[", "\\[").replace("]", "\\]")
+            out.append(f"![{caption}]({image_link(block.chart)})")
         out.append("")
     return "\n".join(out)
 
@@ -165,7 +183,6 @@ nav{background:#f3f5f8;padding:.5em 1em;border:1px solid #dde}nav ul{margin:.2em
 """.strip()
 _STATUS_CLASS = {"PASS": "pass", "FAIL": "fail", "NO DATA": "nodata"}
 _SHORT = 24  # characters: a table cell up to this long is kept on one line
-_CODE = re.compile(r"`([^`]+)`")
 
 
 def _inline(text: str) -> str:

@@ -6,6 +6,8 @@ pyplot state, and a chart costs only its own drawing.
 from __future__ import annotations
 
 import io
+import logging
+import warnings
 from typing import Iterable, Sequence
 
 # The Agg canvas directly, without pyplot or matplotlib.use(): no global backend state is touched.
@@ -103,6 +105,16 @@ def render(chart: Chart, colour: dict[str, str] | None = None) -> bytes:
 
 
 def render_all(charts: Sequence[Chart]) -> dict[Chart, bytes]:
-    """Each distinct chart drawn once."""
+    """Each distinct chart drawn once. What matplotlib has to say while drawing (a glyph missing from
+    the font, a log axis over one value) is about a picture, not the results: it does not reach
+    stderr, where a command's warnings about the results go."""
     colour = colours(charts)
-    return {chart: render(chart, colour) for chart in dict.fromkeys(charts)}
+    quiet = logging.getLogger("matplotlib")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return {chart: render(chart, colour) for chart in dict.fromkeys(charts)}
+    finally:
+        quiet.setLevel(level)

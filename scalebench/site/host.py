@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from scalebench import textfile
 from scalebench.errors import InputError
 
 _MODEL_CLOCK = re.compile(r"@\s*([0-9.]+)\s*GHz", re.IGNORECASE)
@@ -54,7 +55,7 @@ def nominal_clock(cpuinfo: str, sysfs: Path = Path("/sys/devices/system/cpu/cpu0
         return Clock(float(match.group(1)), f"CPU model name ({model!r})")
     base = sysfs / "base_frequency"
     if base.is_file():
-        return Clock(int(base.read_text()) / 1e6, f"{base} (kHz)")
+        return Clock(int(textfile.read_text(base, "cpufreq")) / 1e6, f"{base} (kHz)")
     if blocks and "cpu MHz" in blocks[0]:
         return Clock(float(blocks[0]["cpu MHz"]) / 1000,
                      "/proc/cpuinfo 'cpu MHz' (the current or virtualised clock: check it is the base clock)")
@@ -88,7 +89,7 @@ def microarch_name() -> str:
 
 
 def detect() -> HostInfo:
-    cpuinfo = Path("/proc/cpuinfo").read_text()
+    cpuinfo = textfile.read_text("/proc/cpuinfo", "cpuinfo")
     allowed = os.sched_getaffinity(0)
     cores, sockets = physical_cores(cpuinfo, allowed)
     blocks = _cpuinfo_blocks(cpuinfo)
@@ -96,5 +97,5 @@ def detect() -> HostInfo:
         cpus=len(allowed), cores=cores, sockets=sockets,
         model_name=blocks[0].get("model name", "unknown") if blocks else "unknown",
         microarch=microarch_name(), clock=nominal_clock(cpuinfo),
-        memory_bytes=memory_bytes(Path("/proc/meminfo").read_text()),
+        memory_bytes=memory_bytes(textfile.read_text("/proc/meminfo", "meminfo")),
     )

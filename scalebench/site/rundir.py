@@ -17,8 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-from scalebench import paths
-from scalebench.errors import ResultsError
+from scalebench import paths, textfile
+from scalebench.errors import InputError, ResultsError
+from scalebench.validation import excerpt
 
 # ReFrame expands $NAME, and runs $(...) and `...` through a shell, in its directory settings.
 _EXPANDED_IN_PATHS = re.compile(r"[$`\x00-\x1f\x7f]")
@@ -27,7 +28,8 @@ _EXPANDED_IN_PATHS = re.compile(r"[$`\x00-\x1f\x7f]")
 def _check_run_path(where: str, path: Path) -> Path:
     bad = _EXPANDED_IN_PATHS.search(str(path))
     if bad:
-        raise ResultsError(f"{where}: {str(path)!r} has {bad.group(0)!r}; ReFrame expands $ and runs $(...) and "
+        raise ResultsError(f"{where}: {excerpt(str(path))} has {excerpt(bad.group(0))}; ReFrame expands $ and runs "
+                           "$(...) and "
                            "`...` in its directory paths: choose one without $, ` or line breaks")
     return path
 
@@ -76,10 +78,13 @@ def _write_provenance(path: Path) -> None:
 
 
 def file_digest(path: str | Path) -> str:
-    """'sha256:<first 16 hex> <path>', or 'missing <path>' when the file does not exist."""
+    """'sha256:<first 16 hex> <path>', 'missing <path>' when the file does not exist, or 'unreadable
+    <path> (why)' when it is no regular file of a readable size (a FIFO would block the reader)."""
     path = Path(path)
-    try:
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-    except FileNotFoundError:
+    if not path.exists() and not path.is_symlink():
         return f"missing {path}"
+    try:
+        digest = hashlib.sha256(textfile.read_bytes(path, "lock file")).hexdigest()[:16]
+    except InputError as err:
+        return f"unreadable {path} ({err})"
     return f"sha256:{digest} {path}"

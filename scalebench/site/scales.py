@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from scalebench.errors import InputError
-from scalebench.validation import require_count
+from scalebench.validation import excerpt, require_count
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class ScaleSpec:
         cores = _counts(data.get("cores", "auto"), f"{where}.cores", ("auto", "powers_of_two"))
         full = data.get("full", True)
         if not isinstance(full, bool):
-            raise InputError(f"{where}.full: must be true or false, got {full!r}")
+            raise InputError(f"{where}.full: must be true or false, got {excerpt(full)}")
         return cls(nodes, full, cores)
 
     def to_json(self) -> dict[str, Any]:
@@ -93,7 +93,7 @@ def _counts(value: Any, where: str, words: tuple[str, ...]) -> tuple[int, ...] |
     if isinstance(value, str) and value in words:
         return value
     if not isinstance(value, list) or not value:
-        raise InputError(f"{where}: expected {' or '.join(words)} or a list of counts, got {value!r}")
+        raise InputError(f"{where}: expected {' or '.join(words)} or a list of counts, got {excerpt(value)}")
     return tuple(require_count(f"{where}[{i}]", v) for i, v in enumerate(value))
 
 
@@ -103,7 +103,7 @@ SCALING_MODES = ("strong", "weak")
 def check_scaling(mode: str) -> str:
     """strong: the same problem at every scale; weak: the problem grows with the scale."""
     if mode not in SCALING_MODES:
-        raise InputError(f"scaling: {mode!r} is not one of {', '.join(SCALING_MODES)}")
+        raise InputError(f"scaling: {excerpt(mode)} is not one of {', '.join(SCALING_MODES)}")
     return mode
 
 

@@ -15,16 +15,15 @@ import string
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from scalebench import paths
+from scalebench import loaders, paths
 from scalebench.errors import InputError, ScalebenchError
 from scalebench.hpl import peak
+from scalebench.hpl.deck import HPL_MAX_PARAM
 from scalebench.site import host, rundir
 from scalebench.site.partition import GpuSpec, JobOptions
 from scalebench.site.scales import ScaleSpec
 from scalebench.units import parse_duration, parse_size
-from scalebench.validation import check_name, check_shell_word, is_number, require_count, require_positive
+from scalebench.validation import check_name, check_shell_word, excerpt, is_number, require_count, require_positive
 
 # Pipe-separated, one line per performance variable (perflog_multiline): pandas reads it directly.
 PERFLOG_CASE_FIELDS = (
@@ -110,9 +109,9 @@ def _env_override(name: str, kind: type) -> Any:
     try:
         value = kind(text)
     except ValueError:
-        raise InputError(f"{name}: {text!r} is not a {kind.__name__}") from None
+        raise InputError(f"{name}: {excerpt(text)} is not a {kind.__name__}") from None
     if not is_number(value) or value <= 0:
-        raise InputError(f"{name}: {text!r} must be a positive number")
+        raise InputError(f"{name}: {excerpt(text)} must be a positive number")
     return value
 
 
@@ -127,8 +126,6 @@ def _rpeak_inputs(part: dict[str, Any], where: str) -> tuple[peak.PeakInputs, in
     for key in ("cores_per_node", "flops_per_cycle"):
         if given.get(key) is not None:
             require_count(f"{where}.{key}", given[key])
-    if given.get("clock_ghz") is not None and (not is_number(given["clock_ghz"]) or not 0 < given["clock_ghz"] < 100):
-        raise InputError(f"{where}.clock_ghz: must be a number of GHz in (0, 100), got {given['clock_ghz']!r}")
     try:
         inputs = peak.peak_inputs(given, host=machine)
     except ScalebenchError as err:
@@ -173,10 +170,13 @@ def _partition(part: dict[str, Any], where: str, stacks: set[str]) -> dict[str, 
             value = part[key]
             if key == "hpl_max_grid_aspect":
                 if not is_number(value) or value < 1:
-                    raise InputError(f"{where}.{key}: must be a number >= 1, got {value!r}")
+                    raise InputError(f"{where}.{key}: must be a number >= 1, got {excerpt(value)}")
             elif key == "hpl_time_budget_s":
                 if not is_number(value) or value <= 0:
-                    raise InputError(f"{where}.{key}: must be a positive number of seconds, got {value!r}")
+                    raise InputError(f"{where}.{key}: must be a positive number of seconds, got {excerpt(value)}")
+            elif key == "hpl_trials":  # one N per trial on HPL.dat's Ns line, which holds HPL_MAX_PARAM
+                if require_positive(f"{where}.{key}", value) > HPL_MAX_PARAM:
+                    raise InputError(f"{where}.{key}: at most {HPL_MAX_PARAM} (HPL.dat lists one N per trial)")
             else:
                 require_positive(f"{where}.{key}", value)
             extras[key] = value
@@ -214,7 +214,7 @@ def _access_option(where: str, value: Any) -> str:
     shell command after it."""
     text = str(value)
     if re.search(r"[\x00-\x1f\x7f]", text):
-        raise InputError(f"{where}: {text!r} has a line break or control character; each option must stay "
+        raise InputError(f"{where}: {excerpt(text)} has a line break or control character; each option must stay "
                          "on its one #SBATCH line of the job script")
     return text
 
@@ -227,9 +227,9 @@ def _launcher_option(where: str, value: Any) -> str:
     try:
         fields = {field for _, field, _, _ in string.Formatter().parse(text) if field is not None}
     except ValueError as err:
-        raise InputError(f"{where}: {text!r}: {err}") from None
+        raise InputError(f"{where}: {excerpt(text)}: {err}") from None
     if fields - {"threads_per_rank"}:
-        raise InputError(f"{where}: {text!r}: only {{threads_per_rank}} is filled in "
+        raise InputError(f"{where}: {excerpt(text)}: only {{threads_per_rank}} is filled in "
                          f"(not {', '.join(sorted(repr(f) for f in fields - {'threads_per_rank'}))})")
     return text
 
@@ -254,7 +254,7 @@ def _stack(stack: dict[str, Any], where: str) -> dict[str, Any]:
         raise InputError(f"{where}[{name}].env_vars: expected a mapping of NAME: value")
     for var in env_vars:
         if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", str(var)):
-            raise InputError(f"{where}[{name}].env_vars: {var!r} is not a valid variable name")
+            raise InputError(f"{where}[{name}].env_vars: {excerpt(var)} is not a valid variable name")
     prepare_cmds = [str(c) for c in stack.get("prepare_cmds", [])]
     extras: dict[str, Any] = {"stack": name, "hpl_binary": "xhpl",
                               "launcher_options": [_launcher_option(f"{where}[{name}].launcher_options[{i}]", o)
@@ -309,12 +309,7 @@ def read_site(path: Path) -> tuple[Path, dict[str, Any]]:
     path = Path(path)
     if not path.is_absolute() and not path.exists():
         path = paths.REPO_ROOT / path  # ReFrame may load the configuration from another directory
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as err:
-        raise InputError(f"site file: cannot read {path}: {err.strerror}") from None
-    except yaml.YAMLError as err:
-        raise InputError(f"site file {path}: not valid YAML ({err})") from None
+    data = loaders.load_yaml(path, "site file")
     if not isinstance(data, dict):
         raise InputError(f"{path}: expected a mapping with system, partitions and stacks")
     return path, data

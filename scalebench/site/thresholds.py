@@ -3,23 +3,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
-from scalebench import paths
+from scalebench import loaders, paths
 from scalebench.errors import InputError
+from scalebench.validation import excerpt
 
 
 def efficiency_floor(system: str, partition: str, path: Path | None = None) -> float:
     """The most specific floor for system:partition (then system:*, then *)."""
     path = path or paths.SITE_CONFIGS / "efficiency_floors.yaml"
-    floors = yaml.safe_load(path.read_text()) or {}
+    floors = loaders.load_yaml(path, "efficiency floors") or {}
     if not isinstance(floors, dict):
         raise InputError(f"{path}: expected a mapping of 'system:partition' keys to floors")
     for key in (f"{system}:{partition}", f"{system}:*", "*"):
         if key in floors:
             value = floors[key]
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-                raise InputError(f"{path}: {key}: efficiency floor must be a fraction in [0, 1], got {value!r}")
+                raise InputError(f"{path}: {key}: efficiency floor must be a fraction in [0, 1], got {excerpt(value)}")
             return float(value)
     raise InputError(f"{path}: no floor for {system}:{partition} and no '*' entry")
 
@@ -27,11 +26,11 @@ def efficiency_floor(system: str, partition: str, path: Path | None = None) -> f
 def report_flags(path: Path | None = None) -> dict[str, float]:
     """Warning thresholds for reports (site_configs/report_flags.yaml)."""
     path = path or paths.SITE_CONFIGS / "report_flags.yaml"
-    flags = yaml.safe_load(path.read_text()) or {}
+    flags = loaders.load_yaml(path, "report flags") or {}
     expected = {"min_hpl_over_dgemm", "min_dgemm_over_rpeak"}
     if not isinstance(flags, dict) or set(flags) != expected:
         raise InputError(f"{path}: expected exactly the keys {', '.join(sorted(expected))}")
     for key, value in flags.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
-            raise InputError(f"{path}: {key}: must be a fraction in (0, 1], got {value!r}")
+            raise InputError(f"{path}: {key}: must be a fraction in (0, 1], got {excerpt(value)}")
     return {k: float(v) for k, v in flags.items()}

@@ -12,7 +12,6 @@ measuring on the same machine.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import signal
@@ -23,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence
 
+from scalebench import loaders, textfile
 from scalebench.errors import InputError
 from scalebench.spack.validate import SITE_VAR, find_envs
 
@@ -164,16 +164,16 @@ def concretize_env(env_dir, *, site: Optional[str] = None, spack: Optional[Spack
                                   returncode=None if timed_out else proc.returncode,
                                   timed_out=timed_out, command=command, output_tail=_tail(output or ""))
         if lock.is_file():
-            data = lock.read_bytes()
+            data = textfile.read_bytes(lock, "spack.lock", loaders.REPORT_LIMIT)
             result.lock_sha256 = hashlib.sha256(data).hexdigest()
             try:
-                lockfile = json.loads(data)
+                lockfile = loaders.parse_json(data, str(lock))
                 result.roots = [f"{root['spec']} /{root['hash'][:7]}" for root in lockfile.get("roots", [])]
                 for node in lockfile.get("concrete_specs", {}).values():
                     versions = result.packages.setdefault(node["name"], [])
                     if str(node.get("version")) not in versions:
                         versions.append(str(node.get("version")))
-            except (ValueError, AttributeError, KeyError, TypeError):
+            except (InputError, AttributeError, KeyError, TypeError):
                 pass
         return result
     finally:

@@ -9,10 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 
-import yaml
-
-from scalebench import paths
+from scalebench import loaders, paths
 from scalebench.errors import InputError
+from scalebench.validation import excerpt
 
 TABLE_PATH = paths.PACKAGE_DATA / "spack_packages.yaml"
 
@@ -95,8 +94,7 @@ def load_table(path: Optional[Path] = None) -> PackageTable:
     path = Path(path) if path else TABLE_PATH
     key = str(path.resolve())
     if key not in _TABLES:
-        with open(path, encoding="utf-8") as handle:
-            _TABLES[key] = PackageTable(yaml.safe_load(handle), source=str(path))
+        _TABLES[key] = PackageTable(loaders.load_yaml(path, "package table"), source=str(path))
     return _TABLES[key]
 
 
@@ -170,10 +168,10 @@ def parse_spec(text: str) -> List[Node]:
         if kind == "ws":
             continue
         if kind == "bad":
-            raise SpecSyntaxError(f"unexpected {token!r} at column {match.start() + 1} of {text!r}")
+            raise SpecSyntaxError(f"unexpected {excerpt(token)} at column {match.start() + 1} of {excerpt(text)}")
         if kind in ("edgeprops", "edge"):
             if current.edge and current.name is None:
-                raise SpecSyntaxError(f"'{current.edge}' without a package name in {text!r}")
+                raise SpecSyntaxError(f"'{current.edge}' without a package name in {excerpt(text)}")
             prefix = "p" if kind == "edgeprops" else "e"
             edge = "%%" if token.startswith("%%") else token[0]
             current = Node(edge=edge)
@@ -183,7 +181,7 @@ def parse_spec(text: str) -> List[Node]:
                     if key == "virtuals":
                         current.virtuals += tuple(v for v in value.split(",") if v)
                     elif key not in ("deptypes", "when"):
-                        raise SpecSyntaxError(f"unknown edge property {key!r} in {text!r}")
+                        raise SpecSyntaxError(f"unknown edge property {excerpt(key)} in {excerpt(text)}")
             if match.group(f"{prefix}virtuals"):
                 current.virtuals += tuple(match.group(f"{prefix}virtuals").split(","))
                 current.name = match.group(f"{prefix}target")
@@ -191,12 +189,12 @@ def parse_spec(text: str) -> List[Node]:
         elif kind == "name":
             if current.name is not None:
                 raise SpecSyntaxError(
-                    f"two package names ({current.name!r}, {token!r}) in one spec {text!r}: "
+                    f"two package names ({excerpt(current.name)}, {excerpt(token)}) in one spec {excerpt(text)}: "
                     f"one spec per list entry, '^' before a dependency")
             current.name = token
         elif kind == "version":
             if current.version is not None:
-                raise SpecSyntaxError(f"two versions for {current.describe()} in {text!r}")
+                raise SpecSyntaxError(f"two versions for {current.describe()} in {excerpt(text)}")
             current.version = token[1:].strip()
         elif kind in ("bool", "propbool"):
             sign = token[0]
@@ -207,23 +205,23 @@ def parse_spec(text: str) -> List[Node]:
             value = _strip_quotes(raw)
             if key in SPEC_ATTRIBUTES:
                 if key in current.attributes:
-                    raise SpecSyntaxError(f"{key} set twice for {current.describe()} in {text!r}")
+                    raise SpecSyntaxError(f"{key} set twice for {current.describe()} in {excerpt(text)}")
                 current.attributes[key] = value
             else:
                 values = tuple(v for v in value.split(",") if v != "")
                 if not values:
-                    raise SpecSyntaxError(f"variant {key!r} has no value in {text!r}")
+                    raise SpecSyntaxError(f"variant {excerpt(key)} has no value in {excerpt(text)}")
                 _set_variant(current, key, values, text)
         elif kind == "hash":
             current.attributes["hash"] = token[1:]
     if current.edge and current.name is None:
-        raise SpecSyntaxError(f"'{current.edge}' without a package name in {text!r}")
+        raise SpecSyntaxError(f"'{current.edge}' without a package name in {excerpt(text)}")
     return nodes
 
 
 def _set_variant(node: Node, name: str, values: Tuple[str, ...], text: str, boolean: bool = False) -> None:
     if name in node.variants:
-        raise SpecSyntaxError(f"variant {name!r} set twice for {node.describe()} in {text!r}")
+        raise SpecSyntaxError(f"variant {excerpt(name)} set twice for {node.describe()} in {excerpt(text)}")
     node.variants[name] = values
     if boolean:
         node.bools.add(name)

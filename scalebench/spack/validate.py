@@ -6,7 +6,9 @@ What it checks, each problem as a `Finding(file, key, message)`:
 - Environment structure: a top-level `spack:` mapping holding only the keys of the subset of the
   Spack v1.1 environment schema this project uses (`ENV_KEYS`); `include`, `definitions`, `specs`
   (strings or `{matrix, exclude}`), `concretizer`, `packages`, `view` of the right shapes.
-- Includes: each included file or directory exists; `$SCALEBENCH_SPACK_SITE` in an include path is
+- Includes: each included file or directory exists inside the environment tree (the directory validated,
+  or the parent of a single environment's directory: other paths are named, never read);
+  `$SCALEBENCH_SPACK_SITE` in an include path is
   checked for every site directory that can replace it (sites/<site>/), and every environment must
   include a site (compilers, externals and targets come from there).
 - Site-specific settings (externals, compilers, `concretizer:targets`, `target=`/`os=` in specs,
@@ -18,22 +20,22 @@ What it checks, each problem as a `Finding(file, key, message)`:
   package's conflicts (e.g. mpich `device=ch4 netmod=tcp`) is an error.
 - Stacks: an environment whose expanded specs use more than one MPI must say `unify: false` (or
   `when_possible`): Spack's solver fails on `unify: true` across MPIs with an opaque internal error.
+  Expansion (definitions, matrices) stops at MAX_SPECS specs per environment: a matrix crossed ten
+  times would otherwise never end.
 """
 from __future__ import annotations
 
-import difflib
-import itertools
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
-import yaml
-
-from scalebench import paths
-from scalebench.spack.specs import (Node, PackageTable, SpecSyntaxError, check_node, load_table, merge_nodes, parse_spec,
-                                    satisfies, words)
+from scalebench import loaders, paths
+from scalebench.errors import InputError
+from scalebench.spack.expand import MAX_SPECS, Expansion  # noqa: F401 (MAX_SPECS: part of this module's API)
+from scalebench.spack.sections import SectionChecks, _Definition, _type_name, _unknown_key
+from scalebench.spack.specs import PackageTable, SpecSyntaxError, check_node, load_table, merge_nodes, parse_spec, words
 
 #: The environment variable naming the site directory an environment includes.
 SITE_VAR = "SCALEBENCH_SPACK_SITE"
@@ -50,18 +52,8 @@ INCLUDE_SECTIONS = ("definitions", "packages", "concretizer", "compilers", "conf
 DIRECTORY_SECTION_FILES = tuple(f"{s}.yaml" for s in INCLUDE_SECTIONS)
 INCLUDE_ENTRY_KEYS = ("path", "optional", "when", "name", "path_override_env_var", "sha256",
                       "prefer_modify")
-CONCRETIZER_KEYS = ("unify", "reuse", "targets", "duplicates", "timeout", "error_on_timeout",
-                    "concretization_cache", "static_analysis", "splice", "enable_node_namespace",
-                    "force", "compiler_mixing", "os_compatible")
-PACKAGE_KEYS = ("require", "prefer", "conflict", "version", "buildable", "externals", "variants",
-                "permissions", "package_attributes")
-ALL_PACKAGE_KEYS = ("require", "prefer", "conflict", "target", "compiler", "buildable", "providers",
-                    "variants", "permissions", "package_attributes")
-EXTERNAL_KEYS = ("spec", "prefix", "modules", "id", "extra_attributes", "dependencies")
-REQUIREMENT_KEYS = ("spec", "one_of", "any_of", "when", "message")
-#: key=value pairs of a spec that are not variants.
-#: Spec attributes that pin an architecture: site-specific.
-ARCH_ATTRIBUTES = ("target", "os", "platform", "arch")
+
+
 @dataclass(frozen=True, order=True)
 class Finding:
     """One problem: the file, the YAML key path inside it and a message."""
@@ -78,36 +70,12 @@ class Finding:
 # YAML
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that rejects a key repeated in one mapping (PyYAML keeps the last silently)."""
-
-
-def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False):
-    seen: Dict[Any, Any] = {}
-    for key_node, _value_node in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if isinstance(key, (str, int, float, bool)) and key in seen:
-            raise yaml.constructor.ConstructorError(
-                "while reading a mapping", node.start_mark, f"key {key!r} is repeated",
-                key_node.start_mark)
-        seen[key] = True
-    return loader.construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
 def _load_yaml(path: Path) -> Tuple[Any, Optional[str]]:
+    """(data, None), or (None, the reason without the path: a Finding names the file)."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            return yaml.load(handle, Loader=_UniqueKeyLoader), None  # noqa: S506 (safe loader)
-    except OSError as exc:
-        return None, f"cannot read: {exc.strerror or exc}"
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        return None, f"invalid YAML{where}: {problem}"
+        return loaders.load_yaml(path, "spack file", unique_keys=True), None
+    except InputError as exc:
+        return None, str(exc).replace(f"{path}: ", "", 1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -116,28 +84,6 @@ def _load_yaml(path: Path) -> Tuple[Any, Optional[str]]:
 
 def _display(path: Path) -> str:
     return os.path.normpath(str(path))
-
-
-def _type_name(value: Any) -> str:
-    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "a number",
-            float: "a number", type(None): "empty"}.get(type(value), type(value).__name__)
-
-
-def _unknown_key(key: str, allowed: Sequence[str], where: str) -> str:
-    close = difflib.get_close_matches(str(key), allowed, n=1)
-    hint = f" (did you mean '{close[0]}'?)" if close else ""
-    return f"unknown key '{key}' in {where}{hint}; allowed: {words(allowed)}"
-
-
-_REF_RE = re.compile(r"^\$(?P<sigil>[\^%]?)\{?(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}?$")
-
-
-@dataclass
-class _Definition:
-    file: str
-    key: str           # key path of the definition entry, e.g. definitions[1].mpi
-    name: str
-    items: List[Any]
 
 
 @dataclass
@@ -150,260 +96,21 @@ class _ConfigFile:
     site: bool
 
 
-class _Validator:
-    def __init__(self, table: PackageTable) -> None:
+class _Validator(SectionChecks, Expansion):
+    def __init__(self, table: PackageTable, root: Path) -> None:
         self.table = table
+        self.root = Path(os.path.realpath(root))  # includes stay inside it
         self.findings: List[Finding] = []
         self._seen: Set[Finding] = set()
         self._checked_files: Dict[Tuple[str, bool], Optional[Dict[str, Any]]] = {}
 
     def add(self, file: str, key: str, message: str) -> None:
+        # Messages quote specs and keys from the files: bounded, so one finding stays one readable line.
+        message = message if len(message) <= 500 else message[:497] + "..."
         finding = Finding(file, key, message)
         if finding not in self._seen:
             self._seen.add(finding)
             self.findings.append(finding)
-
-    # -- spec strings -------------------------------------------------------------------------
-
-    def check_spec(self, file: str, key: str, text: Any, *, site: bool, package: Optional[str] = None,
-                   where: str = "") -> Optional[List[Node]]:
-        if not isinstance(text, str):
-            self.add(file, key, f"a spec must be a string, not {_type_name(text)}")
-            return None
-        if text.strip() == "":
-            self.add(file, key, "empty spec")
-            return None
-        if text.lstrip().startswith("$"):
-            self.add(file, key, f"'{text}': not a reference: write $name, $^name or $%name (letters, "
-                                "digits, _) as a whole entry of a definition or a matrix row")
-            return None
-        try:
-            nodes = parse_spec(text)
-        except SpecSyntaxError as exc:
-            self.add(file, key, f"spec does not parse: {exc}")
-            return None
-        for node in nodes:
-            for problem in check_node(node, self.table, package if node is nodes[0] else None):
-                self.add(file, key, f"'{text}': {problem}")
-            if not site:
-                for attr in ARCH_ATTRIBUTES:
-                    if attr in node.attributes:
-                        self.add(file, key, f"'{text}': {attr}={node.attributes[attr]} is site-specific: "
-                                            f"set it in sites/<site>/ (packages.yaml), not in a shared env")
-                if node.edge in ("%", "%%") and node.version:
-                    self.add(file, key, f"'{text}': compiler version %{node.name}@{node.version} is "
-                                        "site-specific: declare the compiler in sites/<site>/packages.yaml")
-        return nodes
-
-    # -- sections ------------------------------------------------------------------------------
-
-    def check_spec_list(self, file: str, key: str, items: Any, *, site: bool) -> None:
-        """A list of specs (definitions values, `specs`): strings, $references or matrices."""
-        if not isinstance(items, list):
-            self.add(file, key, f"must be a list of specs, not {_type_name(items)}")
-            return
-        for index, item in enumerate(items):
-            item_key = f"{key}[{index}]"
-            if item is None:
-                continue
-            if isinstance(item, str):
-                if not _REF_RE.match(item.strip()):
-                    self.check_spec(file, item_key, item, site=site)
-                continue
-            if isinstance(item, dict):
-                for bad in sorted(set(item) - {"matrix", "exclude"}, key=str):
-                    self.add(file, item_key, _unknown_key(bad, ["matrix", "exclude"], "a spec list entry"))
-                matrix = item.get("matrix")
-                if not isinstance(matrix, list) or not matrix:
-                    self.add(file, f"{item_key}.matrix", "a matrix is a non-empty list of lists of specs")
-                else:
-                    for row_index, row in enumerate(matrix):
-                        row_key = f"{item_key}.matrix[{row_index}]"
-                        if not isinstance(row, list) or not row:
-                            self.add(file, row_key, f"a matrix row must be a non-empty list, "
-                                                    f"not {_type_name(row)}")
-                            continue
-                        for col, entry in enumerate(row):
-                            entry_key = f"{row_key}[{col}]"
-                            if isinstance(entry, str) and _REF_RE.match(entry.strip()):
-                                continue
-                            self.check_spec(file, entry_key, entry, site=site)
-                excludes = item.get("exclude", [])
-                if not isinstance(excludes, list):
-                    self.add(file, f"{item_key}.exclude", "must be a list of specs")
-                else:
-                    for ex_index, entry in enumerate(excludes):
-                        self.check_spec(file, f"{item_key}.exclude[{ex_index}]", entry, site=site)
-                continue
-            self.add(file, item_key, f"a spec list entry is a string or a matrix, not {_type_name(item)}")
-
-    def check_definitions(self, file: str, key: str, value: Any, *, site: bool) -> List[_Definition]:
-        found: List[_Definition] = []
-        if not isinstance(value, list):
-            self.add(file, key, f"must be a list of one-key mappings (name: [specs]), not {_type_name(value)}")
-            return found
-        for index, entry in enumerate(value):
-            entry_key = f"{key}[{index}]"
-            if not isinstance(entry, dict):
-                self.add(file, entry_key, f"a definition is a mapping name: [specs], not {_type_name(entry)}")
-                continue
-            names = [k for k in entry if k != "when"]
-            if "when" in entry and not isinstance(entry["when"], str):
-                self.add(file, f"{entry_key}.when", "must be a string (a Python condition)")
-            if len(names) != 1:
-                self.add(file, entry_key, f"a definition has exactly one name (and an optional `when`), "
-                                          f"found {len(names)}: {words(names)}")
-            for name in names:
-                if not isinstance(name, str) or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
-                    self.add(file, f"{entry_key}.{name}", "a definition name is letters, digits and _")
-                    continue
-                self.check_spec_list(file, f"{entry_key}.{name}", entry[name], site=site)
-                items = entry[name] if isinstance(entry[name], list) else []
-                found.append(_Definition(file, f"{entry_key}.{name}", name, items))
-        return found
-
-    def check_concretizer(self, file: str, key: str, value: Any, *, site: bool) -> None:
-        if not isinstance(value, dict):
-            self.add(file, key, f"must be a mapping, not {_type_name(value)}")
-            return
-        for sub in value:
-            if sub not in CONCRETIZER_KEYS:
-                self.add(file, f"{key}.{sub}", _unknown_key(sub, CONCRETIZER_KEYS, "concretizer"))
-        if "unify" in value and value["unify"] not in (True, False, "when_possible"):
-            self.add(file, f"{key}.unify", f"must be true, false or when_possible, not {value['unify']!r}")
-        if "targets" in value:
-            targets = value["targets"]
-            if not site:
-                self.add(file, f"{key}.targets", "targets are site-specific: set them in "
-                                                 "sites/<site>/concretizer.yaml, not in a shared env")
-            if not isinstance(targets, dict):
-                self.add(file, f"{key}.targets", f"must be a mapping, not {_type_name(targets)}")
-            else:
-                for sub, sub_value in targets.items():
-                    if sub == "host_compatible" and not isinstance(sub_value, bool):
-                        self.add(file, f"{key}.targets.host_compatible", "must be true or false")
-                    elif sub == "granularity" and sub_value not in ("generic", "microarchitectures"):
-                        self.add(file, f"{key}.targets.granularity",
-                                 "must be generic or microarchitectures")
-                    elif sub not in ("host_compatible", "granularity"):
-                        self.add(file, f"{key}.targets.{sub}",
-                                 _unknown_key(sub, ["host_compatible", "granularity"], "concretizer.targets"))
-
-    def _check_requirement_list(self, file: str, key: str, value: Any, package: str, *, site: bool) -> None:
-        pkg = None if package == "all" else package
-        if isinstance(value, str):
-            self.check_spec(file, key, value, site=site, package=pkg)
-            return
-        if not isinstance(value, list):
-            self.add(file, key, f"must be a spec string or a list, not {_type_name(value)}")
-            return
-        for index, item in enumerate(value):
-            item_key = f"{key}[{index}]"
-            if isinstance(item, str):
-                self.check_spec(file, item_key, item, site=site, package=pkg)
-            elif isinstance(item, dict):
-                for sub in item:
-                    if sub not in REQUIREMENT_KEYS:
-                        self.add(file, f"{item_key}.{sub}", _unknown_key(sub, REQUIREMENT_KEYS, "a requirement"))
-                for sub in ("spec", "when"):
-                    if sub in item:
-                        self.check_spec(file, f"{item_key}.{sub}", item[sub], site=site, package=pkg)
-                for sub in ("one_of", "any_of"):
-                    if sub in item:
-                        if not isinstance(item[sub], list):
-                            self.add(file, f"{item_key}.{sub}", "must be a list of specs")
-                            continue
-                        for j, spec in enumerate(item[sub]):
-                            self.check_spec(file, f"{item_key}.{sub}[{j}]", spec, site=site, package=pkg)
-            else:
-                self.add(file, item_key, f"a requirement is a spec string or a mapping, not {_type_name(item)}")
-
-    def check_packages(self, file: str, key: str, value: Any, *, site: bool) -> None:
-        if not isinstance(value, dict):
-            self.add(file, key, f"must be a mapping of package names, not {_type_name(value)}")
-            return
-        for package, settings in value.items():
-            pkey = f"{key}.{package}"
-            if package != "all" and not self.table.known(str(package)):
-                self.add(file, pkey, f"unknown package '{package}'{self.table.suggest(str(package))}: "
-                                     f"not in {Path(self.table.source).name}")
-                continue
-            if not isinstance(settings, dict):
-                self.add(file, pkey, f"must be a mapping, not {_type_name(settings)}")
-                continue
-            allowed = ALL_PACKAGE_KEYS if package == "all" else PACKAGE_KEYS
-            for sub in settings:
-                if sub not in allowed:
-                    self.add(file, f"{pkey}.{sub}", _unknown_key(sub, allowed, f"packages.{package}"))
-            for sub in ("require", "prefer", "conflict", "variants"):
-                if sub in settings:
-                    self._check_requirement_list(file, f"{pkey}.{sub}", settings[sub], package, site=site)
-            if "buildable" in settings and not isinstance(settings["buildable"], bool):
-                self.add(file, f"{pkey}.buildable", "must be true or false")
-            if "version" in settings and not isinstance(settings["version"], list):
-                self.add(file, f"{pkey}.version", "must be a list of versions")
-            if package == "all":
-                if "target" in settings and not site:
-                    self.add(file, f"{pkey}.target", "targets are site-specific: set them in sites/<site>/")
-                providers = settings.get("providers", {})
-                if not isinstance(providers, dict):
-                    self.add(file, f"{pkey}.providers", "must be a mapping virtual: [packages]")
-                else:
-                    for virtual, names in providers.items():
-                        vkey = f"{pkey}.providers.{virtual}"
-                        if not self.table.known(str(virtual)):
-                            self.add(file, vkey, f"unknown virtual '{virtual}'{self.table.suggest(str(virtual))}")
-                            continue
-                        if not isinstance(names, list):
-                            self.add(file, vkey, "must be a list of package names")
-                            continue
-                        for j, spec in enumerate(names):
-                            nodes = self.check_spec(file, f"{vkey}[{j}]", spec, site=site)
-                            if nodes and nodes[0].name and self.table.known(nodes[0].name) and \
-                                    not self.table.provides(nodes[0].name, str(virtual)):
-                                self.add(file, f"{vkey}[{j}]", f"'{nodes[0].name}' does not provide "
-                                                                f"'{virtual}'")
-            externals = settings.get("externals")
-            if externals is not None:
-                if not site:
-                    self.add(file, f"{pkey}.externals", "externals are site-specific: declare them in "
-                                                        "sites/<site>/packages.yaml, not in a shared env")
-                if not isinstance(externals, list):
-                    self.add(file, f"{pkey}.externals", "must be a list of {spec, prefix}")
-                else:
-                    for index, external in enumerate(externals):
-                        self._check_external(file, f"{pkey}.externals[{index}]", external, str(package),
-                                             site=site)
-            if settings.get("buildable") is False and package != "all" and not externals and \
-                    not self.table.is_virtual(str(package)):
-                self.add(file, f"{pkey}.buildable", f"buildable: false and no externals: nothing can "
-                                                    f"provide {package}")
-
-    def _check_external(self, file: str, key: str, external: Any, package: str, *, site: bool) -> None:
-        if not isinstance(external, dict):
-            self.add(file, key, f"an external is a mapping with spec and prefix, not {_type_name(external)}")
-            return
-        for sub in external:
-            if sub not in EXTERNAL_KEYS:
-                self.add(file, f"{key}.{sub}", _unknown_key(sub, EXTERNAL_KEYS, "an external"))
-        if "spec" not in external:
-            self.add(file, key, "an external needs `spec`")
-        else:
-            nodes = self.check_spec(file, f"{key}.spec", external["spec"], site=True)
-            if nodes:
-                root = nodes[0]
-                if root.name != package:
-                    self.add(file, f"{key}.spec", f"the external's spec names '{root.name}', "
-                                                  f"listed under packages.{package}")
-                if not root.version:
-                    self.add(file, f"{key}.spec", "an external spec needs an exact version "
-                                                  f"({package}@X.Y.Z)")
-                if len(nodes) > 1:
-                    self.add(file, f"{key}.spec", "an external spec has no dependencies (^...)")
-        if "prefix" not in external and "modules" not in external:
-            self.add(file, key, "an external needs `prefix` (or `modules`)")
-        elif "prefix" in external and not isinstance(external["prefix"], str):
-            self.add(file, f"{key}.prefix", "must be a path")
 
     # -- files ---------------------------------------------------------------------------------
 
@@ -435,30 +142,13 @@ class _Validator:
         self._checked_files[cache_key] = result
         return result
 
-    def _check_section(self, file: str, key: str, section: str, value: Any, *, site: bool) -> None:
-        if section == "definitions":
-            self.check_definitions(file, key, value, site=site)
-        elif section == "packages":
-            self.check_packages(file, key, value, site=site)
-        elif section == "concretizer":
-            self.check_concretizer(file, key, value, site=site)
-        elif section == "compilers":
-            if not site:
-                self.add(file, key, "compilers are site-specific: declare them in sites/<site>/")
-            elif not isinstance(value, list):
-                self.add(file, key, "must be a list")
-        elif section == "view":
-            if not isinstance(value, (bool, str, dict)):
-                self.add(file, key, f"must be true, false, a path or a mapping, not {_type_name(value)}")
-        elif section in ("config", "modules", "mirrors", "env_vars", "toolchains"):
-            if not isinstance(value, dict):
-                self.add(file, key, f"must be a mapping, not {_type_name(value)}")
-
     def check_env(self, path: Path) -> None:
         path = Path(path)
         if path.is_dir():
             path = path / "spack.yaml"
         file = _display(path)
+        if not self._inside(file, "<file>", file, path):  # a spack.yaml linked from elsewhere
+            return
         data, error = _load_yaml(path)
         if error:
             self.add(file, "<yaml>", error)
@@ -554,6 +244,8 @@ class _Validator:
                 has_site = True
                 before = _SITE_VAR_RE.split(raw, maxsplit=1)[0]
                 base = Path(os.path.normpath(env_dir / before)) if before else env_dir
+                if not self._inside(file, key, raw, base):
+                    continue
                 sites = sorted(p.name for p in base.iterdir() if p.is_dir() and not p.name.startswith(".")) \
                     if base.is_dir() else []
                 if not sites:
@@ -580,8 +272,19 @@ class _Validator:
                                             "externals and targets come from sites/<site>/")
         return resolved
 
+    def _inside(self, file: str, key: str, raw: str, target: Path) -> bool:
+        """Whether `target` (symbolic links followed) is inside the tree; a finding naming it if not."""
+        real = Path(os.path.realpath(target))
+        if real == self.root or self.root in real.parents:
+            return True
+        self.add(file, key, f"{raw!r} leads outside the environment tree {_display(self.root)} "
+                            f"({_display(real)}): not read")
+        return False
+
     def _include_target(self, file: str, key: str, raw: str, target: Path, optional: bool, *,
                         site: bool, site_name: Optional[str]) -> Optional[List[_ConfigFile]]:
+        if not self._inside(file, key, raw, target):
+            return None
         if not target.exists():
             if not optional:
                 for_site = f" for {SITE_VAR}={site_name}" if site_name else ""
@@ -591,62 +294,12 @@ class _Validator:
             if target.is_dir() else [target]
         configs = []
         for included in files:
+            if not self._inside(file, key, raw, included):
+                continue
             data = self.check_config_file(included, site=site)
             if data is not None:
                 configs.append(_ConfigFile(_display(included), "", data, site=site))
         return configs
-
-    # -- expansion and stack checks ------------------------------------------------------------
-
-    def _expand_list(self, file: str, key: str, items: List[Any], defined: Dict[str, List[str]],
-                     undefined: Dict, site: Optional[str]) -> List[str]:
-        out: List[str] = []
-        for index, item in enumerate(items):
-            item_key = f"{key}[{index}]"
-            if isinstance(item, str):
-                out.extend(self._expand_entry(file, item_key, item, defined, undefined, site))
-            elif isinstance(item, dict) and isinstance(item.get("matrix"), list):
-                rows = []
-                for row_index, row in enumerate(item["matrix"]):
-                    if not isinstance(row, list):
-                        rows = []
-                        break
-                    values: List[str] = []
-                    for col, entry in enumerate(row):
-                        if isinstance(entry, str):
-                            values.extend(self._expand_entry(file, f"{item_key}.matrix[{row_index}][{col}]",
-                                                             entry, defined, undefined, site))
-                    rows.append(values)
-                excludes = [e for e in item.get("exclude", []) or [] if isinstance(e, str)]
-                for combo in itertools.product(*rows) if rows else []:
-                    spec = " ".join(combo)
-                    if not any(satisfies(spec, ex) for ex in excludes):
-                        out.append(spec)
-        return out
-
-    def _expand_entry(self, file: str, key: str, entry: str, defined: Dict[str, List[str]],
-                      undefined: Dict, site: Optional[str]) -> List[str]:
-        match = _REF_RE.match(entry.strip())
-        if not match:
-            return [entry]
-        name, sigil = match.group("name"), match.group("sigil")
-        if name not in defined:
-            known, missing = undefined.setdefault((file, key, entry.strip()), ([], set()))
-            known.extend(n for n in defined if n not in known)
-            missing.add(site or "")
-            return []
-        return [f"{sigil}{value}" if sigil else value for value in defined[name]]
-
-    def _expand(self, file: str, env: Dict[str, Any], definitions: List[_Definition],
-                undefined: Dict, site: Optional[str]) -> List[str]:
-        defined: Dict[str, List[str]] = {}
-        for definition in definitions:
-            values = self._expand_list(definition.file, definition.key, definition.items, defined,
-                                       undefined, site)
-            defined.setdefault(definition.name, []).extend(values)
-        specs = env.get("specs") or []
-        return self._expand_list(file, "spack.specs", specs if isinstance(specs, list) else [],
-                                 defined, undefined, site)
 
     def _check_stacks(self, file: str, env: Dict[str, Any], configs: List[_ConfigFile],
                       expanded: List[str], site: Optional[str]) -> None:
@@ -684,9 +337,12 @@ class _Validator:
 
 
 def validate_env(path, table: Optional[PackageTable] = None) -> List[Finding]:
-    """Findings for one environment (a spack.yaml or its directory) and the files it includes."""
-    validator = _Validator(table or load_table())
-    validator.check_env(Path(path))
+    """Findings for one environment (a spack.yaml or its directory) and the files it includes, which
+    must be inside the parent of the environment's directory (as spack_envs/ holds common/, sites/)."""
+    path = Path(path)
+    env_dir = path if path.is_dir() else path.parent
+    validator = _Validator(table or load_table(), Path(os.path.abspath(env_dir)).parent)
+    validator.check_env(path)
     return validator.findings
 
 
@@ -700,7 +356,7 @@ def validate_tree(directory=None, table: Optional[PackageTable] = None) -> List[
     """Findings for every environment under a directory (default: the repo's spack_envs/), and
     for every other YAML file there, site files (under sites/) checked as such."""
     directory = Path(directory) if directory is not None else paths.REPO_ROOT / "spack_envs"
-    validator = _Validator(table or load_table())
+    validator = _Validator(table or load_table(), directory)
     if not directory.is_dir():
         validator.add(_display(directory), "<dir>", "no such directory")
         return validator.findings
@@ -713,5 +369,6 @@ def validate_tree(directory=None, table: Optional[PackageTable] = None) -> List[
         relative = other.relative_to(directory).parts
         if other.name in ("spack.yaml", "spack.lock") or ".spack-env" in relative:
             continue
-        validator.check_config_file(other, site="sites" in relative[:-1])
+        if validator._inside(_display(other), "<file>", _display(other), other):
+            validator.check_config_file(other, site="sites" in relative[:-1])
     return validator.findings

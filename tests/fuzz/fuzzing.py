@@ -332,6 +332,7 @@ def deck_problems(request: deck.DeckRequest, result: deck.Deck) -> str:
         ("N >= NB", n >= nb),
         ("N*N*8 <= memory_fraction * nodes * memory_per_node", n * n * deck.BYTES_PER_DOUBLE <= usable),
         ("N <= max_n", request.max_n is None or n <= request.max_n),
+        ("N within HPL's C int", n <= deck.C_INT_MAX),
         ("NB as requested", request.nb is None or nb == request.nb),
     ) if not holds]
     return f"deck {n=} {nb=} {p}x{q} breaks {', '.join(broken)}" if broken else ""
@@ -410,7 +411,12 @@ def _cli_problem(status: int, stdout: str, stderr: str) -> str:
     if status == 0:
         if stderr:
             return f"exit 0 with stderr {stderr!r}"
-        return "" if stdout.startswith(("HPLinpack benchmark input file", "{")) else f"exit 0, stdout {stdout[:80]!r}"
+        if not stdout.startswith(("HPLinpack benchmark input file", "{")):
+            return f"exit 0, stdout {stdout[:80]!r}"
+        lines = stdout.splitlines()
+        ns = [int(v) for line in lines if line.rstrip().endswith(" Ns") for v in line.split()[:-1]]
+        ns += [json.loads(stdout)["n"]] if stdout.startswith("{") else []
+        return f"N {max(ns)} beyond HPL's C int" if ns and max(ns) > deck.C_INT_MAX else ""
     lines = stderr.splitlines()
     if status != 2 or len(lines) != 1 or stdout:
         return f"exit {status}, {len(lines)} stderr line(s): {stderr[-300:]!r}, stdout {stdout[:80]!r}"
@@ -420,7 +426,7 @@ def _cli_problem(status: int, stdout: str, stderr: str) -> str:
 DECK_FLAGS = ("--nodes", "--ranks-per-node", "--threads-per-rank", "--memory-per-node", "--memory-fraction",
               "--nb", "--format")
 FLAG_VALUES = ("0", "-1", "1", "2", "64", "1e3", "nan", "inf", "-inf", "0.0", "1.5", "0.8", "18446744073709551617",
-               "9" * 40, "16GiB", "16G", "1.5 TB", "0B", "12XB", "", " ", "0x10", "１６", "json", "hpl", "hpcc",
+               "9" * 40, "9" * 400, "1000000", "2147483647", "2147483648", "64TiB", "1024TiB", "16GiB", "16G", "1.5 TB", "0B", "12XB", "", " ", "0x10", "１６", "json", "hpl", "hpcc",
                "--", "-", "\x00", "1" * 5000)
 
 

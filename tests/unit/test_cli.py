@@ -102,4 +102,4 @@ def test_peak_overrides(capsys):
     assert _run(["peak", "--json", "--cores", "64", "--clock-ghz", "2.0", "--flops-per-cycle", "32"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["rpeak_gflops_per_node"] == 4096.0
-    assert "cores_per_node = 64 (site config)" in data["derivation"]
+    assert "cores_per_node = 64 (command line)" in data["derivation"]  # not the site config

@@ -9,6 +9,7 @@ import pytest
 
 from scalebench.errors import ParseError
 from scalebench.parse.hpcc import KEY_METRICS, parse_hpcc, summary_value
+from vectors import printed
 from vectors import assert_linear_time, assert_registered, assert_result_or_parse_error, assert_same
 from vectors import assert_sources_present, load_vector, mutated_texts, pop_extra, read_vector, sample_texts
 from vectors import vector_names
@@ -146,7 +147,7 @@ def run(host: str = "node001", summary: Optional[List[str]] = None, hpl: bool = 
 
 
 def test_complete_run_types_summary_values() -> None:
-    out = parse_hpcc("\n".join(run(summary=SUMMARY_PAIRS)))
+    out = parse_hpcc(printed(run(summary=SUMMARY_PAIRS)))
     assert out.n_runs == 1 and out.n_complete_summaries == 1
     assert out.last_summary == {
         "VersionMajor": 1,
@@ -216,7 +217,7 @@ def test_last_complete_summary_wins_and_hpl_is_from_last_run() -> None:
     first = run(host="a", summary=["Success=1", "HPL_Tflops=0.5"])
     second = run(host="b", summary=["Success=1", "HPL_Tflops=0.7"], hpl=False)
     cut = run(host="c", summary=["Success=0", "HPL_Tflops=0.9"], done=False)  # no End of Summary
-    out = parse_hpcc("\n".join(first + second + cut))
+    out = parse_hpcc(printed(first + second + cut))
     assert out.n_runs == 3 and out.n_complete_summaries == 2
     assert out.last_summary == {"Success": 1, "HPL_Tflops": 0.7}
     assert [r.hostname for r in out.runs] == ["a", "b", "c"]
@@ -227,20 +228,20 @@ def test_last_complete_summary_wins_and_hpl_is_from_last_run() -> None:
 
 
 def test_last_run_without_hpl_section_gives_null_hpl() -> None:
-    out = parse_hpcc("\n".join(run(summary=["Success=1"]) + run(summary=["Success=1"], hpl=False)))
+    out = parse_hpcc(printed(run(summary=["Success=1"]) + run(summary=["Success=1"], hpl=False)))
     assert out.hpl is None and out.to_dict()["hpl"] is None
 
 
 def test_aborted_run_mid_section() -> None:
     lines = run(summary=["Success=1"]) + banner() + section("MPIRandomAccess", ["Running on 4 processors"], closed=False)
-    out = parse_hpcc("\n".join(lines))
+    out = parse_hpcc(printed(lines))
     assert out.n_runs == 2 and out.n_complete_summaries == 1
     assert out.runs[1].completed is False and out.runs[1].sections_completed == ()
     assert out.hpl is None
 
 
 def test_hpl_rows_without_summary() -> None:
-    out = parse_hpcc("\n".join(run(summary=None, done=False)))
+    out = parse_hpcc(printed(run(summary=None, done=False)))
     assert out.last_summary is None and out.key_metrics == {}
     assert out.to_dict()["last_summary"] is None
     assert out.hpl is not None and out.hpl.counts is not None
@@ -248,7 +249,7 @@ def test_hpl_rows_without_summary() -> None:
 
 def test_truncated_hpl_section_in_last_run() -> None:
     lines = banner() + ["Begin of HPL section."] + HPL_BODY[:3]
-    out = parse_hpcc("\n".join(lines))
+    out = parse_hpcc(printed(lines))
     assert out.hpl is not None and out.hpl.rows[0].status is None
     assert out.hpl.end_of_tests is False
 
@@ -264,14 +265,14 @@ def test_key_value_lines_without_markers_are_one_complete_summary() -> None:
 
 def test_markers_without_banner_start_an_implicit_run() -> None:
     lines = section("HPL", HPL_BODY) + section("Summary", ["Success=1"]) + ["End of HPC Challenge tests."]
-    out = parse_hpcc("\n".join(lines))
+    out = parse_hpcc(printed(lines))
     assert out.n_runs == 1 and out.runs[0].banner_version is None
     assert out.runs[0].completed is True and out.last_summary == {"Success": 1}
 
 
 def test_key_value_lines_outside_summary_are_ignored() -> None:
     lines = banner() + ["Number=1", "HPL_Tflops=9"] + section("Summary", ["Success=1"])
-    assert parse_hpcc("\n".join(lines)).last_summary == {"Success": 1}
+    assert parse_hpcc(printed(lines)).last_summary == {"Success": 1}
 
 
 def test_crlf_and_indentation() -> None:
@@ -285,9 +286,9 @@ def test_crlf_and_indentation() -> None:
     "text",
     [
         "",
-        "\n".join(banner()),
-        "\n".join(banner() + section("Summary", ["Success=1"], closed=False)),
-        "\n".join(run(summary=None, hpl=False)),
+        printed(banner()),
+        printed(banner() + section("Summary", ["Success=1"], closed=False)),
+        printed(run(summary=None, hpl=False)),
         "Begin of Summary section.\nSuccess=1\n",
         "no results here at all\n",
     ],
@@ -298,7 +299,7 @@ def test_nothing_usable_is_a_parse_error(text: str) -> None:
 
 
 def test_registry_kind() -> None:
-    assert_registered("hpcc", parse_hpcc, "\n".join(run(summary=["Success=1"])))
+    assert_registered("hpcc", parse_hpcc, printed(run(summary=["Success=1"])))
 
 
 def test_pathological_lines_parse_in_linear_time() -> None:

@@ -11,6 +11,7 @@ import pytest
 from scalebench.errors import InputError, ParseError
 from scalebench.parse import KINDS, parse_file, parse_text
 from scalebench.parse.hpl import THREE_RESIDUAL_VERSION, HplCounts, HplOutput, parse_hpl
+from vectors import printed
 from vectors import assert_linear_time, assert_parse_errors, assert_registered, assert_result_or_parse_error
 from vectors import assert_same, assert_sources_present, check_extras, load_vector, mutated_texts, read_vector
 from vectors import sample_texts, vector_names
@@ -68,6 +69,11 @@ THRESHOLD_LINE = "- Computational tests pass if scaled residuals are less than  
 HEADER = "T/V                N    NB     P     Q               Time                 Gflops"
 
 
+def hpl_gflops(n: int, seconds: float) -> float:
+    """Gflops as HPL computes it from N and the time (4 significant digits, as it prints them)."""
+    return float(f"{(2 / 3 * n**3 + 1.5 * n**2) / seconds / 1e9:.4g}")
+
+
 def row23(n: int, nb: int, p: int, q: int, secs: float, gflops: float, order: str = "R") -> str:
     return ROW_23 % (order, 1, "1", "C", 2, "R", 4, n, nb, p, q, secs, gflops)
 
@@ -97,7 +103,7 @@ def run23(tests: List[Tuple[int, int, int, int, float, float, float, str]], **kw
 
 
 def test_hpl23_clean_run() -> None:
-    text = "\n".join(run23([(19000, 192, 2, 2, 1073.27, 4.261, 1.18409443e-03, "PASSED")]))
+    text = printed(run23([(19000, 192, 2, 2, 1073.27, 4.261, 1.18409443e-03, "PASSED")]))
     out = parse_hpl(text)
     assert out.to_dict() == {
         "rows": [
@@ -116,6 +122,7 @@ def test_hpl23_clean_run() -> None:
         "counts": {"passed": 1, "failed": 0, "skipped": 0},
         "end_of_tests": True,
         "rmax_gflops": 4.261,
+        "problems": [],
         "hpl_version": "2.3",
         "eps": 1.110223e-16,
         "threshold": 16.0,
@@ -125,7 +132,7 @@ def test_hpl23_clean_run() -> None:
 
 
 def test_hpl20_fixed_point_residual_and_three_digit_gflops() -> None:
-    text = "\n".join(
+    text = printed(
         [
             ROW_20 % ("C", 0, "0", "L", 2, "L", 2, 8640, 144, 1, 4, 203.33, 2.115),
             RULE,
@@ -138,7 +145,7 @@ def test_hpl20_fixed_point_residual_and_three_digit_gflops() -> None:
     assert (row.tv, row.n, row.nb, row.p, row.q) == ("WC00L2L2", 8640, 144, 1, 4)
     assert row.gflops == 2.115 and row.residual == 0.0013903 and row.residuals is None
     assert out.hpl_version is None and out.eps is None and out.threshold is None
-    assert set(out.to_dict()) == {"rows", "counts", "end_of_tests", "rmax_gflops"}
+    assert set(out.to_dict()) == {"rows", "counts", "end_of_tests", "rmax_gflops", "problems"}
 
 
 def test_hpl10_three_residuals_one_failed() -> None:
@@ -146,7 +153,7 @@ def test_hpl10_three_residuals_one_failed() -> None:
     statuses = ("PASSED", "FAILED", "PASSED")
     lines = [ROW_20 % ("R", 1, "1", "C", 2, "R", 4, 5000, 160, 1, 2, 10.43, 7.994), "-" * 76]
     lines += [fmt % (v, s) for fmt, v, s in zip(RESID_10, values, statuses)]
-    out = parse_hpl("\n".join(lines + summary(0, 1, 0)))
+    out = parse_hpl(printed(lines + summary(0, 1, 0)))
     (row,) = out.rows
     assert row.residual == 0.0353693
     assert row.residuals == values
@@ -164,22 +171,22 @@ def test_banner_version_beats_residual_format() -> None:
     lines = ["HPLinpack 1.0a  --  High-Performance Linpack benchmark  --   January 20, 2004"]
     lines += [ROW_20 % ("R", 1, "3", "R", 2, "C", 4, 4800, 80, 2, 2, 9.33, 7.908)]
     lines += [fmt % (0.03, "PASSED") for fmt in RESID_10]
-    assert parse_hpl("\n".join(lines)).hpl_version == "1.0a"
+    assert parse_hpl(printed(lines)).hpl_version == "1.0a"
 
 
 def test_failed_row_names_threshold() -> None:
-    text = "\n".join(
+    text = printed(
         run23(
             [
-                (5000, 128, 2, 1, 1.0, 80.0, 0.0012, "PASSED"),
-                (5000, 128, 2, 1, 1.1, 75.0, 310.0, "FAILED"),
+                (5000, 128, 2, 1, 1.0, hpl_gflops(5000, 1.0), 0.0012, "PASSED"),
+                (5000, 128, 2, 1, 1.1, hpl_gflops(5000, 1.1), 310.0, "FAILED"),
             ]
         )
     )
     out = parse_hpl(text)
     assert [r.status for r in out.rows] == ["PASSED", "FAILED"]
     assert out.counts == HplCounts(passed=1, failed=1, skipped=0)
-    assert out.rmax_gflops == 80.0
+    assert out.rmax_gflops == hpl_gflops(5000, 1.0)
     assert out.problems() == [
         "row 2 (N=5000 NB=128 2x1) FAILED the residual check: 310 > threshold 16",
         "1 test failed",
@@ -192,7 +199,7 @@ def test_nan_residual_is_kept_as_text_and_is_a_problem() -> None:
     # HPL prints the norms after a failed check; they are not residual lines.
     lines += ["||Ax-b||_oo  . . . . . . . . . . . . . . . . . =          -nan"]
     lines += ["||A||_oo . . . . . . . . . . . . . . . . . . . =     2560.25"]
-    out = parse_hpl("\n".join(lines + summary(0, 1, 0)))
+    out = parse_hpl(printed(lines + summary(0, 1, 0)))
     (row,) = out.rows
     assert row.residual == "-nan" and row.status == "FAILED"
     json.dumps(out.to_dict(), allow_nan=False)
@@ -204,21 +211,21 @@ def test_nan_residual_is_kept_as_text_and_is_a_problem() -> None:
 
 @pytest.mark.parametrize("token", ["nan", "-nan", "inf", "-inf", "1.#QNAN"])
 def test_non_finite_residual_tokens(token: str) -> None:
-    text = row23(100, 10, 1, 1, 0.01, 1.0) + "\n" + RESID_23.replace("%16.8e", token) % "PASSED"
+    text = printed([row23(100, 10, 1, 1, 0.01, 1.0), RESID_23.replace("%16.8e", token) % "PASSED"])
     out = parse_hpl(text)
-    assert out.rows[0].residual == token
-    assert f"is not finite ({token})" in out.problems()[0]
+    assert out.rows[0].residual == token and out.rows[0].status == "FAILED"  # HPL said PASSED
+    assert out.problems()[0] == f"row 1 (N=100 NB=10 1x1) FAILED: residual is not finite ({token})"
 
 
 def test_non_finite_gflops_is_text_and_not_rmax() -> None:
-    out = parse_hpl("WR11C2R4  100  10  1  1  0.00  inf\n" + RESID_23 % (0.01, "PASSED"))
+    out = parse_hpl(printed(["WR11C2R4  100  10  1  1  0.00  inf", RESID_23 % (0.01, "PASSED")]))
     assert out.rows[0].gflops == "inf" and out.rows[0].time_s == 0.0
     assert out.rmax_gflops is None
-    assert out.problems()[0] == "Gflops of row 1 (N=100 NB=10 1x1) is not finite (inf)"
+    assert out.problems()[0] == "row 1 (N=100 NB=10 1x1) FAILED: Gflops is not finite (inf)"
 
 
 def test_vendor_tv_codes_and_trailing_columns_are_ignored() -> None:
-    text = "\n".join(
+    text = printed(
         [
             "T/V                N    NB     P     Q         Time          Gflops (   per GPU)",
             "WC0           299008  1024     2     4        52.88       3.370e+05 ( 4.213e+04)",
@@ -261,12 +268,12 @@ def test_noise_lines_are_ignored_and_never_rows() -> None:
         "    5 tests completed and passed residual checks.",
     ]
     row = row23(5000, 160, 1, 2, 10.43, 7.994)
-    text = "\n".join(noise[:4] + [row] + noise[4:] + [RESID_23 % (0.002, "PASSED")])
+    text = printed(noise[:4] + [row] + noise[4:] + [RESID_23 % (0.002, "PASSED")])
     out = parse_hpl(text)
     assert len(out.rows) == 1 and out.rows[0].status == "PASSED"
     assert out.counts is None
     with pytest.raises(ParseError):
-        parse_hpl("\n".join(noise))
+        parse_hpl(printed(noise))
 
 
 def test_truncated_last_row_has_no_residual() -> None:
@@ -274,7 +281,7 @@ def test_truncated_last_row_has_no_residual() -> None:
     lines += ["=" * 80, HEADER, RULE, row23(40000, 192, 2, 2, 800.0, 53.4)]
     lines += ["HPL_pdgesv() start time Mon Jun  6 12:08:36 2022", ""]
     lines += ["WR11C2R4       80000   192     2     2"]  # cut before Time and Gflops: not a row
-    out = parse_hpl("\n".join(lines))
+    out = parse_hpl(printed(lines))
     assert [r.n for r in out.rows] == [20000, 40000]
     assert out.rows[1].residual is None and out.rows[1].status is None
     assert out.to_dict()["rows"][1]["status"] is None
@@ -288,19 +295,20 @@ def test_truncated_last_row_has_no_residual() -> None:
 
 
 def test_appended_runs_keep_all_rows_and_sum_counts() -> None:
-    first = run23([(1000, 64, 1, 1, 1.0, 1.0, 1e-3, "PASSED"), (2000, 64, 1, 1, 2.0, 2.0, 1e-3, "PASSED")])
-    second = run23([(3000, 64, 1, 1, 3.0, 3.0, 99.0, "FAILED")])
-    out = parse_hpl("\n".join(first + second))
+    first = run23([(1000, 64, 1, 1, 1.0, hpl_gflops(1000, 1.0), 1e-3, "PASSED"),
+                   (2000, 64, 1, 1, 2.0, hpl_gflops(2000, 2.0), 1e-3, "PASSED")])
+    second = run23([(3000, 64, 1, 1, 3.0, hpl_gflops(3000, 3.0), 99.0, "FAILED")])
+    out = parse_hpl(printed(first + second))
     assert [r.n for r in out.rows] == [1000, 2000, 3000]
     assert out.counts == HplCounts(passed=2, failed=1, skipped=0)
     assert out.end_of_tests is True
-    assert out.rmax_gflops == 2.0
+    assert out.rmax_gflops == hpl_gflops(2000, 2.0)
 
 
 def test_appended_run_cut_short_is_not_end_of_tests() -> None:
-    first = run23([(1000, 64, 1, 1, 1.0, 1.0, 1e-3, "PASSED")])
-    second = run23([(3000, 64, 1, 1, 3.0, 3.0, 1e-3, "PASSED")])[:-8]
-    out = parse_hpl("\n".join(first + second))
+    first = run23([(1000, 64, 1, 1, 1.0, hpl_gflops(1000, 1.0), 1e-3, "PASSED")])
+    second = run23([(3000, 64, 1, 1, 3.0, hpl_gflops(3000, 3.0), 1e-3, "PASSED")])[:-8]
+    out = parse_hpl(printed(first + second))
     assert len(out.rows) == 2 and out.end_of_tests is False
     assert out.counts == HplCounts(1, 0, 0)
     assert out.problems() == [
@@ -310,8 +318,8 @@ def test_appended_run_cut_short_is_not_end_of_tests() -> None:
 
 
 def test_skipped_and_expected_counts() -> None:
-    lines = run23([(1000, 64, 1, 1, 1.0, 1.0, 1e-3, "PASSED")] * 3, skipped=1)
-    out = parse_hpl("\n".join(lines))
+    lines = run23([(1000, 64, 1, 1, 1.0, hpl_gflops(1000, 1.0), 1e-3, "PASSED")] * 3, skipped=1)
+    out = parse_hpl(printed(lines))
     assert out.counts == HplCounts(3, 0, 1)
     assert out.problems(expected_cases=4) == ["1 test skipped", "3 tests passed but 4 expected"]
 
@@ -319,7 +327,7 @@ def test_skipped_and_expected_counts() -> None:
 def test_summary_without_its_count_lines_is_not_counted() -> None:
     lines = [row23(1000, 64, 1, 1, 1.0, 1.0), RESID_23 % (1e-3, "PASSED")]
     lines += summary(1, 0, 0)[:2]  # cut after the 'passed' line
-    out = parse_hpl("\n".join(lines))
+    out = parse_hpl(printed(lines))
     assert out.counts is None and out.end_of_tests is False
 
 

@@ -8,6 +8,7 @@ from typing import List
 import pytest
 
 from scalebench.parse.imb import latency_column, parse_imb
+from vectors import printed
 from vectors import assert_linear_time, assert_parse_errors, assert_registered, assert_result_or_parse_error
 from vectors import assert_same, assert_sources_present, load_vector, mutated_texts, read_vector, sample_texts
 from vectors import vector_names
@@ -118,7 +119,7 @@ def full_output() -> List[str]:
 
 
 def test_several_benchmarks_and_process_counts() -> None:
-    out = parse_imb("\n".join(full_output()))
+    out = parse_imb(printed(full_output()))
     d = out.to_dict()
     assert d["imb_version"] == "2019 Update 6"
     assert d["benchmarks_listed"] == ["PingPong", "Sendrecv", "Barrier"]
@@ -147,7 +148,7 @@ def test_ext_modes_become_separate_blocks() -> None:
     lines += ["#", "#    MODE: AGGREGATE ", "#", PINGPONG]
     lines += ["            0         1000         0.05         0.00"]
     lines += ["            4         1000         0.33        11.56"]
-    d = parse_imb("\n".join(lines)).to_dict()
+    d = parse_imb(printed(lines)).to_dict()
     assert [(b["benchmark"], b["processes"], b["mode"], b["n_rows"]) for b in d["blocks"]] == [
         ("Unidir_Put", 2, "NON-AGGREGATE", 2),
         ("Unidir_Put", 2, "AGGREGATE", 2),
@@ -159,7 +160,7 @@ def test_nbc_columns_use_the_first_usec_column() -> None:
     header = "       #bytes #repetitions  t_ovrl[usec]  t_pure[usec]   t_CPU[usec]    overlap[%]"
     row = "            4         1000          3.21          1.70          1.68         11.10"
     lines = block("Iallreduce", 2, header, [row])
-    (b,) = parse_imb("\n".join(lines)).to_dict()["blocks"]
+    (b,) = parse_imb(printed(lines)).to_dict()["blocks"]
     assert b["latency_column_used"] == "t_ovrl[usec]" and b["min_latency_usec"] == 3.21
     assert latency_column(("#bytes", "#repetitions", "Mbytes/sec", "Msg/sec")) is None
 
@@ -167,7 +168,7 @@ def test_nbc_columns_use_the_first_usec_column() -> None:
 def test_uniband_has_no_latency_column() -> None:
     header = "       #bytes #repetitions   Mbytes/sec      Msg/sec"
     lines = block("Uniband", 2, header, ["            1         1000         4.05      4047511"])
-    (b,) = parse_imb("\n".join(lines)).to_dict()["blocks"]
+    (b,) = parse_imb(printed(lines)).to_dict()["blocks"]
     assert b["latency_column_used"] is None and b["min_latency_usec"] is None
     assert b["peak_mbytes_per_sec"] == 4.05
     assert b["rows"] == [{"#bytes": 1, "#repetitions": 1000, "Mbytes/sec": 4.05, "Msg/sec": 4047511.0}]
@@ -176,7 +177,7 @@ def test_uniband_has_no_latency_column() -> None:
 def test_truncated_output_keeps_what_was_printed() -> None:
     lines = full_output()
     cut = lines[: lines.index("# Benchmarking Barrier ") + 3] + [BARRIER, "         1000         1.0"]
-    d = parse_imb("\n".join(cut)).to_dict()
+    d = parse_imb(printed(cut)).to_dict()
     assert d["blocks"][-1]["benchmark"] == "Barrier" and d["blocks"][-1]["n_rows"] == 0
     assert d["blocks"][-1]["min_latency_usec"] is None
     assert d["finalize_line"] is False and len(d["blocks"]) == 4
@@ -200,7 +201,7 @@ def test_rows_without_a_benchmark_header() -> None:
 )
 def test_version_line_forms(line: str, version: str) -> None:
     lines = banner(line) + block("PingPong", 2, PINGPONG, ["            0         1000         0.21         0.00"])
-    assert parse_imb("\n".join(lines)).imb_version == version
+    assert parse_imb(printed(lines)).imb_version == version
 
 
 def test_nonfinite_cell_is_text() -> None:
@@ -211,7 +212,7 @@ def test_nonfinite_cell_is_text() -> None:
 
 
 def test_no_row_is_a_parse_error() -> None:
-    assert_parse_errors(parse_imb, ["", "\n", "\n".join(banner()), PINGPONG, "\x00\xff garbage \ufffd", "1 2 3 4\n"])
+    assert_parse_errors(parse_imb, ["", "\n", printed(banner()), PINGPONG, "\x00\xff garbage \ufffd", "1 2 3 4\n"])
 
 
 def test_pathological_lines_parse_in_linear_time() -> None:
@@ -231,11 +232,11 @@ def test_pathological_lines_parse_in_linear_time() -> None:
 
 
 def test_mutated_real_outputs_give_a_result_or_parse_error() -> None:
-    samples = sample_texts("imb") + ["\n".join(full_output())]
+    samples = sample_texts("imb") + [printed(full_output())]
     alphabet = "#bytes[usec]/0123456789.e+-nan \n\r\t"
     texts = mutated_texts(samples, seed=20240605, rounds=300, max_edits=30, alphabet=alphabet)
     assert_result_or_parse_error(parse_imb, texts)
 
 
 def test_registry_entry() -> None:
-    assert_registered("imb", parse_imb, "\n".join(full_output()))
+    assert_registered("imb", parse_imb, printed(full_output()))

@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Optional
 import pytest
 
 from scalebench.parse.lammps import parse_lammps, shift_decimal
+from vectors import printed
 from vectors import assert_extra_keys, assert_linear_time, assert_parse_errors, assert_registered
 from vectors import assert_result_or_parse_error, assert_same, assert_sources_present, check_extras
 from vectors import load_vector, mutated_texts, read_vector, sample_texts, vector_names
@@ -149,7 +150,7 @@ def log(*runs: List[str], wall: Optional[str] = "Total wall time: 0:00:21") -> s
         lines += run
     if wall is not None:
         lines.append(wall)
-    return "\n".join(lines) + "\n"
+    return printed(lines) + "\n"
 
 
 def test_modern_lj_run() -> None:
@@ -276,7 +277,7 @@ def test_old_2007_timing_format_inline() -> None:
         "FFT time (% of Kspce) = 0.2 (40)",
         "FFT Gflps 3d (1d only) = 1.2 2.3",
     ]
-    d = parse_lammps("\n".join(lines)).to_dict()
+    d = parse_lammps(printed(lines)).to_dict()
     assert d["lammps_version"] == "22 Jun 2007"
     assert d["comm_pct_total"] == 3.89105 and d["comm_time_s"] == 0.2
     assert sorted(d["timing_breakdown"]) == sorted(
@@ -323,7 +324,7 @@ def test_truncated_log_without_any_loop_time_is_partial() -> None:
 
 def test_table_cut_short_is_incomplete_but_keeps_rows() -> None:
     lines = run_lines(comm_pct=3.5)
-    text = "\n".join(lines[: lines.index(next(l for l in lines if l.startswith("Output")))])
+    text = printed(lines[: lines.index(next(l for l in lines if l.startswith("Output")))])
     d = parse_lammps(BANNER + "\n" + text).to_dict()
     assert d["comm_pct_total"] == 3.5
     assert d["complete"] is False

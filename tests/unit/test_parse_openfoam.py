@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Optional
 import pytest
 
 from scalebench.parse.openfoam import parse_openfoam
+from vectors import printed
 from vectors import assert_linear_time, assert_parse_errors, assert_registered, assert_result_or_parse_error
 from vectors import assert_same, assert_sources_present, check_extras, load_vector, mutated_texts, read_vector
 from vectors import vector_names
@@ -133,7 +134,7 @@ def of_log(
 
 
 def test_foundation_23_parallel_log() -> None:
-    out = parse_openfoam("\n".join(of_log()))
+    out = parse_openfoam(printed(of_log()))
     d = out.to_dict()
     assert d["build"] == "2.3.1-bcfaaa7b8660"
     assert d["exec"] == "icoFoam -parallel" and d["application"] == "icoFoam"
@@ -153,7 +154,7 @@ def test_foundation_23_parallel_log() -> None:
 
 def test_foundation_11_time_suffix_and_serial_without_nprocs() -> None:
     lines = of_log(n_steps=3, exec_line="foamRun -solver incompressibleFluid", nprocs=None, suffix="s")
-    d = parse_openfoam("\n".join(lines)).to_dict()
+    d = parse_openfoam(printed(lines)).to_dict()
     assert d["application"] == "foamRun"
     assert d["n_time_steps"] == 3 and d["last_time"] == 0.015
     assert d["parallel"] is False and d["nprocs"] == 1
@@ -162,13 +163,13 @@ def test_foundation_11_time_suffix_and_serial_without_nprocs() -> None:
 
 def test_parallel_without_nprocs_line_has_unknown_nprocs() -> None:
     lines = [line for line in of_log() if not line.startswith("nProcs")]
-    d = parse_openfoam("\n".join(lines)).to_dict()
+    d = parse_openfoam(printed(lines)).to_dict()
     assert d["parallel"] is True and d["nprocs"] is None
 
 
 def test_banner_time_and_create_mesh_lines_are_not_time_steps() -> None:
     lines = banner("v2306", "pimpleFoam", None)
-    d = parse_openfoam("\n".join(lines)).to_dict()
+    d = parse_openfoam(printed(lines)).to_dict()
     assert d["n_time_steps"] == 0 and d["first_time"] is None
     assert d["finished"] is False and d["final_execution_time_s"] is None
     assert d["last_complete_pair"] is None and d["seconds_per_step_mean"] is None
@@ -177,7 +178,7 @@ def test_banner_time_and_create_mesh_lines_are_not_time_steps() -> None:
 def test_log_cut_inside_execution_time_line() -> None:
     lines = of_log(n_steps=3, end=False)
     lines += ["Time = 0.02", "", "ExecutionTime = 1.5 s"]
-    d = parse_openfoam("\n".join(lines)).to_dict()
+    d = parse_openfoam(printed(lines)).to_dict()
     assert d["finished"] is False and d["finalising_parallel_run"] is False
     assert d["n_time_steps"] == 4 and d["n_execution_time_lines"] == 4
     assert d["final_execution_time_s"] == 1.5 and d["final_clock_time_s"] is None
@@ -188,7 +189,7 @@ def test_log_cut_inside_execution_time_line() -> None:
 def test_nonfinite_residual_is_flagged_with_its_time(token: str) -> None:
     lines = banner("v2012", "simpleFoam", None)
     lines += step("1", 0.4, 0) + step("2", 0.8, 1, ux=token) + step("3", 1.2, 1, p_final=token)
-    d = parse_openfoam("\n".join(lines)).to_dict()
+    d = parse_openfoam(printed(lines)).to_dict()
     assert d["nonfinite_residuals"] is True and d["first_nonfinite_time"] == 2.0
     assert d["last_residuals"]["p"]["final"] == token
     json.dumps(d, allow_nan=False)
@@ -203,14 +204,14 @@ def test_fatal_error_and_floating_point_exception() -> None:
         "    From function Foam::scalar Foam::species::thermo<Thermo, Type>::T(...) const",
         "FOAM parallel run exiting",
     ]
-    assert parse_openfoam("\n".join(lines)).to_dict()["fatal_error"] is True
+    assert parse_openfoam(printed(lines)).to_dict()["fatal_error"] is True
     fpe = of_log(n_steps=2, end=False) + [
         "#0  Foam::error::printStack(Foam::Ostream&) at ??:?",
         "#1  Foam::sigFpe::sigHandler(int) at ??:?",
         "#2  ? in /lib64/libc.so.6",
         "Floating point exception (core dumped)",
     ]
-    out = parse_openfoam("\n".join(fpe))
+    out = parse_openfoam(printed(fpe))
     assert out.fatal_error is True and out.finished is False
 
 
@@ -222,7 +223,7 @@ def test_coupled_vector_residual() -> None:
         "ExecutionTime = 0.5 s  ClockTime = 1 s",
         "End",
     ]
-    d = parse_openfoam("\n".join(lines)).to_dict()
+    d = parse_openfoam(printed(lines)).to_dict()
     assert d["last_residuals"]["Up"]["initial"] == [1.0, 0.5, "nan"]
     assert d["nonfinite_residuals"] is True and d["first_nonfinite_time"] == 1.0
 
@@ -231,7 +232,7 @@ def test_appended_runs_report_the_last() -> None:
     first = of_log(n_steps=5, end=False)
     second = of_log(n_steps=2)
     second[second.index("Exec   : icoFoam -parallel")] = "Exec   : icoFoam -parallel -case restart"
-    d = parse_openfoam("\n".join(first + second)).to_dict()
+    d = parse_openfoam(printed(first + second)).to_dict()
     assert d["exec"] == "icoFoam -parallel -case restart"
     assert d["n_time_steps"] == 2 and d["final_execution_time_s"] == 1.0
     assert d["finished"] is True
@@ -261,11 +262,11 @@ def test_pathological_lines_parse_in_linear_time() -> None:
 
 
 def test_mutated_real_outputs_give_a_result_or_parse_error() -> None:
-    samples = [read_vector("openfoam", "ofv2012_icoFoam_cavity_serial")[:20000], "\n".join(of_log(n_steps=20))]
+    samples = [read_vector("openfoam", "ofv2012_icoFoam_cavity_serial")[:20000], printed(of_log(n_steps=20))]
     alphabet = "Time=ExecutionClock s0123456789.e+-nan,()\n\r\t"
     texts = mutated_texts(samples, seed=20240603, rounds=200, max_edits=40, alphabet=alphabet)
     assert_result_or_parse_error(parse_openfoam, texts)
 
 
 def test_registry_entry() -> None:
-    assert_registered("openfoam", parse_openfoam, "\n".join(of_log()))
+    assert_registered("openfoam", parse_openfoam, printed(of_log()))

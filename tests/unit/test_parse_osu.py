@@ -8,6 +8,7 @@ from typing import Any, Dict
 import pytest
 
 from scalebench.parse.osu import PEAK_NOTE, parse_osu, unit_of
+from vectors import printed
 from vectors import assert_linear_time, assert_parse_errors, assert_registered, assert_result_or_parse_error
 from vectors import assert_same, assert_sources_present, check_extras, load_vector, mutated_texts, read_vector
 from vectors import sample_texts, vector_names
@@ -20,7 +21,7 @@ EXTRA_VALUES = {"other_columns": {}, "n_tables": 1}
 
 def osu_dict(*lines: str) -> Dict[str, Any]:
     """The output dict for the lines of one OMB text."""
-    return parse_osu("\n".join(lines)).to_dict()
+    return parse_osu(printed(lines)).to_dict()
 
 
 @pytest.mark.parametrize("name", VECTORS)

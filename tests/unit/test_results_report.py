@@ -37,7 +37,8 @@ def test_records_are_one_row_per_figure(results_dir):
     assert {r.figure for r in rows} == {"rmax", "rpeak_gflops", "efficiency", "n", "time"}
 
 
-def test_malformed_and_truncated_reports_are_skipped_with_a_warning_naming_the_file(results_dir):
+def test_malformed_reports_and_cases_are_skipped_with_a_warning_naming_the_file(results_dir):
+    """A report that is not JSON is skipped; in one that is, only the broken test case is."""
     bad = results_dir / "runs" / "broken"
     bad.mkdir()
     (bad / "report.json").write_text(REAL_REPORT.read_text()[:5000])  # cut mid-file
@@ -47,10 +48,13 @@ def test_malformed_and_truncated_reports_are_skipped_with_a_warning_naming_the_f
     del data["runs"][0]["testcases"][0]["system"]
     (partial / "report.json").write_text(json.dumps(data))
     sessions, warnings = results.ingest([results_dir])
-    assert len(sessions) == 1
+    assert len(sessions) == 2
     assert len(warnings) == 2
     assert any("broken/report.json" in w and "not readable JSON" in w for w in warnings)
-    assert any("partial/report.json" in w and "malformed ReFrame report" in w for w in warnings)
+    assert any(w.startswith("skipped HPLCheck %scale=1_core in ") and "partial/report.json" in w
+               and "malformed (KeyError: 'system')" in w for w in warnings)
+    partial_session = next(s for s in sessions if "partial" in s.report)
+    assert len(partial_session.cases) == len(data["runs"][0]["testcases"]) - 1
 
 
 def test_other_json_files_are_ignored(results_dir):
@@ -128,10 +132,22 @@ def test_a_broken_report_falls_back_to_the_perflogs(tmp_path):
 def test_a_torn_perflog_line_is_skipped_and_counted(tmp_path):
     run = _perflog_run(tmp_path, "torn")
     log = run / "perflogs" / "local" / "default" / "HPLCheck.log"
-    log.write_text(log.read_text() + "2026-11-22T03:17:00|pass|HPLCheck %scale=2_nodes|local|def")
+    log.write_text(log.read_text() + "2026-11-22T03:17:00|pass|HPLCheck %scale=2_nodes|local|def\n")
     sessions, warnings = results.ingest([tmp_path])
     assert len(list(results.records(sessions))) == 10
     assert any("HPLCheck.log: skipped 1 incomplete line(s)" in w for w in warnings)
+
+
+def test_a_last_perflog_line_without_its_line_end_is_dropped_even_when_it_has_every_cell(tmp_path):
+    """ReFrame was still writing it: its last cell may be a number cut short (66.23 -> 66.2)."""
+    run = _perflog_run(tmp_path, "cut")
+    log = run / "perflogs" / "local" / "default" / "HPLCheck.log"
+    lines = log.read_text().splitlines(keepends=True)
+    last = lines[-1].rstrip("\n")
+    log.write_text("".join(lines[:-1]) + last[:-1])  # the complete line minus its last character and end
+    sessions, warnings = results.ingest([tmp_path])
+    assert len(list(results.records(sessions))) == 9
+    assert any("HPLCheck.log: skipped its last line, cut short (no line end)" in w for w in warnings)
 
 
 def test_provenance_of_the_run_not_of_the_checkout(results_dir, monkeypatch):

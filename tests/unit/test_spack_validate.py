@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from scalebench.cli.spack import add_arguments, cmd_spack_validate
+from scalebench.errors import InputError
 from scalebench.spack import Finding, load_table, validate_env, validate_tree
 from scalebench.spack.specs import SpecSyntaxError, check_node, parse_spec
 from scalebench.spack.validate import find_envs
@@ -145,8 +146,8 @@ BROKEN = [
     ("undefined-in-definition", stack_env().replace("  - mpi: [openmpi fabrics=ucx]\n",
                                                     "  - mpi: [openmpi fabrics=ucx]\n  - stacks: [$mpis]\n"),
      "spack.definitions[1].stacks[0]", "'$mpis' is not defined (defined: mpi)"),
-    ("bad-yaml", "spack:\n  specs: [hpl\n", "<yaml>", "invalid YAML at line 3"),
-    ("tab-yaml", "spack:\n\tspecs: [hpl]\n", "<yaml>", "invalid YAML at line 2"),
+    ("bad-yaml", "spack:\n  specs: [hpl\n", "<yaml>", "line 3 not valid YAML"),
+    ("tab-yaml", "spack:\n\tspecs: [hpl]\n", "<yaml>", "line 2 not valid YAML"),
     ("repeated-key", stack_env() + "  specs: [hpl]\n", "<yaml>", "key 'specs' is repeated"),
     ("missing-spack-root", "specs: [hpl]\n", "spack", "missing the top-level `spack:` mapping"),
     ("empty-file", "", "spack", "missing the top-level `spack:` mapping"),
@@ -373,6 +374,11 @@ def test_cli_validate_prints_one_finding_a_line_and_exits_1(tree, capsys):
     assert cmd_spack_validate(_args(str(tree / "openmpi-ucx"))) == 0
 
 
-def test_cli_validate_missing_dir_exits_1(tmp_path, capsys):
-    assert cmd_spack_validate(_args(str(tmp_path / "nope"))) == 1
-    assert "no such directory" in capsys.readouterr().out
+def test_cli_validate_missing_or_wrong_target_is_bad_input(tmp_path):
+    """No such path, or a file that is no spack.yaml: the user's mistake (exit 2), not a finding (exit 1)."""
+    with pytest.raises(InputError, match="nope does not exist$"):
+        cmd_spack_validate(_args(str(tmp_path / "nope")))
+    (tmp_path / "some_file.txt").write_text("spack: {}\n")
+    with pytest.raises(InputError, match="some_file.txt is not a directory of environments, an environment "
+                                         "directory or a spack.yaml$"):
+        cmd_spack_validate(_args(str(tmp_path / "some_file.txt")))

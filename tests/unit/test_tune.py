@@ -145,9 +145,9 @@ def test_idle_grid_on_several_nodes_states_the_memory_of_busy_nodes():
 
 def test_rows_with_zero_sizes_are_left_out():
     text = hpl_output([(tv(), 10000, 192, 0, 2, 6.5, 102.6, "PASSED"),
-                       (tv(), 10000, 192, 1, 2, 6.5, 100.0, "PASSED")])
+                       (tv(), 10000, 192, 1, 2, 6.5, 102.6, "PASSED")])
     ranking = tune.rank(parse_hpl(text).rows)
-    assert [c.p for c in ranking] == [1] and ranking.excluded["zero N/NB/P/Q"] == 1
+    assert [c.p for c in ranking] == [1] and ranking.excluded["impossible values"] == 1
 
 
 def test_default_nbs_keep_one_block_per_process_row_and_column():
@@ -186,9 +186,9 @@ def test_more_than_20_values_is_deck_error():
 
 @pytest.mark.parametrize("changes, message", [
     ({"bcasts": ["3ringM"]}, r"^BCASTs: '3ringM' is not one of"),
-    ({"depths": [-1]}, r"^DEPTHs: -1 is not an integer >= 0"),
-    ({"ndivs": [1]}, r"^NDIVs: 1 is not an integer >= 2"),
-    ({"nbmins": [0]}, r"^NBMINs: 0 is not an integer >= 1"),
+    ({"depths": [-1]}, r"^DEPTHs: -1 is not an integer from 0 to 2147483647"),
+    ({"ndivs": [1]}, r"^NDIVs: 1 is not an integer from 2 to 2147483647"),
+    ({"nbmins": [0]}, r"^NBMINs: 0 is not an integer from 1 to 2147483647"),
     ({"pfacts": ["up"]}, r"^PFACTs: 'up'"),
 ])
 def test_values_hpl_rejects_are_deck_errors(changes, message):
@@ -197,10 +197,16 @@ def test_values_hpl_rejects_are_deck_errors(changes, message):
 
 
 def test_line_longer_than_hpl_reads_is_deck_error():
-    # 20 Ns of 12 digits: 20 * 13 - 1 + 1 + 2 + 1 = 263 characters > 253 (fgets(line, HPL_LINE_MAX - 2))
-    with pytest.raises(DeckError, match=r"^HPL.dat line 6 \(Ns\): 263 characters, HPL reads at most 253"):
-        deck.hpl_dat_lists(ns=[10**11 + i for i in range(20)], nbs=[192], grids=[(1, 1)],
-                           algorithm=Algorithm())
+    # 253 characters + a space and the comment > 253 (fgets(line, HPL_LINE_MAX - 2))
+    with pytest.raises(DeckError, match=r"^HPL.dat line 3 \(output file name \(if any\)\): 280 characters, HPL "
+                                        r"reads at most 253"):
+        deck.hpl_dat_lists(ns=[1000], nbs=[192], grids=[(1, 1)], algorithm=Algorithm(), output_file="o" * 253)
+
+
+def test_n_beyond_a_c_int_is_deck_error():
+    """HPL reads N into a C int: 2**31 would wrap (the longest N list now fits in a line)."""
+    with pytest.raises(DeckError, match=r"^Ns: 2147483648 is not an integer from 0 to 2147483647"):
+        deck.hpl_dat_lists(ns=[2**31], nbs=[192], grids=[(1, 1)], algorithm=Algorithm())
 
 
 def test_longest_legal_lists_read_back():
@@ -287,10 +293,10 @@ def test_candidate_carries_the_decoded_algorithm():
 
 def test_ties_broken_by_time_then_squarer_grid():
     text = hpl_output([
-        (tv(), 10000, 192, 1, 4, 9.00, 100.0, "PASSED"),
-        (tv(), 10000, 192, 2, 2, 9.00, 100.0, "PASSED"),  # same rate and time, squarer
-        (tv(), 9984, 192, 1, 4, 8.90, 100.0, "PASSED"),   # same rate, less time
-        (tv(), 10000, 64, 2, 2, 9.10, 99.9, "PASSED"),
+        (tv(), 10000, 192, 1, 4, 9.00, 74.08, "PASSED"),
+        (tv(), 10000, 192, 2, 2, 9.00, 74.08, "PASSED"),  # same rate and time, squarer
+        (tv(), 9984, 192, 1, 4, 8.96, 74.08, "PASSED"),   # same rate (from the unrounded time), less time
+        (tv(), 10000, 64, 2, 2, 9.10, 73.26, "PASSED"),
     ])
     ranking = tune.rank(parse_hpl(text).rows)
     assert [(c.n, c.p, c.q, c.nb) for c in ranking] == [(9984, 1, 4, 192), (10000, 2, 2, 192),
@@ -410,20 +416,20 @@ def test_freeze_rejects_names_that_are_not_plain_path_parts(tmp_path, system, pa
 
 
 def test_grid_rule_flat_only_when_a_squarer_grid_lost(tmp_path):
-    flat = _ranking([(tv(), 10000, 192, 1, 4, 5.0, 150.0, "PASSED"),
-                     (tv(), 10000, 192, 2, 2, 5.5, 140.0, "PASSED")])
+    flat = _ranking([(tv(), 10000, 192, 1, 4, 5.0, 133.3, "PASSED"),
+                     (tv(), 10000, 192, 2, 2, 5.5, 121.2, "PASSED")])
     path = frozen.freeze(flat[0], "dev", "flat", "x", tmp_path, ranking=flat)
     assert yaml.safe_load(path.read_text())["grid_rule"] == "flat"
-    prime = _ranking([(tv(), 10000, 192, 1, 7, 5.0, 150.0, "PASSED"),
-                      (tv(), 10000, 192, 2, 3, 5.5, 140.0, "PASSED")])
+    prime = _ranking([(tv(), 10000, 192, 1, 7, 5.0, 133.3, "PASSED"),
+                      (tv(), 10000, 192, 2, 3, 5.5, 121.2, "PASSED")])
     path = frozen.freeze(prime[0], "dev", "prime", "x", tmp_path, ranking=prime)
     assert yaml.safe_load(path.read_text())["grid_rule"] == "near_square"
     assert yaml.safe_load(path.read_text())["grid"] == {"p": 1, "q": 7, "ranks": 7}
 
 
 def test_idle_rank_winner_records_the_launched_ranks(tmp_path):
-    ranking = _ranking([(tv(), 10000, 192, 2, 3, 5.0, 150.0, "PASSED"),
-                        (tv(), 10000, 192, 1, 7, 5.5, 140.0, "PASSED")])
+    ranking = _ranking([(tv(), 10000, 192, 2, 3, 5.0, 133.3, "PASSED"),
+                        (tv(), 10000, 192, 1, 7, 5.5, 121.2, "PASSED")])
     path = frozen.freeze(ranking[0], "dev", "seven", "x", tmp_path, ranking=ranking)
     found = frozen.read_frozen(path, RULES)
     assert found.grid == (2, 3) and found.grid_ranks == 7
@@ -583,7 +589,7 @@ def test_cli_tune_rank_without_passed_rows(tmp_path, capsys):
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and "no PASSED row to rank (left out: 1 failed residual check)" in err[0]
     assert tune_main(["tune", "rank", str(tmp_path / "missing.out")]) == 2
-    assert "missing.out: cannot read" in capsys.readouterr().err
+    assert "hpl output: cannot read " in capsys.readouterr().err
 
 
 def test_cli_tune_freeze(tmp_path, capsys):

@@ -22,6 +22,12 @@ from scalebench.parse import KINDS, parse_file, parse_text
 DATA_ROOT = Path(__file__).resolve().parents[1] / "data"
 
 
+def printed(lines: Iterable[str]) -> str:
+    """Lines as a program prints them, each ending with a line end: parsers drop a last line without
+    one (it was cut while being written)."""
+    return "".join(f"{line}\n" for line in lines)
+
+
 def data_dir(kind: str) -> Path:
     return DATA_ROOT / kind
 

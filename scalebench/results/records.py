@@ -1,0 +1,274 @@
+"""What ingest makes of a run: Cases, Sessions and the tidy Records, and the one check every case passes
+before anything reads it (scalebench.results.store and .perflogs build cases; `check_case` vets them).
+
+A run report is written by ReFrame from whatever a check computed, and may have been edited since:
+a value that cannot be a measurement (a negative Rmax, an efficiency of 1e300 %, Rpeak 0, -1 nodes, a
+400-digit integer) would otherwise reach medians, verdicts and plots. Such a case is skipped, and the
+warning names the file, the case and the value.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from scalebench import loaders
+from scalebench.benchmarks import Benchmark, lookup, split_sized
+from scalebench.errors import InputError
+from scalebench.validation import C_INT_MAX, FLOAT_INT_MAX, check_name, excerpt
+
+# Check variables copied into every case as provenance (when the check defines them).
+PROVENANCE_KEYS = ("deck_summary", "deck_source", "n_policy", "blas_kernel", "blas_kernel_used",
+                   "ceiling_warnings", "rpeak_derivation", "executable", "hpl_deck", "job_nodelist",
+                   "idle_ranks", "grid_reason", "scaling", "trials", "trial_gflops")
+# Where a check or provenance.json may record the software stack's identity (Spack lock/spec hash).
+SPEC_HASH_KEYS = ("spack_lock", "spack_lock_sha256", "lock_sha256", "spack_lock_hash", "spec_hash")
+# Parameters and provenance are small values (a name, a number, a short list): deeper is no check's.
+_MAX_VALUE_DEPTH = 4
+
+
+@dataclass(frozen=True)
+class Case:
+    """One test case of one run, with its performance figures."""
+
+    report: str  # path of the report.json (or perflog) it came from
+    session_start: str
+    system: str
+    partition: str
+    environ: str
+    stack: str
+    benchmark: str  # the check's class name
+    name: str  # display name, with parameters
+    params: dict[str, Any]
+    num_nodes: int | None
+    num_tasks: int | None
+    result: str  # pass | fail | skip | abort
+    fail_phase: str | None
+    fail_reason: str | None
+    figures: dict[str, tuple[float | None, str]]  # name -> (value, unit)
+    references: dict[str, tuple[Any, Any, Any]]  # name -> (ref, lower, upper)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    time_run_s: float | None = None
+    job_interval: tuple[float, float] | None = None  # (submit, completion) UNIX times of its job
+    cores: int | None = None  # num_tasks x cpus per task
+    binary: str = ""
+    nodelist: str = ""
+    spec_hash: str = ""
+    # A failed case: what the scheduler and MPI launcher wrote into its job output (see store._job_messages).
+    job_messages: tuple[str, ...] = ()
+
+    def figure(self, name: str) -> float | None:
+        return self.figures.get(name, (None, ""))[0]
+
+    @property
+    def measured(self) -> bool:
+        """Its figures are measurements: it passed, or only missed a performance reference."""
+        return self.result == "pass" or self.fail_phase == "performance"
+
+
+@dataclass(frozen=True)
+class Session:
+    """One reframe invocation: its report (or perflogs) and what it says about where it ran."""
+
+    report: str
+    start: str
+    elapsed_s: float | None
+    cases: list[Case]
+    hostname: str = ""
+    version: str = ""  # ReFrame's
+    cmdline: str = ""
+    run_provenance: dict[str, Any] = field(default_factory=dict)  # the run directory's provenance.json
+    source: str = "report"  # report | perflogs
+
+    @property
+    def git_describe(self) -> str:
+        return str(self.run_provenance.get("git_describe") or "")
+
+
+class Record(NamedTuple):
+    """One tidy row: a case's figure with everything needed to group, compare and trace it.
+
+    A NamedTuple, not a dataclass: ingest builds one per figure (100 000s) and tuples are cheap."""
+
+    system: str
+    partition: str
+    stack: str
+    benchmark: str
+    case: str
+    params: tuple[tuple[str, Any], ...]  # sorted (name, value) pairs, incl. msg_size of sized figures
+    num_nodes: int | None
+    num_tasks: int | None
+    cores: int | None
+    figure: str
+    value: float | None
+    unit: str
+    reference: Any
+    result: str
+    report: str
+    usable: bool  # a measured value (see Case.measured)
+    origin: Case
+    session: Session
+
+    def param(self, name: str) -> Any:
+        for key, value in self.params:
+            if key == name:
+                return value
+        return None
+
+
+# --- values as a report holds them -------------------------------------------------------------------
+
+_NUMERIC = (int, float)  # exact types: a bool is no measurement
+
+
+def number(value: Any) -> float | None:
+    """A finite number as a float, else None: a NaN or infinite figure is no measurement. An int
+    beyond a float's range is no number a check computed: InputError."""
+    if type(value) is float:
+        return value if math.isfinite(value) else None
+    if type(value) is int:
+        if not -FLOAT_INT_MAX <= value <= FLOAT_INT_MAX:
+            raise InputError(f"{excerpt(value)} is beyond a float's range")
+        return float(value)
+    return None
+
+
+def count(value: Any, name: str) -> int | None:
+    """A count (nodes, tasks, CPUs per task) as an int; None when absent; InputError when it is not a
+    whole number from 0 to C_INT_MAX (a skipped case has 0 nodes)."""
+    if type(value) is int and 0 <= value <= C_INT_MAX:
+        return value
+    if value is None or value == "":
+        return None
+    as_float = number(value) if type(value) in _NUMERIC else None
+    if as_float is None or not as_float.is_integer() or not 0 <= as_float <= C_INT_MAX:
+        raise InputError(f"{name}: {excerpt(value)} is not a count from 0 to {C_INT_MAX}")
+    return int(as_float)
+
+
+def text(value: Any) -> str:
+    """A report field as text: a string as it is, anything else (a number, a list nested a thousand
+    deep) as a short excerpt, so that no field can make str() recurse or run long."""
+    return value if isinstance(value, str) else "" if value is None else excerpt(value)
+
+
+def interval(start: Any, end: Any) -> tuple[float, float] | None:
+    start, end = number(start), number(end)
+    return (start, end) if start is not None and end is not None and end >= start else None
+
+
+def nodelist(value: Any) -> str:
+    return ",".join(map(text, value)) if isinstance(value, list) else text(value or "")
+
+
+def spec_hash(*sources: dict[str, Any]) -> str:
+    return next((text(s[k]) for s in sources for k in SPEC_HASH_KEYS if s.get(k)), "")
+
+
+def params_from_name(display_name: str) -> list[str]:
+    """Parameter names of a ReFrame 4.x display name: 'HPLCheck %scale=1_core %nb=192'."""
+    return [part.split("=")[0] for part in display_name.split(" %")[1:]]
+
+
+_SCALARS = frozenset((str, float, bool, type(None)))
+
+
+def is_plain(value: Any, depth: int = 0) -> bool:
+    """A scalar, or lists/mappings of them at most _MAX_VALUE_DEPTH deep (and, in all, small)."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return True
+    if kind is int:
+        return -FLOAT_INT_MAX <= value <= FLOAT_INT_MAX
+    if depth >= _MAX_VALUE_DEPTH or kind not in (list, dict) or len(value) > 1000:
+        return False
+    for item in value.values() if kind is dict else value:
+        if type(item) not in _SCALARS and not is_plain(item, depth + 1):
+            return False
+    return True
+
+
+def run_provenance(run_dir: Path, warnings: list[str]) -> dict[str, Any]:
+    """The run directory's provenance.json (written by `scalebench run`), {} when absent or unusable."""
+    path = run_dir / "provenance.json"
+    if not path.is_file():
+        return {}
+    try:
+        data = loaders.load_json(path, "provenance", loaders.CONFIG_LIMIT)
+    except InputError as err:
+        warnings.append(f"ignored {err}")
+        return {}
+    if not isinstance(data, dict) or not all(isinstance(k, str) and is_plain(v) for k, v in data.items()):
+        warnings.append(f"ignored {path}: expected a JSON object of plain values")
+        return {}
+    return data
+
+
+# --- the physical sense of a figure ------------------------------------------------------------------
+
+_LOW = {"positive": (0.0, False, "positive"), "non_negative": (0.0, True, "not negative"),
+        "any": (-math.inf, True, "finite")}
+_bounds_cache: dict[tuple[str, str, str], tuple[float, bool, float, str]] = {}
+
+
+def bounds(bench: Benchmark, name: str, unit: str) -> tuple[float, bool, float, str]:
+    """(low, low included, high, what the value must be) of a figure: its registry range (positive
+    for rates and times unless the registry says otherwise) and, in %, 0 to 100; a rate at message
+    size 0 may be 0. A figure the registry does not know: any finite value."""
+    key = (bench.name, name, unit)
+    found = _bounds_cache.get(key)
+    if found is None:
+        sized = split_sized(bench, name)
+        figure = bench.figures.get(sized[0] if sized else name)
+        kind = figure.range if figure is not None else "any"
+        if sized is not None and sized[1] == 0 and kind == "positive":
+            kind = "non_negative"
+        low, included, words = _LOW[kind]
+        high = math.inf
+        if figure is not None and unit == "%":
+            high, words = 100.0, f"{words} and at most 100"
+            if low < 0:
+                low, included = 0.0, True
+        found = _bounds_cache[key] = (low, included, high, words)
+    return found
+
+
+_TEXT = (str, type(None))
+_names_seen: set[str] = set()  # names already checked: ingest checks every case's (10 000s of them)
+
+
+def check_case(case: Case) -> None:
+    """InputError naming the first thing in `case` that cannot be so; nothing for a sound case.
+    Once per case of every report read: the common cases (names seen before, string values) are
+    decided without a call."""
+    for name in ("system", "partition", "environ", "stack"):
+        value = getattr(case, name)
+        if type(value) is not str or value not in _names_seen:
+            _names_seen.add(check_name(name, value))
+    if not isinstance(case.benchmark, str) or not case.benchmark:
+        raise InputError(f"check name: {excerpt(case.benchmark)} is not a name")
+    for name in ("fail_phase", "fail_reason"):
+        if type(getattr(case, name)) not in _TEXT:
+            raise InputError(f"{name}: {excerpt(getattr(case, name))} is not text")
+    for key, value in case.params.items():
+        if type(key) is not str or type(value) is not str and not is_plain(value):
+            raise InputError(f"parameter {excerpt(key)}: {excerpt(value)} is not a plain value")
+    for key, value in case.provenance.items():
+        if type(value) is not str and not is_plain(value):
+            raise InputError(f"{key}: {excerpt(value)} is not a plain value")
+    if not case.measured:
+        return  # a failed or skipped case claims no measurement
+    for name, value in (("num_nodes", case.num_nodes), ("num_tasks", case.num_tasks)):
+        if value is not None and value < 1:
+            raise InputError(f"{name}: {value} for a measured case")
+    bench = lookup(case.benchmark)
+    cache = _bounds_cache
+    for name, (value, unit) in case.figures.items():
+        if type(unit) is not str:
+            raise InputError(f"figure {name}: unit {excerpt(unit)} is not text")
+        if value is None:
+            continue
+        low, included, high, words = cache.get((bench.name, name, unit)) or bounds(bench, name, unit)
+        if not ((value >= low if included else value > low) and value <= high):
+            raise InputError(f"figure {name}: {value:g} {unit} must be {words}")
