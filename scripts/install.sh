@@ -3,7 +3,8 @@
 #   1. Debian packages from scripts/debian-packages.txt and the lists given as arguments (apt-get when
 #      root, else name what is missing and exit 1);
 #   2. the site install, scripts/install-venv.sh (.venv with the pinned requirements and scalebench
-#      editable), with its exit codes.
+#      editable), with its exit codes;
+#   3. build/bin/xhpl for the embedded default (scripts/build-xhpl.sh; SCALEBENCH_SKIP_XHPL=1 skips it).
 # A second run with nothing to do finishes in about a second.
 set -euo pipefail
 
@@ -39,4 +40,13 @@ if ((${#missing[@]})); then
     fi
 fi
 
-exec bash "$repo/scripts/install-venv.sh"
+bash "$repo/scripts/install-venv.sh"
+
+# A site runs its own HPL build (the stack's hpl_binary); the embedded default builds one from Debian.
+if [[ -n "${SCALEBENCH_SKIP_XHPL:-}" ]]; then
+    :
+elif ! command -v apt-get > /dev/null; then
+    echo "scalebench install: no apt-get (not Debian): build/bin/xhpl for the embedded default not built"
+else
+    bash "$repo/scripts/build-xhpl.sh"
+fi
