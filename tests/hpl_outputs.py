@@ -8,6 +8,12 @@ def tv(pmap="R", depth=1, bcast=1, rfact="C", ndiv=2, pfact="R", nbmin=4):
     return "W%c%1d%c%c%1d%c%1d" % (pmap, depth, str(bcast), rfact, ndiv, pfact, nbmin)
 
 
+def solve(gflops, n, nb=192, p=1, q=1, status="PASSED", code=None):
+    """A row whose Gflops follows from N and the printed time, as HPL's does: about `gflops`."""
+    time_s = round((2 / 3 * n**3 + 1.5 * n**2) / gflops / 1e9, 2)
+    return (code or tv(), n, nb, p, q, time_s, (2 / 3 * n**3 + 1.5 * n**2) / time_s / 1e9, status)
+
+
 def hpl_output(rows, residuals=None, end_of_tests=True):
     """HPL 2.3 output text; rows are (tv, n, nb, p, q, time_s, gflops, status) with status
     PASSED, FAILED or None (the run stops before the residual line). residuals: the printed
