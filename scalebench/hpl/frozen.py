@@ -7,8 +7,6 @@ hpl_decks/rules.yaml, and the HPL plan takes its NB, algorithm and grid from it.
 from __future__ import annotations
 
 import functools
-import itertools
-import os
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -16,7 +14,7 @@ from typing import Any, Sequence
 
 import yaml
 
-from scalebench import loaders, paths, textfile
+from scalebench import loaders, paths, writeonce
 from scalebench.textfile import file_key
 from scalebench.errors import InputError, ScalebenchError
 from scalebench.hpl import deck
@@ -105,67 +103,10 @@ def freeze(candidate: Candidate, system: str, partition: str, source: str,
             f"# scalebench.hpl.frozen merges it over hpl_decks/rules.yaml. Re-tune rather than edit;\n"
             f"# `--force` replaces it and keeps this file as {path.name}.<UTC time>.\n"
             + yaml.safe_dump(data, sort_keys=False, default_flow_style=False))
-    # Checked before anything is written: a directory or a FIFO where the deck goes is no deck to replace.
-    if path.exists() and not path.is_file():
-        raise InputError(f"{path}: not a regular file, so no frozen deck to replace; nothing written")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise InputError(f"decks_dir: cannot create {path.parent}: {err.strerror} "
-                         f"({decks_dir} must be a directory)") from None
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "x") as out:
-            out.write(text)
-    except OSError as err:
-        raise InputError(f"decks_dir: cannot write into {path.parent}: {err.strerror}") from None
-    try:
-        if force and path.exists():
-            _keep(path, now)
-            os.replace(tmp, path)
-        else:
-            try:
-                _create(path, tmp, text)
-            except FileExistsError:
-                raise InputError(f"{path}: a frozen deck exists already{_frozen_at(path)}; pass "
-                                 f"force=True (--force) to replace it (the old one is kept as "
-                                 f"{path.name}.<UTC time>)") from None
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
-
-
-def _create(path: Path, tmp: Path, text: str) -> None:
-    """Create `path` from the complete `tmp`; FileExistsError if it exists (no overwrite, even in a
-    race). Where hard links are not supported, an exclusive create and write."""
-    try:
-        os.link(tmp, path)
-    except FileExistsError:
-        raise
-    except OSError:
-        with open(path, "x") as out:
-            out.write(text)
-
-
-def _keep(path: Path, now: datetime) -> Path:
-    """Hard-link the existing deck to <name>.<UTC time>[.k] (a copy where links are not supported)."""
-    stamp = now.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    for k in itertools.count():
-        backup = path.with_name(f"{path.name}.{stamp}" + (f".{k}" if k else ""))
-        try:
-            os.link(path, backup)
-            return backup
-        except FileExistsError:
-            continue
-        except OSError:
-            data = textfile.read_bytes(path, "frozen deck")  # read before the backup exists: none left empty
-            try:
-                with open(backup, "xb") as out:
-                    out.write(data)
-                return backup
-            except FileExistsError:
-                continue
-    raise AssertionError("unreachable")
+    return writeonce.write_once(
+        path, text, what="frozen deck", force=force, now=now, option="decks_dir",
+        exists=lambda p: (f"{p}: a frozen deck exists already{_frozen_at(p)}; pass force=True (--force) to "
+                          f"replace it (the old one is kept as {p.name}.<UTC time>)"))
 
 
 def _frozen_at(path: Path) -> str:

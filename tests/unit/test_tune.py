@@ -14,7 +14,7 @@ import yaml
 
 from hpl_outputs import BCAST_CODE, hpcc_output, hpl_output, tv
 
-from scalebench import paths
+from scalebench import paths, writeonce
 from scalebench.cli import tune as tune_cli
 from scalebench.cli.common import OneLineParser as _Parser
 from scalebench.errors import DeckError, InputError, ParseError, ScalebenchError
@@ -393,7 +393,7 @@ def test_freeze_without_hard_links(tmp_path, monkeypatch):
     def no_links(src, dst):
         raise PermissionError(1, "Operation not permitted")
 
-    monkeypatch.setattr(frozen.os, "link", no_links)
+    monkeypatch.setattr(writeonce.os, "link", no_links)
     ranking = _ranking(SWEEP_ROWS)
     path = frozen.freeze(ranking[0], "dev", "cpu", "a.out", tmp_path, ranking=ranking, now=T0)
     first = path.read_text()

@@ -1,0 +1,85 @@
+"""Files a command writes once and never silently replaces: frozen HPL decks and learned references.
+
+`write_once` creates the file complete or not at all; replacing one needs force, and the old file
+is kept as <name>.<UTC time> (never deleted).
+"""
+from __future__ import annotations
+
+import itertools
+import os
+from datetime import datetime
+from pathlib import Path
+from typing import Callable
+
+from scalebench import textfile
+from scalebench.errors import InputError
+
+
+def utc_stamp(now: datetime) -> str:
+    from datetime import timezone
+
+    return now.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+def write_once(path: Path, text: str, *, what: str, force: bool, now: datetime, option: str,
+               exists: Callable[[Path], str]) -> Path:
+    """Write `text`, a `what`, to `path`. `option` names the setting that chose the directory (for errors);
+    exists(path) is the message when the file is there and force is not given."""
+    # Checked before anything is written: a directory or a FIFO where the file goes is nothing to replace.
+    if path.exists() and not path.is_file():
+        raise InputError(f"{path}: not a regular file, so no {what} to replace; nothing written")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(f"{option}: cannot create {path.parent}: {err.strerror} (it must be a directory)") from None
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "x") as out:
+            out.write(text)
+    except OSError as err:
+        raise InputError(f"{option}: cannot write into {path.parent}: {err.strerror}") from None
+    try:
+        if force and path.exists():
+            keep(path, now)
+            os.replace(tmp, path)
+        else:
+            try:
+                _create(path, tmp, text)
+            except FileExistsError:
+                raise InputError(exists(path)) from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def _create(path: Path, tmp: Path, text: str) -> None:
+    """Create `path` from the complete `tmp`; FileExistsError if it exists (no overwrite, even in a
+    race). Where hard links are not supported, an exclusive create and write."""
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise
+    except OSError:
+        with open(path, "x") as out:
+            out.write(text)
+
+
+def keep(path: Path, now: datetime) -> Path:
+    """Hard-link the existing file to <name>.<UTC time>[.k] (a copy where links are not supported)."""
+    stamp = utc_stamp(now)
+    for k in itertools.count():
+        backup = path.with_name(f"{path.name}.{stamp}" + (f".{k}" if k else ""))
+        try:
+            os.link(path, backup)
+            return backup
+        except FileExistsError:
+            continue
+        except OSError:
+            data = textfile.read_bytes(path, "file to keep")  # read before the backup exists: none left empty
+            try:
+                with open(backup, "xb") as out:
+                    out.write(data)
+                return backup
+            except FileExistsError:
+                continue
+    raise AssertionError("unreachable")
