@@ -1,7 +1,7 @@
 """Run directories and what exactly was run.
 
-Every `reframe` invocation writes into one fresh run directory under results/runs/ (or the one named
-by SCALEBENCH_RUN_DIR): report.json, perflogs/, reframe.log, output/ (kept benchmark outputs),
+Every `reframe` invocation writes into one fresh run directory under results/runs/ (results/ is the
+clone's, or SCALEBENCH_RESULTS; SCALEBENCH_RUN_DIR names the run directory itself): report.json, perflogs/, reframe.log, output/ (kept benchmark outputs),
 stage/, and provenance.json (which scalebench, on which host, with which arguments). Nothing already
 in results/ is rewritten.
 """
@@ -37,8 +37,19 @@ def _check_run_path(where: str, path: Path) -> Path:
 def new_run_dir(results: Path | None = None) -> Path:
     """A run directory name no other run can take (UTC time, host, pid); not created here."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    results = _check_run_path("results directory", results or paths.RESULTS)
+    results = _check_run_path("results directory", results or results_root())
     return results / "runs" / f"{stamp}-{socket.gethostname()}-{os.getpid()}"
+
+
+def results_root() -> Path:
+    """The results directory this invocation writes under: the parent of runs/ of SCALEBENCH_RUN_DIR,
+    else SCALEBENCH_RESULTS, else results/ of the clone. ReFrame's results database lives there,
+    beside the run directories."""
+    given = os.environ.get("SCALEBENCH_RUN_DIR")
+    if not given:
+        return Path(os.environ.get("SCALEBENCH_RESULTS") or paths.RESULTS).resolve()
+    run = Path(given).resolve()
+    return run.parent.parent if run.parent.name == "runs" else run.parent
 
 
 def claim_run_dir() -> Path:

@@ -12,6 +12,7 @@ import os
 import re
 import shlex
 import string
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -338,10 +339,37 @@ def site_systems(path: Path) -> dict[str, Any]:
     return {"systems": [system], "environments": stacks}
 
 
-def load_site(path: Path) -> dict[str, Any]:
-    """A ReFrame site configuration from a site file, writing into this invocation's run directory."""
+# ReFrame options that only read its results database: no run directory for them.
+DATABASE_QUERIES = ("--list-stored-sessions", "--list-stored-testcases", "--describe-stored-sessions",
+                    "--describe-stored-testcases", "--performance-compare", "--delete-stored-sessions")
+
+
+def database_query(argv: list[str]) -> bool:
+    """Whether a reframe command line only queries the results database (runs no test)."""
+    return any(arg.split("=")[0] in DATABASE_QUERIES for arg in argv)
+
+
+def storage_config(root: Path) -> list[dict[str, Any]]:
+    """ReFrame's results database in the results directory: --list-stored-sessions and
+    --performance-compare then see every run written there."""
+    return [{"enable": True, "sqlite_db_file": str(root / "reframe.db")}]
+
+
+def load_site(path: Path, argv: list[str] | None = None) -> dict[str, Any]:
+    """A ReFrame site configuration from a site file, writing into this invocation's run directory
+    (a database query writes none: its log goes to the results directory's reframe-queries.log)."""
     config = site_systems(path)
-    run = rundir.claim_run_dir()
-    config["systems"][0].update(system_dirs(run))
-    config.update(logging=logging_config(run), general=general_config(run))
+    if database_query(sys.argv if argv is None else argv):
+        root = rundir.results_root()
+        root.mkdir(parents=True, exist_ok=True)
+        logging = logging_config(root)
+        logging[0]["handlers"][1]["name"] = str(root / "reframe-queries.log")
+        config["systems"][0].update(system_dirs(root / "queries"))
+        config.update(logging=logging, general=general_config(root / "queries"))
+    else:
+        run = rundir.claim_run_dir()
+        root = rundir.results_root()
+        config["systems"][0].update(system_dirs(run))
+        config.update(logging=logging_config(run), general=general_config(run))
+    config["storage"] = storage_config(root)
     return config
