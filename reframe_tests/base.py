@@ -4,6 +4,7 @@ output read once for sanity and performance.
 """
 import os
 import shlex
+from pathlib import Path
 
 import reframe as rfm
 import reframe.utility.sanity as sn
@@ -12,8 +13,9 @@ from reframe.core.builtins import run_after, run_before, variable
 from reframe.core.exceptions import ConfigError
 from reframe.core.runtime import runtime
 
-from scalebench import plan, programs, textfile
+from scalebench import paths, plan, programs, textfile
 from scalebench.errors import ScalebenchError
+from scalebench.results import references
 from scalebench.site.jobs import LeftOut
 from scalebench.site.partition import PartitionSpec, StackSpec
 
@@ -56,6 +58,8 @@ class ScalebenchCheck(rfm.RegressionTestPlugin):
     num_nodes = variable(int, value=0, loggable=True)
     stack = variable(str, value='', loggable=True)
     spack_lock = variable(str, value='', loggable=True)
+    # Where `scalebench references freeze` wrote the references this check is held to.
+    references_dir = variable(str, value=str(paths.SITE_CONFIGS / 'references'))
 
     def params(self):
         return {axis: getattr(self, axis) for axis in plan.CHECKS[self.catalog_name].axes}
@@ -155,6 +159,18 @@ class ScalebenchCheck(rfm.RegressionTestPlugin):
     def figures(self, result):
         """Figures known only from the output, {name: (value, unit)}; none by default."""
         return {}
+
+    @run_before('performance')
+    def set_references(self):
+        """The figures' references learned from accepted runs: one past its bound fails this stage."""
+        try:
+            learned = references.reference_for(self.current_system.name, self.current_partition.name,
+                                               self.current_environ.name, self.display_name,
+                                               Path(self.references_dir))
+        except ScalebenchError as err:
+            raise ConfigError(str(err)) from None
+        if learned:
+            self.reference.update({self.current_partition.fullname: dict(learned)})
 
     @run_before('performance')
     def from_outputs(self):

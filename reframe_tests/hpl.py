@@ -87,7 +87,7 @@ class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck):
         floor = self.efficiency_floor
         if floor is None:
             floor = thresholds.efficiency_floor(self.current_system.name, self.current_partition.name)
-        self.reference = {'*': {'efficiency': (100 * floor, 0, None, '%')}}
+        self.reference.update({'*': {'efficiency': (100 * floor, 0, None, '%')}})
 
     def parse_outputs(self, read):
         hpl = self.hpl_plan

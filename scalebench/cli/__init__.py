@@ -201,12 +201,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     from scalebench.cli.plan import add_plan_arguments
     from scalebench.cli.prepare import add_prepare_arguments
+    from scalebench.cli.references import add_references_arguments
     from scalebench.cli.tune import add_tune_arguments
 
     add_plan_arguments(sub)
     add_prepare_arguments(sub, OneLineParser)
 
     add_tune_arguments(sub)
+    add_references_arguments(sub)
 
     from scalebench.cli.spack import add_arguments as add_spack_arguments, cmd_spack_validate
 

@@ -1,0 +1,75 @@
+"""`scalebench references freeze`: performance references learned from accepted runs."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from scalebench import paths
+from scalebench.cli.common import EXIT_FAILED, EXIT_OK, path_arg, positive_int_arg
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text[:40]!r}") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be a share in [0, 1), e.g. 0.03 for 3%, got {value:g}")
+    return value
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text[:40]!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text[:40]!r}")
+    return value
+
+
+def cmd_references_freeze(args: argparse.Namespace) -> int:
+    """Refuse unless the runs pass acceptance; then write the system's reference file."""
+    from scalebench.results import acceptance, references, series
+    from scalebench.results.document import render_text
+    from scalebench.results.store import load
+
+    sessions, warnings, rows = load(args.results)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    verdicts = acceptance.evaluate(acceptance.load(Path(args.thresholds), rows), series.build(rows))
+    summary = acceptance.counts(verdicts)
+    if acceptance.failed(verdicts):
+        print(render_text([acceptance.verdict_table(verdicts)]).rstrip())
+        print(f"\nacceptance FAILED: {summary}; no references frozen (they are learned from accepted runs only)")
+        return EXIT_FAILED
+    method = references.Method(k=args.k, floor=args.floor, min_runs=args.min_runs)
+    path, learned, notes = references.freeze(
+        sessions, args.system, method=method, sources=args.results, directory=Path(args.references_dir),
+        accepted=f"PASSED against {args.thresholds}: {summary}", force=args.force)
+    figures = sum(len(f) for cases in learned.values() for f in cases.values())
+    cases = sum(len(cases) for cases in learned.values())
+    print(f"references of {args.system}: {figures} figures of {cases} cases, {method.describe()}")
+    for note in notes:
+        print(f"  left out: {note}")
+    print(f"Written: {path}")
+    return EXIT_OK
+
+
+def add_references_arguments(subparsers: Any) -> None:
+    refs = subparsers.add_parser("references", help="performance references learned from accepted runs")
+    sub = refs.add_subparsers(dest="references_command", required=True, parser_class=type(refs))
+    p = sub.add_parser("freeze", help="after an acceptance PASS, freeze every figure's reference for a system")
+    p.add_argument("results", nargs="+", type=path_arg, help="run directories, report files or results/")
+    p.add_argument("--system", required=True, help="the ReFrame system whose runs to learn from")
+    p.add_argument("--thresholds", default=str(paths.SITE_CONFIGS / "acceptance.yaml"), type=path_arg,
+                   help="acceptance thresholds the runs must pass (default site_configs/acceptance.yaml)")
+    p.add_argument("--k", type=_positive, default=3.0, help="bound = max(k x 1.4826 x MAD / median, floor); default 3")
+    p.add_argument("--floor", type=_share, default=0.03, help="the smallest bound, a share (default 0.03)")
+    p.add_argument("--min-runs", type=positive_int_arg, default=3, help="runs a figure needs (default 3)")
+    p.add_argument("--references-dir", default=str(paths.SITE_CONFIGS / "references"), type=path_arg,
+                   help="where <system>.yaml goes (default site_configs/references; the checks read it)")
+    p.add_argument("--force", action="store_true", help="replace an existing file (kept as <name>.<UTC time>)")
+    p.set_defaults(func=cmd_references_freeze)
