@@ -130,6 +130,20 @@ class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck):
 
 
 @rfm.simple_test
+class NodeHealthCheck(HPLCheck):
+    """hpcc on one whole node: HPL, DGEMM and STREAM. Run on every node with `--distribute=all`; then
+    `scalebench screen` names the nodes behind their peers."""
+
+    descr = 'One-node HPL, DGEMM and STREAM of a node, to screen every node'
+    catalog_name = 'NodeHealthCheck'
+    scale = parameter(['1_node'], loggable=True)
+
+    @performance_function('GB/s')
+    def stream_triad(self):
+        return self.result()[0].stream_triad_gbs
+
+
+@rfm.simple_test
 class HPLScalingCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck):
     descr = 'HPL speedup, parallel efficiency and Karp-Flatt serial fraction over the scales run'
     catalog_name = 'HPLScalingCheck'

@@ -14,7 +14,7 @@ from scalebench import loaders, paths
 from scalebench.errors import InputError
 from scalebench.validation import excerpt
 
-SECTIONS = ("hpl", "application", "microbenchmark")
+SECTIONS = ("hpl", "application", "microbenchmark", "screening")
 DIRECTIONS = ("higher", "lower", "none")
 CURVE_KINDS = ("bandwidth", "latency")
 # What a value of a figure may be (scalebench.results.records checks every case at ingest).

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from scalebench.apps.lammps import load_lammps_workloads
@@ -78,6 +78,16 @@ def hpl_series(partition: PartitionSpec) -> list[Scale]:
 
 def _plan_hpl(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
     plan = plan_hpl(partition, stack, params["scale"], settings.hpl)
+    return CasePlan(plan.job, plan)
+
+
+SCREEN_MIN_NODES = 3  # fewer nodes have no median to be behind
+
+
+def _plan_node_health(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
+    """hpcc on one node: HPL, DGEMM and STREAM of that node, whatever HPL binary the stack names."""
+    hpcc = replace(settings.hpl, binary=settings.hpl.binary or "hpcc", profile=settings.hpl.profile or "hpcc")
+    plan = plan_hpl(partition, stack, params["scale"], hpcc)
     return CasePlan(plan.job, plan)
 
 
@@ -158,6 +168,9 @@ CHECKS: dict[str, CheckSpec] = {spec.name: spec for spec in (
     CheckSpec("HPLCheck", ("scale",), ("hpl",), ("hpl",), _scales, _has_scale, _plan_hpl),
     CheckSpec("HPLTuneCheck", ("scale",), ("hpl",), ("hpl",), _fixed(scale=("1_node",)), _always, _plan_tuning,
               directory="reframe_tests/tuning"),
+    # Screening: run with --distribute, one case per node; no dependencies, so that works.
+    CheckSpec("NodeHealthCheck", ("scale",), ("hpcc",), ("hpl",), _fixed(scale=("1_node",)),
+              lambda p, params, settings: p.max_nodes >= SCREEN_MIN_NODES and _has_scale(p, params), _plan_node_health),
     CheckSpec("HPLScalingCheck", (), ("hpl",), ("hpl",), _fixed(),
               lambda partition, params, settings: len(hpl_series(partition)) >= 2, _plan_scaling),
     CheckSpec("LAMMPSCheck", ("scale", "workload", "scaling"), ("lammps",), (),

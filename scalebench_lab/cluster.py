@@ -48,6 +48,8 @@ MUNGE_SOCKET_DIR = Path("/run/munge")
 CMD_TIMEOUT = 15.0  # default for every subprocess call
 READY_TIMEOUT = 30.0
 SCANCEL_WAIT = 15.0
+CPU_CGROUP = Path("/sys/fs/cgroup/cpu")  # cgroup v1's cpu controller: what slow_node needs
+CFS_PERIOD_US = 100_000
 TERM_WAIT = 5.0
 KILL_WAIT = 3.0
 
@@ -622,18 +624,60 @@ def job_processes(state: State, job_id: str, **env: str) -> list[int]:
     return sorted(pid for pid in _all_pids() if all(_environ_has(pid, e) for e in entries) and is_alive(pid))
 
 
-def crash_node(state: State, node: str) -> list[int]:
-    """A node dying: SIGKILL its slurmd and every job process on it (each slurmstepd of ours whose
-    tasks run there, with those tasks). slurmctld is not told: it marks the node DOWN, and fails its
-    jobs, only when the node stops answering (SlurmdTimeout, see start). Returns the pids killed."""
+def _live_slurmd(state: State, node: str) -> int:
     daemon = [p for p in state.data["processes"] if p["role"] == f"slurmd {node}"
               and is_alive(p["pid"], p.get("starttime"))]
     if not daemon:
         raise ClusterError(f"node {node}: no live slurmd recorded in {state.path}")
+    return daemon[0]["pid"]
+
+
+def slow_node(state: State, node: str, cpus: float) -> Path:
+    """A node with less CPU than its peers, as a throttled or failing node has: its slurmd, and so
+    every job process it starts from now on, in a cgroup (v1 cpu controller) limited to `cpus` CPUs.
+    `stop` removes the group. Returns its directory."""
+    pid = _live_slurmd(state, node)
+    if not (CPU_CGROUP / "cgroup.procs").is_file():
+        raise ClusterError(f"slowing a node needs cgroup v1's cpu controller at {CPU_CGROUP}")
+    if not 0 < cpus <= machine_cpus():
+        raise ClusterError(f"cpus must be in (0, {machine_cpus()}], got {cpus}")
+    group = CPU_CGROUP / f"scalebench-{state.data['cluster_id']}-{node}"
+    try:
+        group.mkdir(exist_ok=True)
+        state.add_created("cpu_cgroup", str(group))
+        (group / "cpu.cfs_period_us").write_text(str(CFS_PERIOD_US))
+        (group / "cpu.cfs_quota_us").write_text(str(max(1000, round(cpus * CFS_PERIOD_US))))
+        (group / "cgroup.procs").write_text(str(pid))
+    except OSError as err:
+        raise ClusterError(f"cannot limit node {node} to {cpus} CPUs in {group}: {err.strerror}") from None
+    return group
+
+
+def _remove_cgroups(state: State) -> list[str]:
+    """Remove the cpu groups of slow_node (their processes are gone by now: any left go to the root)."""
+    errors = []
+    for created in (c for c in state.data["created"] if c["kind"] == "cpu_cgroup"):
+        group = Path(created["name"])
+        if not group.is_dir():
+            continue
+        try:
+            for pid in (group / "cgroup.procs").read_text().split():
+                (CPU_CGROUP / "cgroup.procs").write_text(pid)
+            group.rmdir()
+        except OSError as err:
+            errors.append(f"cannot remove {group}: {err.strerror}")
+    return errors
+
+
+def crash_node(state: State, node: str) -> list[int]:
+    """A node dying: SIGKILL its slurmd and every job process on it (each slurmstepd of ours whose
+    tasks run there, with those tasks). slurmctld is not told: it marks the node DOWN, and fails its
+    jobs, only when the node stops answering (SlurmdTimeout, see start). Returns the pids killed."""
+    slurmd = _live_slurmd(state, node)
     entry, on_node = f"{MARKER_ENV}={state.data['token']}".encode(), f"SLURMD_NODENAME={node}".encode()
     recorded = {p["pid"] for p in state.data["processes"]}
     pids = _all_pids()
-    victims = {daemon[0]["pid"]}
+    victims = {slurmd}
     for stepd in (pid for pid in pids if pid not in recorded and _environ_has(pid, entry)):
         tree = _with_descendants({stepd}, pids)
         if any(_environ_has(pid, on_node) for pid in tree - {stepd}):
@@ -721,6 +765,7 @@ def stop(directory: Path | str) -> bool:
     errors = []
     if left:
         errors.append("still alive after SIGKILL: " + ", ".join(f"{p['role']} pid {p['pid']}" for p in left))
+    errors += _remove_cgroups(state)
     for created in reversed(data["created"]):
         if created["kind"] != "netns":
             continue  # veths and the bridge live inside the namespaces and go with them

@@ -1,4 +1,5 @@
-"""Command line: `scalebench deck | peak | parse | report | accept | compare | run`.
+"""Command line: `scalebench deck | peak | parse | report | accept | compare | run | plan | prepare | tune |
+references | screen | spack`.
 
 Exit codes, the same for every command (README, "Exit codes"): 0 success; 1 the results or files were
 read and FAILED what was asked of them (acceptance, reframe's checks, spack validate's findings); 2 bad
@@ -202,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     from scalebench.cli.plan import add_plan_arguments
     from scalebench.cli.prepare import add_prepare_arguments
     from scalebench.cli.references import add_references_arguments
+    from scalebench.cli.screen import add_screen_arguments
     from scalebench.cli.tune import add_tune_arguments
 
     add_plan_arguments(sub)
@@ -209,6 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_tune_arguments(sub)
     add_references_arguments(sub)
+    add_screen_arguments(sub)
 
     from scalebench.cli.spack import add_arguments as add_spack_arguments, cmd_spack_validate
 

@@ -21,6 +21,7 @@ class HplOutcome:
     dgemm_ceiling_gflops: float | None  # hpcc: StarDGEMM x processes; None for xhpl
     kernels_used: str  # what OpenBLAS says it runs (OPENBLAS_VERBOSE=2)
     ceiling_warnings: str
+    stream_triad_gbs: float | None = None  # hpcc: StarSTREAM_Triad x processes (GB/s); None for xhpl
 
     @property
     def rmax_gflops(self) -> float | None:
@@ -59,11 +60,13 @@ def hpl_outcome(output: str, stderr: str, *, hpcc: bool, expected_cases: int, ta
         processes = summary.get("CommWorldProcs")
         star = summary.get("StarDGEMM_Gflops")
         dgemm = star * processes if isinstance(star, float) and isinstance(processes, int) else None
+        triad = summary.get("StarSTREAM_Triad")
+        stream = triad * processes if isinstance(triad, float) and isinstance(processes, int) else None
     else:
         hpl = parse_hpl(output)
         grids = {row.p * row.q for row in hpl.rows}
         processes = max(grids) if grids and (sweep or len(grids) == 1) else None
-        dgemm = None
+        dgemm = stream = None
     problems = list(hpl.problems(expected_cases=expected_cases))
     if processes is None or (processes > tasks if sweep else processes != tasks):
         problems.append(f"the program reports {processes} processes, {tasks} were launched (wrong MPI launcher?)")
@@ -74,4 +77,4 @@ def hpl_outcome(output: str, stderr: str, *, hpcc: bool, expected_cases: int, ta
                                                 flags["min_dgemm_over_rpeak"]).warnings)
     kernels = ",".join(sorted(set(blas.kernels_reported(stderr)))) or "not reported"
     return HplOutcome(hpl, tuple(problems), processes if isinstance(processes, int) else None, dgemm, kernels,
-                      warnings)
+                      warnings, stream)

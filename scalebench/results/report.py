@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from scalebench import paths
 from scalebench.errors import InputError, ResultsError
-from scalebench.results import acceptance, compare, regressions, series
+from scalebench.results import acceptance, compare, regressions, screening, series
 from scalebench.results.chart_worker import ChartWorker, draw_here
 from scalebench.results.document import (Block, Heading, Text, bullets, charts_of, render_html, render_markdown,
                                          render_text, table)
@@ -130,6 +130,7 @@ def build_document(sessions: Sequence[Session], warnings: Sequence[str], rows: S
         comparison = compare.compare(all_series, "stack")
         if any(len(group.values) > 1 for group in comparison.groups):  # some system ran several stacks
             blocks += compare.blocks(comparison, details=False)
+    blocks += screening.blocks(sessions)
     blocks += regressions.blocks(sessions)
     blocks += _failures(sessions)
     blocks += provenance_section(sessions)

@@ -23,14 +23,24 @@ def efficiency_floor(system: str, partition: str, path: Path | None = None) -> f
     raise InputError(f"{path}: no floor for {system}:{partition} and no '*' entry")
 
 
+# Each flag and the open-closed interval (low, high] it must lie in.
+REPORT_FLAGS = {
+    "min_hpl_over_dgemm": (0.0, 1.0),
+    "min_dgemm_over_rpeak": (0.0, 1.0),
+    "screen_z": (0.0, 1000.0),
+    "screen_min_deviation": (0.0, 1.0),
+    "screen_max_deviation": (0.0, 1.0),
+}
+
+
 def report_flags(path: Path | None = None) -> dict[str, float]:
     """Warning thresholds for reports (site_configs/report_flags.yaml)."""
     path = path or paths.SITE_CONFIGS / "report_flags.yaml"
     flags = loaders.load_yaml(path, "report flags") or {}
-    expected = {"min_hpl_over_dgemm", "min_dgemm_over_rpeak"}
-    if not isinstance(flags, dict) or set(flags) != expected:
-        raise InputError(f"{path}: expected exactly the keys {', '.join(sorted(expected))}")
+    if not isinstance(flags, dict) or set(flags) != set(REPORT_FLAGS):
+        raise InputError(f"{path}: expected exactly the keys {', '.join(sorted(REPORT_FLAGS))}")
     for key, value in flags.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
-            raise InputError(f"{path}: {key}: must be a fraction in (0, 1], got {excerpt(value)}")
+        low, high = REPORT_FLAGS[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not low < value <= high:
+            raise InputError(f"{path}: {key}: must be a number in ({low:g}, {high:g}], got {excerpt(value)}")
     return {k: float(v) for k, v in flags.items()}

@@ -1,6 +1,7 @@
 """scalebench.site.thresholds.efficiency_floor: the most specific key wins; bad data is a named error."""
 import pytest
 
+from scalebench import paths
 from scalebench.errors import InputError
 from scalebench.site import thresholds
 from scalebench.site.thresholds import efficiency_floor
@@ -62,12 +63,12 @@ def test_not_a_mapping_is_input_error(tmp_path):
 
 def test_report_flags_shipped_file_loads():
     flags = thresholds.report_flags()
-    assert set(flags) == {"min_hpl_over_dgemm", "min_dgemm_over_rpeak"}
-    assert all(0 < v <= 1 for v in flags.values())
+    assert set(flags) == set(thresholds.REPORT_FLAGS)
+    assert all(low < flags[key] <= high for key, (low, high) in thresholds.REPORT_FLAGS.items())
 
 
 def test_report_flags_typo_in_key_names_the_file(tmp_path):
     path = tmp_path / "flags.yaml"
-    path.write_text("min_hpl_over_dgem: 0.75\nmin_dgemm_over_rpeak: 0.5\n")
+    path.write_text((paths.SITE_CONFIGS / "report_flags.yaml").read_text().replace("min_hpl_over_dgemm", "min_hpl_over_dgem"))
     with pytest.raises(InputError, match="flags.yaml: expected exactly the keys"):
         thresholds.report_flags(path)

@@ -1,0 +1,56 @@
+"""Node screening on the throwaway Slurm cluster: NodeHealthCheck (hpcc on one node) runs on each of
+4 nodes with ReFrame's --distribute; one node has its slurmd, and so its jobs, held to a quarter of
+the CPU its peers get (a cgroup CPU quota, as a throttled node). `scalebench screen` must name that
+node, and only it, and the report must flag it.
+"""
+import subprocess
+
+import pytest
+
+from conftest import REPO, VENV_BIN, run_reframe
+from scalebench.results.store import ingest
+from scalebench_lab import cluster as lab
+from slurm_fixtures import slurm_cluster_factory  # noqa: F401
+
+pytestmark = pytest.mark.integration
+
+SLOW = "n3"
+
+
+@pytest.fixture(scope="module")
+def screened(slurm_cluster_factory, tmp_path_factory):  # noqa: F811
+    if not (lab.CPU_CGROUP / "cgroup.procs").is_file():
+        pytest.skip(f"needs cgroup v1's cpu controller at {lab.CPU_CGROUP} to slow a node")
+    state = slurm_cluster_factory(nodes=4, mode="loopback")
+    lab.slow_node(state, SLOW, cpus=lab.machine_cpus() / 4)
+    run_dir = tmp_path_factory.mktemp("screening") / "run"
+    env = state.client_env()
+    env["SCALEBENCH_SITE"] = str(REPO / "site_configs" / "sites" / "testcluster.yaml")
+    proc = run_reframe(run_dir, "-r", "-n", "NodeHealthCheck", "--distribute=all", "-S", "efficiency_floor=0",
+                       config="slurm.py", env=env, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    return run_dir
+
+
+def test_every_node_ran_one_case(screened):
+    sessions, warnings = ingest([screened])
+    assert warnings == []
+    cases = [c for c in sessions[0].cases if c.benchmark == "NodeHealthCheck"]
+    assert sorted(c.nodelist for c in cases) == ["n1", "n2", "n3", "n4"]
+    assert all(c.result == "pass" and c.figure("stream_triad") > 0 and c.figure("dgemm_ceiling") > 0 for c in cases)
+
+
+def test_screen_names_the_slow_node_and_only_it(screened):
+    proc = subprocess.run([str(VENV_BIN / "scalebench"), "screen", str(screened), "--hostlist"],
+                          capture_output=True, text=True, timeout=120)
+    assert (proc.returncode, proc.stdout) == (1, f"{SLOW}\n"), proc.stdout + proc.stderr
+
+
+def test_the_report_flags_it(screened, tmp_path):
+    proc = subprocess.run([str(VENV_BIN / "scalebench"), "report", str(screened), "--out", str(tmp_path / "r"),
+                           "--format", "md"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    section = (tmp_path / "r" / "report.md").read_text().split("## Node screening")[1].split("\n## ")[0]
+    assert f"Flagged: {SLOW}." in section
+    flagged = {line.split("|")[4].strip() for line in section.splitlines() if "FLAGGED" in line}
+    assert flagged == {SLOW}
