@@ -220,13 +220,13 @@ def _strong_rows(s: Series) -> list[tuple[Any, ...]]:
              fmt(scaling.karp_flatt(speedups[p], p, p0), ".3f"), s.runs[p]) for p, v in s.points.items()]
 
 
-def _improvement(base: Series, other: Series) -> tuple[str, str, str]:
+def _improvement(base: Series, other: Series) -> tuple[str, str, str, str]:
     try:
         result = scaling.stack_improvement(base.points, other.points, higher_is_better=base.higher_is_better)
     except InputError as err:
-        return "-", "-", str(err)
+        return "-", "-", "-", str(err)
     note = f"not measured by {other.key.stack} at {result.missing}" if result.missing else ""
-    return f"{result.at_peak:+.1%}", f"{result.mean_to_peak:+.1%}", note
+    return f"{result.at_peak:+.1%}", f"{result.mean_to_peak:+.1%}", f"{result.average_to_peak:+.1%}", note
 
 
 def _fom_panel(title: str, members: Sequence[Series]) -> Panel:
@@ -251,14 +251,15 @@ def _strong_group(title: str, members: Sequence[Series]) -> list[Block]:
         _fom_panel(title, members)))
     base_peak = peaks[base.key.stack][0]
     stacks = [(s.key.stack, f"{peaks[s.key.stack][1]:.2f}", at_label(s.axis, peaks[s.key.stack][0]),
-               *(_improvement(base, s) if s is not base else ("baseline", "baseline", "")),
+               *(_improvement(base, s) if s is not base else ("baseline", "baseline", "baseline", "")),
                _interconnect_value(speedups[base.key.stack], speedups[s.key.stack], base_peak)
                if s is not base else "baseline") for s in members]
     return [Heading(3, title), Figure(chart),
             table(("Stack", axis_label(base.axis), _ylabel(base), "Speedup", "Parallel efficiency", "Karp-Flatt",
                    "Runs"), [row for s in members for row in _strong_rows(s)]),
             table(("Stack", "Peak speedup", "At", f"Improvement over {base.key.stack} at its peak",
-                   "Mean improvement up to that peak", "Note",
+                   "Mean improvement up to that peak (geometric)",
+                   "Average % up to that peak (the study's: arithmetic mean)", "Note",
                    f"Interconnect value: processes saved for {base.key.stack}'s peak speedup"), stacks)]
 
 

@@ -229,6 +229,7 @@ def test_stack_improvement_at_and_up_to_the_baseline_peak():
     # (the arithmetic mean would say 0.41667; p=8, beyond the peak, is not averaged)
     assert result.mean_to_peak == approx(2.5 ** (1 / 3) - 1)
     assert result.mean_to_peak == approx(0.357209, abs=1e-6)
+    assert result.average_to_peak == approx((0 + 1 + 0.25) / 3)  # the study's "Average %": 41.7%
     assert result.counts == (1, 2, 4)
     assert result.missing == ()
 
@@ -239,6 +240,7 @@ def test_stack_improvement_gain_and_loss_of_the_same_factor_cancel():
     result = stack_improvement({1: 100.0, 2: 60.0}, {1: 50.0, 2: 120.0})
     assert result.p_peak == 2
     assert result.mean_to_peak == approx(0.0, abs=1e-12)
+    assert result.average_to_peak == approx(0.25)  # the arithmetic mean is biased toward the gain
 
 
 def test_stack_improvement_skips_and_lists_counts_the_other_stack_lacks():
