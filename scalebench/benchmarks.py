@@ -12,7 +12,7 @@ from typing import Iterable, Mapping
 
 from scalebench import loaders, paths
 from scalebench.errors import InputError
-from scalebench.validation import excerpt
+from scalebench.validation import excerpt, is_number
 
 SECTIONS = ("hpl", "application", "microbenchmark", "screening")
 DIRECTIONS = ("higher", "lower", "none")
@@ -30,6 +30,7 @@ class FigureSpec:
     label: str
     kind: str | None = None  # bandwidth | latency: a point-to-point curve (n1/2, latency surprise)
     range: str = "any"  # positive | non_negative | any; in % also at most 100
+    maximum: float | None = None  # the largest value that can be (registry `max`; default 100 in %)
 
 
 @dataclass(frozen=True)
@@ -87,8 +88,9 @@ def _entry(name: str, entry: object, where: str) -> Benchmark:
     parsed = {}
     for figure, spec in figures.items():
         spec = spec or {}
-        if not isinstance(spec, dict) or set(spec) - {"direction", "label", "kind", "range"}:
-            raise InputError(f"{where}.figures.{figure}: expected direction, label and optionally kind and range")
+        if not isinstance(spec, dict) or set(spec) - {"direction", "label", "kind", "range", "max"}:
+            raise InputError(f"{where}.figures.{figure}: expected direction, label and optionally kind, range "
+                             f"and max")
         direction = _choice(spec.get("direction"), DIRECTIONS, f"{where}.figures.{figure}.direction")
         figure_kind = spec.get("kind", kind if figure == fom else None)
         if figure_kind is not None:
@@ -96,8 +98,11 @@ def _entry(name: str, entry: object, where: str) -> Benchmark:
         # Rates and times are positive unless the registry says otherwise.
         value_range = _choice(spec.get("range", "any" if direction == "none" else "positive"), RANGES,
                               f"{where}.figures.{figure}.range")
+        maximum = spec.get("max")
+        if maximum is not None and (not is_number(maximum) or maximum <= 0):
+            raise InputError(f"{where}.figures.{figure}.max: must be a positive number, got {excerpt(maximum)}")
         parsed[str(figure)] = FigureSpec(str(figure), direction, str(spec.get("label") or figure), figure_kind,
-                                         value_range)
+                                         value_range, None if maximum is None else float(maximum))
     if fom is not None:
         _choice(fom, parsed, f"{where}.fom")
     time = entry.get("time")

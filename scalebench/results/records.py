@@ -226,8 +226,9 @@ def bounds(bench: Benchmark, name: str, unit: str) -> tuple[float, bool, float, 
             kind = "non_negative"
         low, included, words = _LOW[kind]
         high = math.inf
-        if figure is not None and unit == "%":
-            high, words = 100.0, f"{words} and at most 100"
+        if figure is not None and (unit == "%" or figure.maximum is not None):
+            high = figure.maximum if figure.maximum is not None else 100.0
+            words = f"{words} and at most {high:g}"
             if low < 0:
                 low, included = 0.0, True
         found = _bounds_cache[key] = (low, included, high, words)

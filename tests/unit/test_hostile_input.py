@@ -13,6 +13,7 @@ import pytest
 import reframe_reports as rr
 from scalebench.cli import main
 from scalebench.parse import parse_text
+from scalebench.results.store import ingest
 from scalebench.validation import C_INT_MAX
 
 SCALEBENCH = Path(sys.executable).with_name("scalebench")
@@ -300,11 +301,21 @@ def test_osu_row_cut_mid_number_is_not_read_as_a_value():
 
 # --- 5. impossible values reached the reports and verdicts -------------------------------------------
 
+def test_an_efficiency_past_100_percent_of_nominal_rpeak_is_kept(tmp_path):
+    """Rpeak is at the nominal clock, and a turbo clock beats it: 101% is a measurement, not a typo."""
+    case = rr.testcase("HPLCheck", {"rmax": (64.5, "Gflop/s"), "efficiency": (100.8, "%")},
+                       params={"scale": "1_core"}, num_nodes=1, num_tasks=1)
+    rr.write_run(tmp_path / "r", "turbo", [case])
+    sessions, warnings = ingest([tmp_path / "r"])
+    assert warnings == [] and sessions[0].cases[0].figure("efficiency") == 100.8
+
+
 @pytest.mark.parametrize("label, figures, counts", [
     ("Rpeak 0", {"rmax": (45.7, "Gflop/s"), "rpeak_gflops": (0.0, "Gflop/s")}, {}),
     ("Rpeak -64", {"rmax": (45.7, "Gflop/s"), "rpeak_gflops": (-64.0, "Gflop/s")}, {}),
     ("efficiency -50%", {"rmax": (45.7, "Gflop/s"), "efficiency": (-50.0, "%")}, {}),
     ("efficiency 1e300%", {"rmax": (45.7, "Gflop/s"), "efficiency": (1e300, "%")}, {}),
+    ("efficiency 250%", {"rmax": (45.7, "Gflop/s"), "efficiency": (250.0, "%")}, {}),
     ("Rmax 0", {"rmax": (0.0, "Gflop/s")}, {}),
     ("nodes -1", {"rmax": (45.7, "Gflop/s")}, {"num_nodes": -1}),
     ("nodes 1e30", {"rmax": (45.7, "Gflop/s")}, {"num_nodes": 1e30}),
