@@ -30,6 +30,12 @@ def _positive(text: str) -> float:
     return value
 
 
+def _warn(warnings: list[str]) -> None:
+    """Printed once the command has an answer: an error stays one line."""
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+
+
 def cmd_references_freeze(args: argparse.Namespace) -> int:
     """Refuse unless the runs pass acceptance; then write the system's reference file."""
     from scalebench.results import acceptance, references, series
@@ -37,11 +43,10 @@ def cmd_references_freeze(args: argparse.Namespace) -> int:
     from scalebench.results.store import load
 
     sessions, warnings, rows = load(args.results)
-    for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
     verdicts = acceptance.evaluate(acceptance.load(Path(args.thresholds), rows), series.build(rows))
     summary = acceptance.counts(verdicts)
     if acceptance.failed(verdicts):
+        _warn(warnings)
         print(render_text([acceptance.verdict_table(verdicts)]).rstrip())
         print(f"\nacceptance FAILED: {summary}; no references frozen (they are learned from accepted runs only)")
         return EXIT_FAILED
@@ -49,6 +54,7 @@ def cmd_references_freeze(args: argparse.Namespace) -> int:
     path, learned, notes = references.freeze(
         sessions, args.system, method=method, sources=args.results, directory=Path(args.references_dir),
         accepted=f"PASSED against {args.thresholds}: {summary}", force=args.force)
+    _warn(warnings)
     figures = sum(len(f) for cases in learned.values() for f in cases.values())
     cases = sum(len(cases) for cases in learned.values())
     print(f"references of {args.system}: {figures} figures of {cases} cases, {method.describe()}")

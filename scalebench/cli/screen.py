@@ -16,14 +16,12 @@ def cmd_screen(args: argparse.Namespace) -> int:
     from scalebench.results.store import ingest
 
     sessions, warnings = ingest(args.results)
-    for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
     found, notes = screening.screens(sessions)
-    for note in notes:
-        print(f"note: {note}", file=sys.stderr)
     if not found:
         raise InputError(f"no {screening.SCREENING_CHECK} results of 3 or more nodes under the given paths: run "
                          f"`reframe ... -n {screening.SCREENING_CHECK} --distribute=all -r` first")
+    for line in [f"warning: {w}" for w in warnings] + [f"note: {n}" for n in notes]:
+        print(line, file=sys.stderr)
     nodes = screening.flagged_nodes(found)
     if args.hostlist:
         print(screening.hostlist(nodes))

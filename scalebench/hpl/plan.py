@@ -52,6 +52,8 @@ class HplSettings:
         for name in ("fixed_n", "nb", "threads_per_rank", "ranks_per_node", "trials"):
             if getattr(self, name) is not None:
                 require_positive(name, getattr(self, name))
+        if self.trials is not None and self.trials > deck.HPL_MAX_PARAM:
+            raise InputError(f"trials: {self.trials} solves; HPL.dat lists at most {deck.HPL_MAX_PARAM} Ns")
 
 
 @dataclass(frozen=True)

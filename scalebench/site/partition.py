@@ -27,7 +27,8 @@ class JobOptions:
     hyperthreads: bool = False  # False: --hint=nomultithread
 
     @classmethod
-    def from_site(cls, data: Any, where: str) -> JobOptions:
+    def from_site(cls, data: Any, where: str, node_memory: int | None = None) -> JobOptions:
+        """node_memory: the node's memory in bytes, which a job cannot ask more of."""
         if data is None:
             return cls()
         if not isinstance(data, Mapping):
@@ -40,7 +41,11 @@ class JobOptions:
                 raise InputError(f"{where}.{key}: must be true or false, got {data[key]!r}")
         memory = data.get("memory", "whole")
         if memory not in (None, "whole"):
-            memory = f"{parse_size(memory, f'{where}.memory') // 2**20}M"  # Slurm takes MiB
+            size = parse_size(memory, f"{where}.memory")
+            if size < 2**20 or (node_memory is not None and size > node_memory):
+                raise InputError(f"{where}.memory: {format_size(size)} is not between 1 MiB and the node's memory "
+                                 f"({format_size(node_memory) if node_memory else 'unknown'}); 'whole' asks for all of it")
+            memory = f"{size // 2**20}M"  # Slurm takes MiB (and reads 0 as the whole node)
         return cls(data.get("exclusive", True), memory, data.get("hyperthreads", False))
 
     def to_json(self) -> dict[str, Any]:
@@ -139,7 +144,8 @@ class PartitionSpec:
                 features=tuple(features), rpeak_derivation=tuple(extras.get("rpeak_derivation", ())),
                 time_limit_s=extras.get("time_limit_s"), max_time_limit_s=extras.get("max_time_limit_s"),
                 scale_spec=ScaleSpec.from_site(extras.get("scales"), f"{where}.scales"),
-                job_options=JobOptions.from_site(extras.get("job_options"), f"{where}.job_options"),
+                job_options=JobOptions.from_site(extras.get("job_options"), f"{where}.job_options",
+                                                 parse_size(extras["memory_per_node"], f"{where}.memory_per_node")),
                 gpus=GpuSpec.from_site(extras.get("gpus"), f"{where}.gpus"),
                 hpl={key[len("hpl_"):]: value for key, value in extras.items() if key.startswith("hpl_")})
         except KeyError as err:

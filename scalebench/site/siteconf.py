@@ -161,7 +161,8 @@ def _partition(part: dict[str, Any], where: str, stacks: set[str]) -> dict[str, 
         "clock_ghz": inputs.clock_ghz, "flops_per_cycle": inputs.flops_per_cycle,
         "rpeak_derivation": list(inputs.derivation),
         "scales": ScaleSpec.from_site(part.get("scales"), f"{where}.scales").to_json(),
-        "job_options": JobOptions.from_site(part.get("job_options"), f"{where}.job_options").to_json(),
+        "job_options": JobOptions.from_site(part.get("job_options"), f"{where}.job_options",
+                                            parse_size(memory, f"{where}.memory_per_node")).to_json(),
     }
     for key in ("time_limit", "max_time_limit_s"):
         if part.get(key) is not None:

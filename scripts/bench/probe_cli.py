@@ -550,7 +550,44 @@ def class8_freeze(b: Builder) -> None:
                                                      "--decks-dir", b.out()], "error")
 
 
-CLASSES = (class1_not_regular, class1_other_commands, class2_random_bytes, class2_structures, class2_long_arguments,
+def class_references_and_screen(b: Builder) -> None:
+    """`references freeze` and `screen`: every hostile path, value and results directory is named."""
+    paths = hostile.special_paths(b.root / "special")
+    results = b.results([])
+    thresholds = b.file("t.yaml", "criteria:\n  - {benchmark: HPLCheck, figure: efficiency, min: 50%}\n")
+    words = ("not a regular file", "a directory", "no file or directory name", "cannot read", "does not exist",
+             "is not a file")
+    for what, path in paths.items():
+        b.add("1", f"references freeze: {what} as thresholds", ["references", "freeze", results, "--system",
+              "cluster", "--thresholds", path, "--references-dir", b.out()], "error", words=words)
+        if what != "directory":
+            b.add("1", f"references freeze: {what} as results", ["references", "freeze", path, "--system",
+                  "cluster", "--references-dir", b.out()], "error", words=words)
+            b.add("1", f"screen: {what} as results", ["screen", path], "error", words=words)
+    for flag, value in (("--k", "nan"), ("--k", "inf"), ("--k", "-1"), ("--floor", "1"), ("--floor", "x"),
+                        ("--min-runs", "0"), ("--min-runs", hostile.HUGE_INTS[0]), ("--system", "../etc"),
+                        ("--system", "a b"), ("--system", "")):
+        b.add("6", f"references freeze {flag} {value[:12]!r}", ["references", "freeze", results, "--thresholds",
+              thresholds, "--references-dir", b.out(), *(["--system", "cluster"] if flag != "--system" else []),
+              flag, value], "error")
+    # three good runs, so only the hostile part can fail
+    repeated = b.results([])
+    for i in range(2):
+        rr.write_run(Path(repeated), f"again{i}", [rr.testcase("HPLCheck", {"rmax": (900.0 + i, "Gflop/s")},
+                                                               params={"scale": "1_nodes"}, num_nodes=1, num_tasks=2)])
+    b.add("5", "references freeze: too few runs of most cases", ["references", "freeze", repeated, "--system",
+          "cluster", "--thresholds", thresholds, "--references-dir", b.out()], ("ok", "error"))
+    b.add("5", "references freeze: no such system", ["references", "freeze", repeated, "--system", "nosuch",
+          "--thresholds", thresholds, "--references-dir", b.out()], "error", words=("is the system name right",))
+    for label, figures in hostile.IMPOSSIBLE_FIGURES:
+        bad = b.results([rr.testcase("HPLCheck", figures, params={"scale": "1_nodes"}, num_nodes=1, num_tasks=2)],
+                        name="bad")
+        b.add("5", f"screen: {label}", ["screen", bad], "error", words=("no NodeHealthCheck results",))
+        b.add("5", f"references freeze: {label}", ["references", "freeze", bad, "--system", "cluster",
+              "--thresholds", thresholds, "--references-dir", b.out()], "error")
+
+
+CLASSES = (class_references_and_screen, class1_not_regular, class1_other_commands, class2_random_bytes, class2_structures, class2_long_arguments,
            class3_spack,
            class4_rows_and_cuts, class5_reports,
            class6_numbers, class7_messages, class8_freeze)

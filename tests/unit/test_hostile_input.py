@@ -455,3 +455,20 @@ def test_freeze_force_onto_a_directory_leaves_no_backup(tmp_path, capsys):
                          "--decks-dir", str(tmp_path / "decks"), "--force")
     assert status == 2 and "p.yaml: not a regular file, so no frozen deck to replace" in one_error_line(err)
     assert sorted(p.name for p in (tmp_path / "decks" / "s").iterdir()) == ["p.yaml"]
+
+
+def test_a_job_asking_more_memory_than_its_node_has_is_refused():
+    from scalebench.errors import InputError
+    from scalebench.site.partition import JobOptions
+
+    with pytest.raises(InputError, match="not between 1 MiB and the node's memory"):
+        JobOptions.from_site({"memory": "99999999999999999TiB"}, "p.job_options", 768 * 2**30)
+    assert JobOptions.from_site({"memory": "700GiB"}, "p.job_options", 768 * 2**30).memory == f"{700 * 1024}M"
+
+
+def test_more_trials_than_hpl_dat_lists_is_refused():
+    from scalebench.errors import InputError
+    from scalebench.hpl.plan import HplSettings
+
+    with pytest.raises(InputError, match="at most 20"):
+        HplSettings(trials=99999999999999999999)
