@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import Any, Callable
 
 from scalebench.validation import excerpt, printable
 
@@ -45,6 +45,20 @@ def positive_int_arg(text: str) -> int:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be positive, got {value}")
     return value
+
+
+def float_arg(low: float, high: float, meaning: str, low_included: bool = False) -> Callable[[str], float]:
+    """argparse type for a number with low < value < high (low <= value with low_included); `meaning`
+    says what it is."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {excerpt(text)}") from None
+        if not (low <= value if low_included else low < value) or not value < high:
+            raise argparse.ArgumentTypeError(f"must be {meaning}, got {excerpt(text)}")
+        return value
+    return parse
 
 
 def add_geometry_arguments(parser: argparse.ArgumentParser) -> None:

@@ -2,32 +2,13 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import Any
 
 from scalebench import paths
-from scalebench.cli.common import EXIT_FAILED, EXIT_OK, path_arg, positive_int_arg
-
-
-def _share(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text[:40]!r}") from None
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f"must be a share in [0, 1), e.g. 0.03 for 3%, got {value:g}")
-    return value
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text[:40]!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text[:40]!r}")
-    return value
+from scalebench.cli.common import EXIT_FAILED, EXIT_OK, float_arg, path_arg, positive_int_arg
 
 
 def _warn(warnings: list[str]) -> None:
@@ -72,8 +53,8 @@ def add_references_arguments(subparsers: Any) -> None:
     p.add_argument("--system", required=True, help="the ReFrame system whose runs to learn from")
     p.add_argument("--thresholds", default=str(paths.SITE_CONFIGS / "acceptance.yaml"), type=path_arg,
                    help="acceptance thresholds the runs must pass (default site_configs/acceptance.yaml)")
-    p.add_argument("--k", type=_positive, default=3.0, help="bound = max(k x 1.4826 x MAD / median, floor); default 3")
-    p.add_argument("--floor", type=_share, default=0.03, help="the smallest bound, a share (default 0.03)")
+    p.add_argument("--k", type=float_arg(0, math.inf, "a positive number"), default=3.0, help="bound = max(k x 1.4826 x MAD / median, floor); default 3")
+    p.add_argument("--floor", type=float_arg(0, 1, "a share in [0, 1), e.g. 0.03 for 3%", low_included=True), default=0.03, help="the smallest bound, a share (default 0.03)")
     p.add_argument("--min-runs", type=positive_int_arg, default=3, help="runs a figure needs (default 3)")
     p.add_argument("--references-dir", default=str(paths.SITE_CONFIGS / "references"), type=path_arg,
                    help="where <system>.yaml goes (default site_configs/references; the checks read it)")
