@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, require_tools, run_reframe
+from conftest import REPO, require_cores, require_tools, run_reframe
 from scalebench_lab import cluster
 from slurm_fixtures import slurm_cluster_factory  # noqa: F401  (fixture)
 
@@ -155,6 +155,7 @@ def test_netns_mpi_hello_across_two_nodes(netns, hello):
 def test_netpipe_between_two_netns_nodes_sees_the_shaped_link(netns, tmp_path):
     """The interconnect check across nodes through Slurm: two hosts, and the 100 Mbit/s link's ceiling."""
     require_tools("NPopenmpi")
+    require_cores(2)  # two ranks polling on one core would measure the scheduler's time slices, not the link
     run_dir = tmp_path / "run"
     env = netns.client_env()
     env["SCALEBENCH_SITE"] = str(REPO / "site_configs" / "sites" / "testcluster-netns.yaml")
