@@ -5,7 +5,7 @@ Run (root, cgroup v1 cpu controller; the machine otherwise idle):
         [--slowdowns 0.03,0.05,0.08,0.12] [--case 'HPLCheck%scale=1_core$'] [--time-budget 4]
 
 1. runs the case --reference-runs times, checks acceptance (HPL efficiency >= 10%) and freezes
-   references with `scalebench references freeze` (median, bound max(3 x 1.4826 x MAD, 3%));
+   references with `scalebench references freeze` (median, bound max(3 sigma, 3%));
 2. runs it --clean-runs more times held to them: each failure is a false alarm;
 3. runs it once per slowdown s with the reframe process tree in a cgroup allowed (1 - s) of the
    case's CPUs (a real slowdown of the solve), and reports which figures ReFrame failed.
