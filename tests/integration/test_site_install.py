@@ -37,6 +37,7 @@ SITE_COMMANDS = [
     ("reframe --version", "4.10.4"),
     ("scalebench spack validate", "no findings"),
     ("scalebench deck --nodes 2 --ranks-per-node 4 --memory-per-node 8GiB --json", '"ranks": 8'),
+    ("scalebench plan site_configs/sites/example.yaml", "case(s) planned"),
 ]
 
 
