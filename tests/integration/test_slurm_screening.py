@@ -1,6 +1,6 @@
 """Node screening on the throwaway Slurm cluster: NodeHealthCheck (hpcc on one node) runs on each of
 4 nodes with ReFrame's --distribute, one rank each; one node has its slurmd, and so its jobs, held to
-a quarter of the CPU its peers get (a cgroup CPU quota, as a throttled node). `scalebench screen` must name that
+40% of the CPU its peers get (a cgroup CPU quota, as a throttled node). `scalebench screen` must name that
 node, and only it, and the report must flag it.
 """
 import subprocess
@@ -22,13 +22,13 @@ def screened(slurm_cluster_factory, tmp_path_factory):  # noqa: F811
     if not (lab.CPU_CGROUP / "cgroup.procs").is_file():
         pytest.skip(f"needs cgroup v1's cpu controller at {lab.CPU_CGROUP} to slow a node")
     state = slurm_cluster_factory(nodes=4, mode="loopback")
-    lab.slow_node(state, SLOW, cpus=0.25)  # of the one CPU its one rank would use
+    lab.slow_node(state, SLOW, cpus=0.4)  # of the one CPU its one rank would use
     run_dir = tmp_path_factory.mktemp("screening") / "run"
     env = state.client_env()
     env["SCALEBENCH_SITE"] = str(REPO / "site_configs" / "sites" / "testcluster.yaml")
     # One rank per node: the nodes advertise the cores this process may use, perhaps only one.
     proc = run_reframe(run_dir, "-r", "-n", "NodeHealthCheck", "--distribute=all", "-S", "efficiency_floor=0",
-                       "-S", "ranks_per_node=1", config="slurm.py", env=env, timeout=900)
+                       "-S", "ranks_per_node=1", "-S", "time_budget_s=0.5", config="slurm.py", env=env, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     return run_dir
 

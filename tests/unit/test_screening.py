@@ -7,7 +7,7 @@ from scalebench.results.screening import flagged_nodes, hostlist, score, screens
 from scalebench.results.store import ingest
 from scalebench.site.thresholds import report_flags
 
-FLAGS = {"screen_z": 3.5, "screen_min_deviation": 0.03, "screen_max_deviation": 0.10}
+FLAGS = {"screen_z": 3.5, "screen_min_deviation": 0.03, "screen_max_deviation": 0.15}
 
 
 def health(node, rmax, triad, system="cluster"):
