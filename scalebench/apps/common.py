@@ -19,7 +19,7 @@ from typing import Any, Sequence
 from scalebench import loaders, paths
 from scalebench.errors import InputError
 from scalebench.textfile import file_key
-from scalebench.validation import require_count, require_positive
+from scalebench.validation import require_count
 
 INPUTS = paths.REPO_ROOT / "reframe_tests" / "inputs"
 

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 
 from scalebench import paths, textfile
 from scalebench.cli.common import add_geometry_arguments, path_arg, positive_int_arg, print_json
-from scalebench.errors import InputError, ParseError
+from scalebench.errors import ParseError
 from scalebench.hpl import deck
 from scalebench.hpl.deck import DeckRequest
 from scalebench.hpl.frozen import freeze

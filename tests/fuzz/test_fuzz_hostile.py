@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import math
 import random
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings

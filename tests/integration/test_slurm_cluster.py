@@ -5,7 +5,6 @@ Every subprocess has a timeout; clusters come from slurm_fixtures, whose finaliz
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
