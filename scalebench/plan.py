@@ -20,6 +20,7 @@ from scalebench.interconnect import microbench
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
 from scalebench.site.partition import PartitionSpec, StackSpec
 from scalebench.site.scales import SCALING_MODES, Scale, node_scale, scale_names, scaling_series
+from scalebench.site.thresholds import SCREEN_MIN_NODES
 
 OSU_PAIRS = (1, 2, 4)
 OSU_COLLECTIVES = ("osu_allreduce", "osu_alltoall", "osu_allgather")
@@ -79,9 +80,6 @@ def hpl_series(partition: PartitionSpec) -> list[Scale]:
 def _plan_hpl(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
     plan = plan_hpl(partition, stack, params["scale"], settings.hpl)
     return CasePlan(plan.job, plan)
-
-
-SCREEN_MIN_NODES = 3  # fewer nodes have no median to be behind
 
 
 def _plan_node_health(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
@@ -16,8 +16,6 @@ from scalebench.errors import InputError
 
 
 def utc_stamp(now: datetime) -> str:
-    from datetime import timezone
-
     return now.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
 
 

@@ -18,7 +18,8 @@ def cmd_screen(args: argparse.Namespace) -> int:
     sessions, warnings = ingest(args.results)
     found, notes = screening.screens(sessions)
     if not found:
-        raise InputError(f"no {screening.SCREENING_CHECK} results of 3 or more nodes under the given paths: run "
+        raise InputError(f"no {screening.SCREENING_CHECK} results of {screening.SCREEN_MIN_NODES} or more nodes "
+                         f"under the given paths: run "
                          f"`reframe ... -n {screening.SCREENING_CHECK} --distribute=all -r` first")
     for line in [f"warning: {w}" for w in warnings] + [f"note: {n}" for n in notes]:
         print(line, file=sys.stderr)

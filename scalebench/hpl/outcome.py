@@ -58,10 +58,12 @@ def hpl_outcome(output: str, stderr: str, *, hpcc: bool, expected_cases: int, ta
         hpl = parsed.hpl
         summary = parsed.last_summary or {}
         processes = summary.get("CommWorldProcs")
-        star = summary.get("StarDGEMM_Gflops")
-        dgemm = star * processes if isinstance(star, float) and isinstance(processes, int) else None
-        triad = summary.get("StarSTREAM_Triad")
-        stream = triad * processes if isinstance(triad, float) and isinstance(processes, int) else None
+
+        def node_total(per_process: str) -> float | None:  # hpcc's Star figures are per process
+            value = summary.get(per_process)
+            return value * processes if isinstance(value, float) and isinstance(processes, int) else None
+
+        dgemm, stream = node_total("StarDGEMM_Gflops"), node_total("StarSTREAM_Triad")
     else:
         hpl = parse_hpl(output)
         grids = {row.p * row.q for row in hpl.rows}

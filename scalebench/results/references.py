@@ -20,7 +20,7 @@ import yaml
 
 from scalebench import benchmarks, loaders, paths, writeonce
 from scalebench.errors import InputError, ScalebenchError
-from scalebench.results.records import Case, Session
+from scalebench.results.records import Session
 from scalebench.textfile import file_key
 from scalebench.validation import check_name, excerpt_text, is_number
 
@@ -65,13 +65,14 @@ class Method:
 
     def describe(self) -> str:
         return (f"median of at least {self.min_runs} runs; bound max({self.k:g} x sigma / median, "
-                f"{self.floor:.0%}), sigma = max({MAD_TO_SIGMA} x MAD, standard deviation), on the worse side (below for rates, above for times and latencies)")
+                f"{self.floor:.0%}), sigma = max({MAD_TO_SIGMA} x MAD, standard deviation), on the worse side "
+                f"(below for rates, above for times and latencies)")
 
 
-def direction(case: Case, figure: str) -> str:
+def direction(benchmark: str, figure: str) -> str:
     """higher | lower | none, from the benchmark registry (a sized figure as its curve)."""
-    bench = benchmarks.lookup(case.benchmark)
-    sized = benchmarks.split_sized(bench, figure) if bench.sized else None
+    bench = benchmarks.lookup(benchmark)
+    sized = benchmarks.split_sized(bench, figure)
     return bench.figure(sized[0] if sized else figure).direction
 
 
@@ -93,25 +94,24 @@ def derive(sessions: Iterable[Session], system: str, method: Method | None = Non
     """({partition:environ: {case name: {figure: Reference}}}, notes on what was left out) from the
     measured cases of `system`; figures without a direction, or with fewer runs than min_runs, are left out."""
     method = method or Method()
-    values: dict[tuple[str, str, str], dict[str, list[float]]] = {}
-    units: dict[tuple[str, str, str, str], str] = {}
-    sample: dict[tuple[str, str, str], Case] = {}
+    values: dict[tuple[str, str], dict[str, list[float]]] = {}  # (where, case) -> figure -> runs
+    units: dict[tuple[str, str, str], str] = {}
+    checks: dict[tuple[str, str], str] = {}  # (where, case) -> the check's class name
     for session in sessions:
         for case in session.cases:
             if case.system != system or not case.measured:
                 continue
-            key = (case_key(case.partition, case.environ), case_name(case.name), "")
-            sample[key] = case
+            key = (case_key(case.partition, case.environ), case_name(case.name))
+            checks[key] = case.benchmark
             for figure, (value, unit) in case.figures.items():
                 if is_number(value):
                     values.setdefault(key, {}).setdefault(figure, []).append(float(value))
-                    units[(*key[:2], figure, "")] = unit
+                    units[(*key, figure)] = unit
     learned: dict[str, dict[str, dict[str, Reference]]] = {}
     notes = []
-    for key, figures in sorted(values.items()):
-        where, name, _ = key
+    for (where, name), figures in sorted(values.items()):
         for figure, runs in sorted(figures.items()):
-            way = direction(sample[key], figure)
+            way = direction(checks[(where, name)], figure)
             if way == "none":
                 continue
             if len(runs) < method.min_runs:
@@ -126,7 +126,7 @@ def derive(sessions: Iterable[Session], system: str, method: Method | None = Non
             bound = max(method.k * spread, method.floor)
             lower, upper = (-bound, None) if way == "higher" else (None, bound)
             learned.setdefault(where, {}).setdefault(name, {})[figure] = Reference(
-                median, lower, upper, units[(where, name, figure, "")], len(runs), spread)
+                median, lower, upper, units[(where, name, figure)], len(runs), spread)
     return learned, notes
 
 

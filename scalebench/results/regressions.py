@@ -65,7 +65,7 @@ def blocks(sessions: Sequence[Session], level: int = 2) -> list[Block]:
     for entry in sorted(entries, key=lambda e: (not e.outside, e.case.system, e.case.partition, e.case.stack,
                                                 e.case.name, e.figure, e.case.session_start)):
         bench = benchmarks.lookup(entry.case.benchmark)
-        if bench.sized and benchmarks.split_sized(bench, entry.figure) and not entry.outside:
+        if benchmarks.split_sized(bench, entry.figure) and not entry.outside:
             curve_within += 1
             continue
         unit = entry.case.figures[entry.figure][1]

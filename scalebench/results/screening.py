@@ -16,7 +16,7 @@ from typing import Iterable, Mapping, Sequence
 from scalebench import benchmarks
 from scalebench.results.document import Block, Heading, Text, table
 from scalebench.results.records import Session
-from scalebench.site.thresholds import report_flags
+from scalebench.site.thresholds import SCREEN_MIN_NODES, report_flags
 from scalebench.validation import is_number
 
 SCREENING_CHECK = "NodeHealthCheck"
@@ -86,8 +86,9 @@ def screens(sessions: Iterable[Session], check: str = SCREENING_CHECK) -> tuple[
     out = []
     for (where, figure), by_node in sorted(found.items()):
         values = {node: statistics.median(v) for node, v in by_node.items()}
-        if len(values) < 3:
-            notes.append(f"{':'.join(where[:2])} {where[2]} {figure}: {len(values)} node(s), fewer than 3 to compare")
+        if len(values) < SCREEN_MIN_NODES:
+            notes.append(f"{':'.join(where[:2])} {where[2]} {figure}: {len(values)} node(s), fewer than "
+                         f"{SCREEN_MIN_NODES} to compare")
             continue
         if statistics.median(values.values()) <= 0:
             continue
@@ -117,7 +118,8 @@ def hostlist(nodes: Sequence[str]) -> str:
     parts = list(plain)
     for (prefix, width), numbers in groups.items():
         ranges = _ranges(sorted(set(numbers)), width)
-        parts.append(f"{prefix}{ranges[0]}" if ranges == [f"{numbers[0]:0{width}d}"] else f"{prefix}[{','.join(ranges)}]")
+        one_node = len(ranges) == 1 and "-" not in ranges[0]
+        parts.append(f"{prefix}{ranges[0]}" if one_node else f"{prefix}[{','.join(ranges)}]")
     return ",".join(sorted(parts, key=_natural))
 
 

@@ -43,8 +43,9 @@ class JobOptions:
         if memory not in (None, "whole"):
             size = parse_size(memory, f"{where}.memory")
             if size < 2**20 or (node_memory is not None and size > node_memory):
+                node = format_size(node_memory) if node_memory else "unknown"
                 raise InputError(f"{where}.memory: {format_size(size)} is not between 1 MiB and the node's memory "
-                                 f"({format_size(node_memory) if node_memory else 'unknown'}); 'whole' asks for all of it")
+                                 f"({node}); 'whole' asks for all of it")
             memory = f"{size // 2**20}M"  # Slurm takes MiB (and reads 0 as the whole node)
         return cls(data.get("exclusive", True), memory, data.get("hyperthreads", False))
 

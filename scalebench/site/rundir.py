@@ -1,9 +1,9 @@
 """Run directories and what exactly was run.
 
 Every `reframe` invocation writes into one fresh run directory under results/runs/ (results/ is the
-clone's, or SCALEBENCH_RESULTS; SCALEBENCH_RUN_DIR names the run directory itself): report.json, perflogs/, reframe.log, output/ (kept benchmark outputs),
-stage/, and provenance.json (which scalebench, on which host, with which arguments). Nothing already
-in results/ is rewritten.
+clone's, or SCALEBENCH_RESULTS; SCALEBENCH_RUN_DIR names the run directory itself): report.json,
+perflogs/, reframe.log, output/ (kept benchmark outputs), stage/, and provenance.json (which
+scalebench, on which host, with which arguments). Nothing already in results/ is rewritten.
 """
 from __future__ import annotations
 

@@ -39,7 +39,8 @@ def system_dirs(run: Path) -> dict[str, str]:
     return {"outputdir": str(run / "output"), "stagedir": str(run / "stage")}
 
 
-def logging_config(run: Path) -> list[dict[str, Any]]:
+def logging_config(run: Path, log: Path | None = None) -> list[dict[str, Any]]:
+    """Perflogs under run/perflogs, ReFrame's log in `log` (default run/reframe.log)."""
     case = "|".join(f"%(check_{name})s" for name in PERFLOG_CASE_FIELDS)
     perf = "|".join(f"%(check_perf_{name})s" for name in PERFLOG_PERF_FIELDS)
     provenance = "|".join(f"%(check_{name})s" for name in PERFLOG_PROVENANCE_FIELDS)
@@ -50,7 +51,7 @@ def logging_config(run: Path) -> list[dict[str, Any]]:
         "perflog_multiline": True,
         "handlers": [
             {"type": "stream", "name": "stdout", "level": "info", "format": "%(message)s"},
-            {"type": "file", "name": str(run / "reframe.log"), "level": "verbose",
+            {"type": "file", "name": str(log or run / "reframe.log"), "level": "verbose",
              "format": "[%(asctime)s] %(levelname)s: %(check_info)s: %(message)s", "append": True},
         ],
         "handlers_perflog": [{
@@ -363,14 +364,11 @@ def load_site(path: Path, argv: list[str] | None = None) -> dict[str, Any]:
     if database_query(sys.argv if argv is None else argv):
         root = rundir.results_root()
         root.mkdir(parents=True, exist_ok=True)
-        logging = logging_config(root)
-        logging[0]["handlers"][1]["name"] = str(root / "reframe-queries.log")
-        config["systems"][0].update(system_dirs(root / "queries"))
-        config.update(logging=logging, general=general_config(root / "queries"))
+        run, log = root / "queries", root / "reframe-queries.log"
     else:
         run = rundir.claim_run_dir()
-        root = rundir.results_root()
-        config["systems"][0].update(system_dirs(run))
-        config.update(logging=logging_config(run), general=general_config(run))
+        root, log = rundir.results_root(), None
+    config["systems"][0].update(system_dirs(run))
+    config.update(logging=logging_config(run, log), general=general_config(run))
     config["storage"] = storage_config(root)
     return config

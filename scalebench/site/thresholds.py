@@ -23,6 +23,8 @@ def efficiency_floor(system: str, partition: str, path: Path | None = None) -> f
     raise InputError(f"{path}: no floor for {system}:{partition} and no '*' entry")
 
 
+SCREEN_MIN_NODES = 3  # node screening: fewer nodes have no median to be behind
+
 # Each flag and the open-closed interval (low, high] it must lie in.
 REPORT_FLAGS = {
     "min_hpl_over_dgemm": (0.0, 1.0),
