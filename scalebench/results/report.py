@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from scalebench import paths
+from scalebench.benchmarks import provenance
 from scalebench.errors import InputError, ResultsError
 from scalebench.results import acceptance, compare, series
 from scalebench.results.chart_worker import ChartWorker, draw_here
@@ -85,9 +86,8 @@ def provenance_section(sessions: Sequence[Session]) -> list[Block]:
         for c in session.cases:
             if c.result != "skip":
                 cases.setdefault((f"{c.system}:{c.partition}", c.stack, c.benchmark), []).append(c)
-    software = [(*key, some(c.binary for c in cs), some(c.spec_hash for c in cs),
-                 some(c.provenance.get("deck_summary") for c in cs), some(c.nodelist for c in cs))
-                for key, cs in sorted(cases.items())]
+    columns = provenance().appendix
+    software = [(*key, *(some(c.recorded(f.name) for c in cs) for f in columns)) for key, cs in sorted(cases.items())]
     recorded: dict[str, list[str]] = {}  # provenance.json contents -> the runs that recorded them
     for session in sessions:
         if session.run_provenance:
@@ -103,7 +103,7 @@ def provenance_section(sessions: Sequence[Session]) -> list[Block]:
         table(("Run report", "Source", "Started", "Host", "ReFrame", "git describe", "Cases", "Wall (s)",
                "ReFrame overhead (s)", "Command line"), runs),
         Heading(3, "Binaries, software stacks, decks and nodes"),
-        table(("System", "Stack", "Benchmark", "Binary", "Spec/lock hash", "Decks", "Node lists"), software)]
+        table(("System", "Stack", "Benchmark", *(f.label for f in columns)), software)]
     if extra:
         out += [Heading(3, "provenance.json"), bullets(extra)]
     return out

@@ -68,7 +68,7 @@ class HplLine:
 
 
 def _hpl_key(case: Case) -> tuple[Any, ...]:
-    deck = case.provenance.get("hpl_deck") or {}
+    deck = case.recorded("hpl_deck") or {}
     n = deck.get("n") or case.figure("n")
     grid = f"{deck['p']} x {deck['q']}" if deck else ""
     return (f"{case.system}:{case.partition}", case.stack, str(case.params.get("scale", "")), case.num_nodes,
@@ -178,20 +178,20 @@ def _hpl_notes(lines: Sequence[HplLine]) -> list[Block]:
              "clock under load can exceed the nominal one, so DGEMM may exceed Rpeak. Repeated runs of one "
              "configuration are summarised by their median (Runs)."),
         Heading(3, "How N was chosen"),
-        bullets(sorted({f"{l.where} {l.stack} {l.scale}: {l.case.provenance.get('n_policy', 'unknown')}; "
-                        f"deck from {l.case.provenance.get('deck_source', 'unknown')}" for l in lines})),
+        bullets(sorted({f"{l.where} {l.stack} {l.scale}: {l.case.recorded('n_policy', 'unknown')}; "
+                        f"deck from {l.case.recorded('deck_source', 'unknown')}" for l in lines})),
         Heading(3, "BLAS kernel and Rpeak inputs"),
-        bullets(sorted({f"{l.where} {l.stack}: BLAS kernel {l.case.provenance.get('blas_kernel', 'unknown')}; "
-                        f"OpenBLAS reported: {l.case.provenance.get('blas_kernel_used', 'unknown')}" for l in lines})
-                + sorted({f"{l.where}: Rpeak from {l.case.provenance.get('rpeak_derivation', 'unknown')}"
+        bullets(sorted({f"{l.where} {l.stack}: BLAS kernel {l.case.recorded('blas_kernel', 'unknown')}; "
+                        f"OpenBLAS reported: {l.case.recorded('blas_kernel_used', 'unknown')}" for l in lines})
+                + sorted({f"{l.where}: Rpeak from {l.case.recorded('rpeak_derivation', 'unknown')}"
                           for l in lines})),
     ]
-    trials = sorted({f"{l.where} {l.stack} {l.scale}: {l.case.provenance['trial_gflops']} Gflop/s"
-                     for l in lines if len(str(l.case.provenance.get("trial_gflops") or "").split()) > 1})
+    trials = sorted({f"{l.where} {l.stack} {l.scale}: {l.case.recorded('trial_gflops')} Gflop/s"
+                     for l in lines if len(str(l.case.recorded("trial_gflops") or "").split()) > 1})
     if trials:
         out += [Heading(3, "Solves per run (Rmax is the best PASSED one)"), bullets(trials)]
-    ceiling = sorted({f"{l.case.name} on {l.where} ({l.stack}): {l.case.provenance['ceiling_warnings']}"
-                      for l in lines if l.case.provenance.get("ceiling_warnings")})
+    ceiling = sorted({f"{l.case.name} on {l.where} ({l.stack}): {l.case.recorded('ceiling_warnings')}"
+                      for l in lines if l.case.recorded("ceiling_warnings")})
     if ceiling:
         out += [Heading(3, "DGEMM ceiling warnings"), bullets(ceiling)]
     return out
