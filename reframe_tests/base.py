@@ -5,6 +5,7 @@ output read once for sanity and performance.
 import os
 import shlex
 from pathlib import Path
+import types
 
 import reframe as rfm
 import reframe.utility.sanity as sn
@@ -13,7 +14,7 @@ from reframe.core.builtins import run_after, run_before, variable
 from reframe.core.exceptions import ConfigError
 from reframe.core.runtime import runtime
 
-from scalebench import paths, plan, programs, textfile
+from scalebench import benchmarks, paths, plan, programs, textfile
 from scalebench.errors import ScalebenchError
 from scalebench.results import references
 from scalebench.site.jobs import LeftOut
@@ -49,15 +50,24 @@ def performance_functions(figures):
     return {name: sn.make_performance_function(lambda v=value: v, unit) for name, (value, unit) in figures.items()}
 
 
-class ScalebenchCheck(rfm.RegressionTestPlugin):
+_TYPES = {'str': str, 'int': int, 'list': list, 'dict': dict}
+
+
+def recorded(check):
+    """A plugin declaring the variables `check` records (base: every check), named and typed once, in
+    scalebench/data/provenance.yaml; loggable, so that the run report carries them."""
+    def declare(namespace):
+        for field in benchmarks.provenance().recorded_by(check):
+            kind = _TYPES[field.type]
+            namespace[field.name] = variable(kind, value=kind(), loggable=True)
+    return types.new_class(f'{check}Recorded', (rfm.RegressionTestPlugin,), exec_body=declare)
+
+
+class ScalebenchCheck(recorded('base')):
     """A check whose variants, partitions and jobs come from scalebench.plan.CHECKS[catalog_name]."""
 
     catalog_name = ''
 
-    # Recorded in every perflog line and report.
-    num_nodes = variable(int, value=0, loggable=True)
-    stack = variable(str, value='', loggable=True)
-    spack_lock = variable(str, value='', loggable=True)
     # Where `scalebench references freeze` wrote the references this check is held to.
     references_dir = variable(str, value=str(paths.SITE_CONFIGS / 'references'))
 

@@ -17,11 +17,11 @@ from scalebench.hpl.outcome import hpl_outcome
 from scalebench.hpl.plan import HplSettings
 from scalebench.site import thresholds
 
-from .base import ScalebenchCheck, scale_names, system_partitions
+from .base import ScalebenchCheck, recorded, scale_names, system_partitions
 
 
 @rfm.simple_test
-class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck):
+class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('HPLCheck')):
     descr = 'HPL Rmax and efficiency vs Rpeak, residual-checked'
     catalog_name = 'HPLCheck'
     scale = parameter(scale_names(), loggable=True)
@@ -39,19 +39,6 @@ class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck):
     decks_dir = variable(str, value=str(paths.HPL_DECKS))  # where frozen decks are looked up
     efficiency_floor = variable(float, type(None), value=None)  # None: site_configs/efficiency_floors.yaml
     trials = variable(int, type(None), value=None, loggable=True)  # solves of the deck; Rmax is the best
-
-    # Recorded in every perflog line and report.
-    deck_summary = variable(str, value='', loggable=True)
-    n_policy = variable(str, value='', loggable=True)
-    blas_kernel = variable(str, value='', loggable=True)
-    rpeak_derivation = variable(str, value='', loggable=True)
-    hpl_deck = variable(dict, value={})  # the deck as JSON, for reports
-    blas_kernel_used = variable(str, value='', loggable=True)  # what OpenBLAS says it runs
-    deck_source = variable(str, value='', loggable=True)  # frozen deck or the generic rules
-    idle_ranks = variable(int, value=0, loggable=True)
-    grid_reason = variable(str, value='', loggable=True)
-    ceiling_warnings = variable(str, value='', loggable=True)
-    trial_gflops = variable(str, value='', loggable=True)  # every PASSED solve, in run order
     output_description = 'no HPL result'
 
     def plan_settings(self):

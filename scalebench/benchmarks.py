@@ -1,6 +1,9 @@
-"""The benchmark registry (scalebench/data/benchmarks.yaml): which report section a check belongs to,
-its scaling axis, its figure of merit and which way each figure is better. Data, not code: a new
-check gets a report section by adding an entry."""
+"""The registry of figure and provenance names, data not code.
+
+scalebench/data/benchmarks.yaml: which report section a check belongs to, its scaling axis, its figure
+of merit and which way each figure is better; a new check gets a report section by adding an entry.
+scalebench/data/provenance.yaml: what a result records besides its figures, from which the perflog
+format, the checks' recorded variables, the ingest and the report's provenance columns derive."""
 from __future__ import annotations
 
 import difflib
@@ -21,6 +24,12 @@ CURVE_KINDS = ("bandwidth", "latency")
 RANGES = ("positive", "non_negative", "any")
 _ENTRY_KEYS = {"title", "section", "x", "fom", "figures", "kind", "sized", "series_params", "time", "weak", "suite"}
 _SIZED_NAME = re.compile(r"^(?P<figure>.+)_(?P<size>\d+)$")
+FIELD_TYPES = ("str", "int", "list", "dict")
+PERFLOG_PLACES = ("case", "provenance")
+_FIELD_KEYS = {"label", "type", "perflog", "check", "into", "from", "run"}
+# ReFrame's columns of one figure (check_perf_<name>), between a perflog line's case and provenance.
+PERFLOG_FIGURE_COLUMNS = ("perf_var", "perf_value", "perf_unit", "perf_ref", "perf_lower_thres", "perf_upper_thres",
+                          "perf_result")
 
 
 @dataclass(frozen=True)
@@ -72,12 +81,18 @@ def _choice(value: object, allowed: Iterable[str], where: str) -> str:
     return str(value)
 
 
-def _entry(name: str, entry: object, where: str) -> Benchmark:
+def _mapping(entry: object, keys: set[str], where: str) -> dict:
+    """An entry of a registry: a mapping of known keys."""
     if not isinstance(entry, dict):
         raise InputError(f"{where}: expected a mapping")
-    unknown = sorted(set(entry) - _ENTRY_KEYS)
+    unknown = sorted(set(entry) - keys)
     if unknown:
-        raise InputError(f"{where}.{unknown[0]}: unknown key{did_you_mean(unknown[0], _ENTRY_KEYS)}")
+        raise InputError(f"{where}.{unknown[0]}: unknown key{did_you_mean(unknown[0], keys)}")
+    return entry
+
+
+def _entry(name: str, entry: object, where: str) -> Benchmark:
+    entry = _mapping(entry, _ENTRY_KEYS, where)
     figures = entry.get("figures")
     if not isinstance(figures, dict) or not figures:
         raise InputError(f"{where}.figures: expected a mapping of figure names")
@@ -147,3 +162,94 @@ def split_sized(benchmark: Benchmark, figure: str) -> tuple[str, int] | None:
     if match is None or match["figure"] not in benchmark.figures:
         return None
     return match["figure"], int(match["size"])
+
+
+# --- provenance fields (scalebench/data/provenance.yaml) ---------------------------------------------
+
+@dataclass(frozen=True)
+class Field:
+    """A name a result records besides its figures."""
+
+    name: str
+    label: str
+    type: str  # str | int | list | dict
+    perflog: str | None = None  # case | provenance: a column of every perflog line
+    check: str | None = None  # base | a check class name: the check records it in a variable declared from here
+    into: str | None = None  # provenance | a Case field: where ingest keeps it
+    sources: tuple[str, ...] = ()  # the names it is read from, the first recorded wins; () = its own
+    run: bool = False  # also read from the run directory's provenance.json
+
+
+@dataclass(frozen=True)
+class Provenance:
+    fields: Mapping[str, Field]
+    appendix: tuple[Field, ...]  # the report's provenance columns
+    csv: tuple[tuple[str, Field], ...]  # (CSV column, field): the tidy CSV's provenance columns
+
+    def perflog_columns(self) -> tuple[str, ...]:
+        """The header of a scalebench perflog: the case's fields, the figure's, the provenance."""
+        def placed(where: str) -> tuple[str, ...]:
+            return tuple(f.name for f in self.fields.values() if f.perflog == where)
+        return (*placed("case"), *PERFLOG_FIGURE_COLUMNS, *placed("provenance"))
+
+    def in_provenance(self) -> tuple[str, ...]:
+        """Fields ingest copies into a case's provenance, by name."""
+        return tuple(f.name for f in self.fields.values() if f.into == "provenance")
+
+    def derived(self) -> tuple[Field, ...]:
+        """Fields read from other names (a Case field of their own)."""
+        return tuple(f for f in self.fields.values() if f.sources)
+
+    def recorded_by(self, check: str) -> tuple[Field, ...]:
+        """The variables `check` declares from here (base: every check)."""
+        return tuple(f for f in self.fields.values() if f.check == check)
+
+
+def _name_list(value: object, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
+        raise InputError(f"{where}: expected a list of names")
+    return tuple(value)
+
+
+def _field(name: str, entry: object, where: str) -> Field:
+    entry = _mapping(entry, _FIELD_KEYS, where)
+    label = entry.get("label")
+    if not isinstance(label, str) or not label:
+        raise InputError(f"{where}.label: expected the report's name for it")
+    perflog = entry.get("perflog")
+    for key in ("check", "into"):
+        if entry.get(key) is not None and not isinstance(entry[key], str):
+            raise InputError(f"{where}.{key}: {excerpt(entry[key])} is not a name")
+    if not isinstance(entry.get("run", False), bool):
+        raise InputError(f"{where}.run: expected true or false")
+    sources = _name_list(entry["from"], f"{where}.from") if "from" in entry else ()
+    if sources and (perflog or entry.get("check")):
+        raise InputError(f"{where}: a field read from other names is neither in the perflog nor declared by a check")
+    return Field(name, label, _choice(entry.get("type"), FIELD_TYPES, f"{where}.type"),
+                 None if perflog is None else _choice(perflog, PERFLOG_PLACES, f"{where}.perflog"),
+                 entry.get("check"), entry.get("into"), sources, entry.get("run", False))
+
+
+def load_provenance(path: Path | None = None) -> Provenance:
+    path = path or paths.PACKAGE_DATA / "provenance.yaml"
+    data = loaders.load_yaml(path, "provenance registry")
+    if not isinstance(data, dict) or not isinstance(data.get("fields"), dict) or not data["fields"]:
+        raise InputError(f"{path}: expected fields, a mapping of field names")
+    unknown = sorted(set(data) - {"fields", "appendix", "csv"})
+    if unknown:
+        raise InputError(f"{path}: {unknown[0]}: unknown key")
+    fields = {str(name): _field(str(name), entry, f"{path}: fields.{name}") for name, entry in data["fields"].items()}
+    appendix = tuple(fields[_choice(n, fields, f"{path}: appendix")]
+                     for n in _name_list(data.get("appendix"), f"{path}: appendix"))
+    csv = data.get("csv")
+    if not isinstance(csv, dict) or not csv:
+        raise InputError(f"{path}: csv: expected a mapping of CSV columns to fields")
+    return Provenance(fields, appendix,
+                      tuple((str(column), fields[_choice(name, fields, f"{path}: csv.{column}")])
+                            for column, name in csv.items()))
+
+
+@functools.lru_cache(maxsize=None)
+def provenance() -> Provenance:
+    """The packaged provenance registry, read once per process."""
+    return load_provenance()

@@ -10,11 +10,13 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from scalebench.benchmarks import provenance
+
 REAL_REPORT = Path(__file__).resolve().parent / "data" / "reframe" / "hpl_local_run_report.json"
-# Variables of the HPL check that another check would not have.
-_HPL_ONLY = ("hpl_deck", "deck_summary", "n_policy", "blas_kernel", "blas_kernel_used", "rpeak_derivation",
-             "hpl_binary", "deck_source", "ceiling_warnings", "efficiency_floor", "expected_efficiency", "fixed_n",
-             "memory_fraction", "nb", "time_budget_s", "threads_per_rank", "ranks_per_node", "scale")
+# Variables of the HPL check that another check would not have: what it records, and its knobs.
+_HPL_ONLY = (*(f.name for f in provenance().recorded_by("HPLCheck")), "hpl_binary", "efficiency_floor",
+             "expected_efficiency", "fixed_n", "memory_fraction", "nb", "time_budget_s", "threads_per_rank",
+             "ranks_per_node", "scale")
 MESSAGE_SIZES = tuple([0] + [2 ** k for k in range(23)])  # OSU's default progression, 0 B to 4 MiB
 
 

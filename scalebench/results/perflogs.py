@@ -8,8 +8,8 @@ from typing import Any, Sequence
 from scalebench import textfile
 from scalebench.errors import InputError
 from scalebench.loaders import REPORT_LIMIT
-from scalebench.results.records import (PROVENANCE_KEYS, Case, Session, check_case, count, number, params_from_name,
-                                        run_provenance, spec_hash)
+from scalebench.results.records import (PROVENANCE_KEYS, Case, Session, check_case, count, derived, number,
+                                        params_from_name, run_provenance)
 
 _REFERENCE_FIELDS = ("perf_ref", "perf_lower_thres", "perf_upper_thres")
 
@@ -67,8 +67,7 @@ def _case(rows: list[dict[str, str]], path: Path, run_provenance: dict[str, Any]
         result=first.get("result") or "unknown", fail_phase=None, fail_reason=None,
         figures=figures, references=references,  # type: ignore[arg-type]
         provenance={k: first[k] for k in PROVENANCE_KEYS if first.get(k) not in (None, "", "null")},
-        cores=num_tasks * cpus if num_tasks else None, nodelist=first.get("job_nodelist", ""),
-        spec_hash=spec_hash(first, run_provenance))
+        cores=num_tasks * cpus if num_tasks else None, **derived(first, run_provenance))
 
 
 def load_perflogs(run_dir: Path, files: Sequence[Path], warnings: list[str]) -> Session | None:

@@ -14,16 +14,15 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from scalebench import loaders
-from scalebench.benchmarks import Benchmark, lookup, split_sized
+from scalebench.benchmarks import Benchmark, lookup, provenance, split_sized
 from scalebench.errors import InputError
 from scalebench.validation import C_INT_MAX, FLOAT_INT_MAX, check_name, excerpt
 
-# Check variables copied into every case as provenance (when the check defines them).
-PROVENANCE_KEYS = ("deck_summary", "deck_source", "n_policy", "blas_kernel", "blas_kernel_used",
-                   "ceiling_warnings", "rpeak_derivation", "executable", "hpl_deck", "job_nodelist",
-                   "idle_ranks", "grid_reason", "scaling", "trials", "trial_gflops")
-# Where a check or provenance.json may record the software stack's identity (Spack lock/spec hash).
-SPEC_HASH_KEYS = ("spack_lock", "spack_lock_sha256", "lock_sha256", "spack_lock_hash", "spec_hash")
+# What ingest keeps of a test case besides its figures (scalebench/data/provenance.yaml): the fields
+# copied into its provenance, those read from other names, and where each one is kept.
+PROVENANCE_KEYS = provenance().in_provenance()
+_DERIVED = provenance().derived()
+_KEPT_IN = {f.name: f.into for f in provenance().fields.values() if f.into}
 # Parameters and provenance are small values (a name, a number, a short list): deeper is no check's.
 _MAX_VALUE_DEPTH = 4
 
@@ -60,6 +59,14 @@ class Case:
 
     def figure(self, name: str) -> float | None:
         return self.figures.get(name, (None, ""))[0]
+
+    def recorded(self, name: str, default: Any = "") -> Any:
+        """A registered field as this case keeps it (scalebench/data/provenance.yaml); a KeyError for a
+        name the registry does not keep, so that a report never reads a name it misspelt."""
+        into = _KEPT_IN[name]
+        if into == "provenance":
+            return self.provenance.get(name, default)
+        return self.params.get(name, default) if into == "params" else getattr(self, into)
 
     @property
     def measured(self) -> bool:
@@ -162,8 +169,15 @@ def nodelist(value: Any) -> str:
     return ",".join(map(text, value)) if isinstance(value, list) else text(value or "")
 
 
-def spec_hash(*sources: dict[str, Any]) -> str:
-    return next((text(s[k]) for s in sources for k in SPEC_HASH_KEYS if s.get(k)), "")
+def derived(record: dict[str, Any], run: dict[str, Any]) -> dict[str, str]:
+    """The Case fields read from other names (binary, nodelist, spec_hash) of a test case, the run's
+    provenance.json too where the registry says so: the first one recorded, as text."""
+    found = {}
+    for field in _DERIVED:
+        sources = (record, run) if field.run else (record,)
+        value = next((s[k] for s in sources for k in field.sources if s.get(k)), "")
+        found[field.into] = nodelist(value) if field.type == "list" else text(value)
+    return found
 
 
 def params_from_name(display_name: str) -> list[str]:

@@ -25,8 +25,8 @@ from scalebench import benchmarks, loaders, textfile
 from scalebench.errors import InputError, ResultsError
 from scalebench.results.perflogs import load_perflogs, run_dir_of
 from scalebench.validation import excerpt_text
-from scalebench.results.records import (PROVENANCE_KEYS, Case, Record, Session, check_case, count, interval, nodelist,
-                                        number, params_from_name, run_provenance, spec_hash, text)
+from scalebench.results.records import (PROVENANCE_KEYS, Case, Record, Session, check_case, count, derived, interval,
+                                        number, params_from_name, run_provenance, text)
 
 __all__ = ["Case", "Record", "Session", "find_reports", "find_sources", "ingest", "load", "load_session",
            "paused_gc", "records", "skip_reasons", "write_csv"]
@@ -145,9 +145,7 @@ def _case(testcase: dict[str, Any], report: str, start: str, provenance: dict[st
         time_run_s=number(testcase.get("time_run")),
         job_interval=interval(testcase.get("job_submit_time"), testcase.get("job_completion_time_unix")),
         cores=num_tasks * cpus if num_tasks else None,
-        binary=text(testcase.get("hpl_binary") or testcase.get("executable") or ""),
-        nodelist=nodelist(testcase.get("job_nodelist")),
-        spec_hash=spec_hash(testcase, provenance),
+        **derived(testcase, provenance),
         job_messages=_job_messages(testcase, report) if testcase.get("result") not in ("pass", "skip") else (),
     )
 
@@ -324,9 +322,9 @@ def records(sessions: Iterable[Session]) -> Iterator[Record]:
 # --- the tidy table as CSV --------------------------------------------------------------------------
 
 CSV_LEADING = ("run_start", "system", "partition", "stack", "benchmark", "case")
+_CSV_PROVENANCE = benchmarks.provenance().csv  # (column, field): the registry's
 CSV_TRAILING = ("num_nodes", "num_tasks", "cores", "figure", "value", "unit", "reference", "result",
-                "spec_hash", "deck", "binary", "nodelist", "git_describe", "reframe_version", "hostname",
-                "report")
+                *(column for column, _ in _CSV_PROVENANCE), "git_describe", "reframe_version", "hostname", "report")
 
 
 def _csv_line(cells: Sequence[Any]) -> str:
@@ -364,8 +362,8 @@ def write_csv(rows: Sequence[Record], handle: Any) -> None:
             case = by_case[id(r.origin)] = (
                 _csv_line([session.start, r.system, r.partition, r.stack, r.benchmark, r.case]),
                 _csv_line([r.num_nodes, r.num_tasks, r.cores]),
-                _csv_line([c.spec_hash, c.provenance.get("deck_summary", ""), c.binary, c.nodelist,
-                           session.git_describe, session.version, session.hostname, r.report]))
+                _csv_line([*(c.recorded(f.name) for _, f in _CSV_PROVENANCE), session.git_describe, session.version,
+                           session.hostname, r.report]))
         params = by_params.get(r.params)
         if params is None:
             values = dict(r.params)

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from scalebench import loaders, paths
+from scalebench import benchmarks, loaders, paths
 from scalebench.errors import InputError, ScalebenchError
 from scalebench.hpl import peak
 from scalebench.hpl.deck import HPL_MAX_PARAM
@@ -26,24 +26,20 @@ from scalebench.site.scales import ScaleSpec
 from scalebench.units import parse_duration, parse_size
 from scalebench.validation import check_name, check_shell_word, excerpt, is_number, require_count, require_positive
 
-# Pipe-separated, one line per performance variable (perflog_multiline): pandas reads it directly.
-PERFLOG_CASE_FIELDS = (
-    "job_completion_time", "result", "display_name", "system", "partition", "environ", "stack",
-    "scale", "num_nodes", "num_tasks", "num_tasks_per_node", "num_cpus_per_task", "job_nodelist",
-)
-PERFLOG_PERF_FIELDS = ("var", "value", "unit", "ref", "lower_thres", "upper_thres", "result")
-PERFLOG_PROVENANCE_FIELDS = ("deck_summary", "n_policy", "blas_kernel", "spack_lock")
 
 
 def system_dirs(run: Path) -> dict[str, str]:
     return {"outputdir": str(run / "output"), "stagedir": str(run / "stage")}
 
 
+def perflog_format() -> str:
+    """Pipe-separated, one line per performance variable (perflog_multiline), pandas reads it directly;
+    the columns are the provenance registry's, and ReFrame heads the file with their names."""
+    return "|".join(f"%(check_{name})s" for name in benchmarks.provenance().perflog_columns())
+
+
 def logging_config(run: Path, log: Path | None = None) -> list[dict[str, Any]]:
     """Perflogs under run/perflogs, ReFrame's log in `log` (default run/reframe.log)."""
-    case = "|".join(f"%(check_{name})s" for name in PERFLOG_CASE_FIELDS)
-    perf = "|".join(f"%(check_perf_{name})s" for name in PERFLOG_PERF_FIELDS)
-    provenance = "|".join(f"%(check_{name})s" for name in PERFLOG_PROVENANCE_FIELDS)
     return [{
         # Records below verbose are not even formatted: ReFrame 4.10 builds every record's check
         # fields, which costs ~15 ms per record (a deprecated alias walks the stack).
@@ -60,7 +56,7 @@ def logging_config(run: Path, log: Path | None = None) -> list[dict[str, Any]]:
             "prefix": "%(check_system)s/%(check_partition)s",
             "level": "info",
             "append": True,
-            "format": f"{case}|{perf}|{provenance}",
+            "format": perflog_format(),
         }],
     }]
 

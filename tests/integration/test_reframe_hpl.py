@@ -4,6 +4,7 @@ import json
 import pytest
 
 from conftest import local_scales, ranks_at, require_tools, run_reframe
+from scalebench.benchmarks import provenance
 from scalebench.results.store import ingest
 
 pytestmark = pytest.mark.integration
@@ -47,6 +48,7 @@ def test_raw_outputs_and_perflog_kept(hpl_run):
     perflog = next((run_dir / "perflogs").rglob("HPLCheck.log")).read_text().splitlines()
     header = perflog[0].split("|")
     assert {"num_nodes", "stack", "job_nodelist", "perf_var", "perf_value"} <= set(header)
+    assert header == list(provenance().perflog_columns())  # ReFrame's header is the registry's columns
     figures = {line.split("|")[header.index("perf_var")] for line in perflog[1:]}
     assert {"rmax", "efficiency", "n", "time"} <= figures
 

@@ -281,7 +281,7 @@ def test_a_nan_figure_is_read_but_not_a_measurement(tmp_path):
 
 def test_reframe_overhead_counts_overlapping_jobs_once():
     # Wall 100 s; jobs busy over [0, 30] and [20, 50] (overlap) and [60, 70]: busy 60 s -> overhead 40 s.
-    from scalebench.results.report import _overhead
+    from scalebench.results.sections.appendix import _overhead
     from scalebench.results.store import Case, Session
 
     def case(interval):
@@ -353,6 +353,6 @@ def test_a_failed_case_carries_what_the_scheduler_said_into_the_failure_list(tmp
     assert messages == {"1_core": ("slurmstepd-n2: error: *** JOB 4 ON n2 CANCELLED AT 2026-11-22T06:05:44 "
                                    "DUE TO TIME LIMIT ***", "srun: error: n2: task 0: Terminated"),
                         "1_node": ()}  # a passed case's output is not read
-    text = render_markdown(report._failures(sessions), lambda chart: "")
+    text = render_markdown(sections.failures_section(sessions), lambda chart: "")
     assert ("sanity: sanity failed; job output: `slurmstepd-n2: error: *** JOB 4 ON n2 CANCELLED AT "
             "2026-11-22T06:05:44 DUE TO TIME LIMIT ***`; `srun: error: n2: task 0: Terminated`") in text

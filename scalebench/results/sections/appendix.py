@@ -1,0 +1,111 @@
+"""The report's closing sections: checks the registry does not know, failed and skipped cases, and the
+provenance of every run and case."""
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+from scalebench.benchmarks import provenance
+from scalebench.results.document import Block, Heading, Text, bullets, table
+from scalebench.results.records import Case, Session
+from scalebench.results.sections.common import fmt
+from scalebench.results.series import Series
+
+LIST_LIMIT = 4  # distinct values shown per cell before "(+N more)"
+
+
+def some(values: Iterable[Any]) -> str:
+    distinct = sorted({str(v) for v in values if v not in (None, "")})
+    shown = ", ".join(distinct[:LIST_LIMIT]) or "-"
+    return shown + (f" (+{len(distinct) - LIST_LIMIT} more)" if len(distinct) > LIST_LIMIT else "")
+
+
+def other_section(all_series: Sequence[Series]) -> list[Block]:
+    other = [s for s in all_series if s.bench.section == "other"]
+    if not other:
+        return []
+    rows = [(s.key.where, s.key.benchmark, s.key.variant or "-", s.key.stack, s.key.figure, x, f"{v:.4g}", s.unit,
+             s.runs[x]) for s in other for x, v in s.points.items()]
+    return [Heading(2, "Other results"),
+            Text("Checks not in scalebench/data/benchmarks.yaml: their figures, without plots or comparisons."),
+            table(("System", "Benchmark", "Variant", "Stack", "Figure", "Processes", "Value", "Unit", "Runs"), rows)]
+
+
+def failures_section(sessions: Sequence[Session]) -> list[Block]:
+    failed: dict[str, int] = {}
+    for session in sessions:
+        for c in session.cases:
+            if c.result not in ("pass", "skip"):
+                line = f"{c.name} on {c.system}:{c.partition} ({c.stack}): {c.fail_phase}: {c.fail_reason}"
+                if c.job_messages:  # as code spans: Slurm's '*** ... ***' is no emphasis
+                    spans = (m.replace("`", "'") for m in c.job_messages)
+                    line += "; job output: " + "; ".join(f"`{m}`" for m in spans)
+                failed[line] = failed.get(line, 0) + 1
+    # One line per reason: a scale a machine lacks skips every check at that scale.
+    skipped_cases: dict[tuple[str, str], dict[str, set[str]]] = {}  # (where, reason) -> check -> variants
+    skipped_stacks: dict[tuple[str, str], set[str]] = {}
+    for session in sessions:
+        for c in session.cases:
+            if c.result == "skip":
+                key = (f"{c.system}:{c.partition}", c.fail_reason or "reason not recorded")
+                skipped_cases.setdefault(key, {}).setdefault(c.benchmark, set()).add(c.name)
+                skipped_stacks.setdefault(key, set()).add(c.stack)
+    skipped = [f"{where}: {reason}: " + ", ".join(
+                   f"{check} ({len(names)} variants)" if len(names) > 1 else next(iter(names))
+                   for check, names in sorted(checks.items()))
+               + f" [{', '.join(sorted(skipped_stacks[(where, reason)]))}]"
+               for (where, reason), checks in sorted(skipped_cases.items())]
+    out: list[Block] = []
+    if failed:
+        out += [Heading(3, "Failures"),
+                bullets([line + (f" ({n} runs)" if n > 1 else "") for line, n in sorted(failed.items())])]
+    if skipped:
+        out += [Heading(3, "Skipped (the partition or stack cannot run them)"),
+                bullets(skipped)]
+    return ([Heading(2, "Failures and skipped cases")] + out) if out else []
+
+
+def _overhead(session: Session) -> tuple[str, str]:
+    """Session wall time minus the time some job was running (the union of the jobs' submit to
+    completion intervals: a case's run phase also counts its wait for a free job slot)."""
+    intervals = sorted(c.job_interval for c in session.cases if c.result != "skip" and c.job_interval)
+    if session.elapsed_s is None or not intervals:
+        return fmt(session.elapsed_s, ".1f"), "-"
+    busy, (start, end) = 0.0, intervals[0]
+    for left, right in intervals[1:]:
+        if left > end:
+            busy, start = busy + end - start, left
+        end = max(end, right)
+    overhead = session.elapsed_s - busy - (end - start)
+    return f"{session.elapsed_s:.1f}", f"{overhead:.1f} ({overhead / len(intervals):.1f} per case)"
+
+
+def provenance_section(sessions: Sequence[Session]) -> list[Block]:
+    runs = [(f"`{s.report}`", s.source, s.start, s.hostname or "-", s.version or "-", s.git_describe or "-",
+             str(len([c for c in s.cases if c.result != "skip"])), *_overhead(s), s.cmdline or "-")
+            for s in sorted(sessions, key=lambda s: (s.start, s.report))]
+    cases: dict[tuple[str, str, str], list[Case]] = {}
+    for session in sessions:
+        for c in session.cases:
+            if c.result != "skip":
+                cases.setdefault((f"{c.system}:{c.partition}", c.stack, c.benchmark), []).append(c)
+    columns = provenance().appendix
+    software = [(*key, *(some(c.recorded(f.name) for c in cs) for f in columns)) for key, cs in sorted(cases.items())]
+    recorded: dict[str, list[str]] = {}  # provenance.json contents -> the runs that recorded them
+    for session in sessions:
+        if session.run_provenance:
+            content = ", ".join(f"{k}={v}" for k, v in sorted(session.run_provenance.items()))
+            recorded.setdefault(content, []).append(session.report)
+    extra = [f"{content} ({len(reports)} run(s), e.g. `{min(reports)}`)" for content, reports in sorted(recorded.items())]
+    out: list[Block] = [
+        Heading(2, "Provenance"),
+        Text("What each run recorded when it ran (ReFrame's session information and the run directory's "
+             "provenance.json), not the state of any checkout when this report was made. ReFrame overhead = "
+             "session wall time minus the jobs' run times."),
+        Heading(3, "Runs"),
+        table(("Run report", "Source", "Started", "Host", "ReFrame", "git describe", "Cases", "Wall (s)",
+               "ReFrame overhead (s)", "Command line"), runs),
+        Heading(3, "Binaries, software stacks, decks and nodes"),
+        table(("System", "Stack", "Benchmark", *(f.label for f in columns)), software)]
+    if extra:
+        out += [Heading(3, "provenance.json"), bullets(extra)]
+    return out

@@ -1,0 +1,174 @@
+"""The report's HPL section: the table (also printed on the terminal), Rmax and efficiency vs node count
+with the linear-scaling line, and how each deck was chosen."""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+from scalebench.analysis import scaling
+from scalebench.benchmarks import lookup
+from scalebench.results import series
+from scalebench.results.document import Block, Chart, Figure, Heading, Line, Panel, Text, bullets, table, text_table
+from scalebench.results.records import Case, Record, Session
+from scalebench.results.sections.common import fmt, measured_line, slug, ylabel
+from scalebench.results.series import Series, axis_label
+
+
+def _median(values: Iterable[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+# --- HPL table (terminal and report) ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class HplLine:
+    """One HPL configuration (scale, geometry, deck) on one system and stack; repeated runs of it
+    are summarised by their medians."""
+
+    where: str  # system:partition
+    stack: str
+    scale: str
+    nodes: int | None
+    ranks: int | None
+    n: int | None
+    nb: int | None
+    grid: str
+    rmax: float | None
+    rpeak: float | None
+    efficiency: float | None
+    dgemm: float | None
+    result: str  # PASS, FAIL or "<passed>/<runs> PASS"
+    case: Case  # the latest run, for its provenance
+    runs: int = 1
+
+
+def _hpl_key(case: Case) -> tuple[Any, ...]:
+    deck = case.recorded("hpl_deck") or {}
+    n = deck.get("n") or case.figure("n")
+    grid = f"{deck['p']} x {deck['q']}" if deck else ""
+    return (f"{case.system}:{case.partition}", case.stack, str(case.params.get("scale", "")), case.num_nodes,
+            case.num_tasks, int(n) if n else None, deck.get("nb"), grid)
+
+
+def _result(cases: Sequence[Case]) -> str:
+    passed = sum(c.result == "pass" for c in cases)
+    return "PASS" if passed == len(cases) else "FAIL" if passed == 0 else f"{passed}/{len(cases)} PASS"
+
+
+def hpl_lines(sessions: Iterable[Session]) -> list[HplLine]:
+    grouped: dict[tuple[Any, ...], list[Case]] = {}
+    for session in sessions:
+        for case in session.cases:
+            if case.result != "skip" and lookup(case.benchmark).section == "hpl":
+                grouped.setdefault(_hpl_key(case), []).append(case)
+    lines = []
+    for key, cases in grouped.items():
+        cases.sort(key=lambda c: c.session_start)
+        measured = [c for c in cases if c.measured]
+
+        def median(name: str) -> float | None:
+            return _median(c.figure(name) for c in measured)
+
+        where, stack, scale, nodes, ranks, n, nb, grid = key
+        lines.append(HplLine(where, stack, scale, nodes, ranks, n, nb, grid, rmax=median("rmax"),
+                             rpeak=median("rpeak_gflops"), efficiency=median("efficiency"),
+                             dgemm=median("dgemm_ceiling"), result=_result(cases), case=cases[-1], runs=len(cases)))
+    return sorted(lines, key=lambda l: (l.where, l.stack, l.nodes or 0, l.ranks or 0, l.scale))
+
+
+HPL_HEADER = ("System", "Stack", "Scale", "Nodes", "Ranks", "N", "NB", "P x Q",
+              "Rmax (Gflop/s)", "Rpeak (Gflop/s)", "Efficiency", "DGEMM (Gflop/s)", "Result", "Runs")
+
+
+def _hpl_cells(line: HplLine) -> tuple[str, ...]:
+    efficiency = "-" if line.efficiency is None else f"{line.efficiency:.1f}%"
+    return (line.where, line.stack, line.scale, fmt(line.nodes), fmt(line.ranks), fmt(line.n),
+            fmt(line.nb), line.grid or "-", fmt(line.rmax, ".2f"), fmt(line.rpeak, ".1f"),
+            efficiency, fmt(line.dgemm, ".1f"), line.result, str(line.runs))
+
+
+def hpl_terminal_table(sessions: Iterable[Session]) -> str:
+    return text_table(HPL_HEADER, [_hpl_cells(line) for line in hpl_lines(sessions)])
+
+
+# --- HPL section ------------------------------------------------------------------------------------
+
+def _linear(s: Series, label: str) -> Line:
+    """Perfect scaling from the series' smallest point: value(x0) * x / x0."""
+    x0 = min(s.points)
+    return Line(label, tuple(s.points), tuple(s.points[x0] * x / x0 for x in s.points), s.key.stack, style="ideal")
+
+
+def _hpl_axis_series(rows: Sequence[Record], where_series: Sequence[Series]) -> list[Series]:
+    """On one node (a workstation), scaling is over cores: plot against cores there."""
+    if len({x for s in where_series for x in s.points}) > 1:
+        return list(where_series)
+    system, partition = where_series[0].key.system, where_series[0].key.partition
+    names = sorted({s.key.benchmark for s in where_series})
+    return [s for s in series.build(rows, "cores", names) if (s.key.system, s.key.partition) == (system, partition)]
+
+
+def _hpl_where(where: str, hpl: Sequence[Series]) -> list[Block]:
+    rmax = series.select(hpl, figure="rmax")
+    efficiency = series.select(hpl, figure="efficiency")
+    if not rmax:
+        return []
+    axis = rmax[0].axis
+    chart = Chart(slug("hpl", where), f"HPL on {where}: Rmax and efficiency vs {axis_label(axis).lower()}, per stack", (
+        Panel(f"Rmax ({where})", axis_label(axis), ylabel(rmax[0]),
+              tuple(line for s in rmax for line in (measured_line(s), _linear(s, "linear scaling"))), y_from_zero=True),
+        Panel(f"Efficiency Rmax/Rpeak ({where})", axis_label(axis), "Efficiency (%)",
+              tuple(measured_line(s) for s in efficiency), y_from_zero=True),
+    ))
+    rows = []
+    for s in rmax:
+        eff = next((e.points for e in efficiency if e.key.stack == s.key.stack), {})
+        speedups = scaling.speedup(s.points, higher_is_better=s.higher_is_better)
+        parallel = series.efficiency(s)
+        x0 = min(s.points)
+        for x, value in s.points.items():
+            rows.append((s.key.stack, x, f"{value:.2f}", f"{s.points[x0] * x / x0:.2f}", f"{speedups[x]:.2f}",
+                         f"{parallel[x]:.1%}", fmt(eff.get(x), ".1f"), s.runs[x]))
+    return [Heading(3, f"Scaling on {where}"), Figure(chart),
+            table(("Stack", axis_label(axis), "Rmax (Gflop/s)", "Linear scaling", "Speedup",
+                   "Parallel efficiency", "Rmax/Rpeak (%)", "Runs"), rows)]
+
+
+def _hpl_notes(lines: Sequence[HplLine]) -> list[Block]:
+    out: list[Block] = [
+        Text("Efficiency = Rmax / nominal Rpeak of the cores used (TOP500 convention). Rmax counts only runs whose "
+             "residual check PASSED. DGEMM is the measured ceiling (hpcc StarDGEMM x ranks, all ranks busy): the "
+             "clock under load can exceed the nominal one, so DGEMM may exceed Rpeak. Repeated runs of one "
+             "configuration are summarised by their median (Runs)."),
+        Heading(3, "How N was chosen"),
+        bullets(sorted({f"{l.where} {l.stack} {l.scale}: {l.case.recorded('n_policy', 'unknown')}; "
+                        f"deck from {l.case.recorded('deck_source', 'unknown')}" for l in lines})),
+        Heading(3, "BLAS kernel and Rpeak inputs"),
+        bullets(sorted({f"{l.where} {l.stack}: BLAS kernel {l.case.recorded('blas_kernel', 'unknown')}; "
+                        f"OpenBLAS reported: {l.case.recorded('blas_kernel_used', 'unknown')}" for l in lines})
+                + sorted({f"{l.where}: Rpeak from {l.case.recorded('rpeak_derivation', 'unknown')}"
+                          for l in lines})),
+    ]
+    trials = sorted({f"{l.where} {l.stack} {l.scale}: {l.case.recorded('trial_gflops')} Gflop/s"
+                     for l in lines if len(str(l.case.recorded("trial_gflops") or "").split()) > 1})
+    if trials:
+        out += [Heading(3, "Solves per run (Rmax is the best PASSED one)"), bullets(trials)]
+    ceiling = sorted({f"{l.case.name} on {l.where} ({l.stack}): {l.case.recorded('ceiling_warnings')}"
+                      for l in lines if l.case.recorded("ceiling_warnings")})
+    if ceiling:
+        out += [Heading(3, "DGEMM ceiling warnings"), bullets(ceiling)]
+    return out
+
+
+def hpl_section(sessions: Sequence[Session], rows: Sequence[Record], all_series: Sequence[Series]) -> list[Block]:
+    lines = hpl_lines(sessions)
+    out: list[Block] = [Heading(2, "HPL")]
+    if not lines:
+        return out + [Text("No HPL results.")]
+    out.append(table(HPL_HEADER, [_hpl_cells(line) for line in lines]))
+    hpl = [s for s in all_series if s.bench.section == "hpl"]
+    for where in sorted({s.key.where for s in hpl}):
+        out += _hpl_where(where, _hpl_axis_series(rows, [s for s in hpl if s.key.where == where]))
+    return out + _hpl_notes(lines)
