@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from scalebench import loaders, paths
 from scalebench.errors import DeckError, InputError
@@ -442,6 +443,41 @@ def hpl_dat_lists(*, ns: Sequence[int], nbs: Sequence[int], grids: Sequence[tupl
             raise DeckError(f"HPL.dat line {number} ({lines[number - 1][1]}): {len(line)} characters, "
                             f"HPL reads at most {_MAX_LINE_CHARS} (HPL_LINE_MAX - 3)")
     return "".join(text)
+
+
+def rewrite_hpl_dat(text: str, *, ns: Sequence[int] | None = None,
+                    grids: Sequence[tuple[int, int]] | None = None) -> str:
+    """A written HPL.dat (a reference deck) with other Ns or process grids and every other line as it
+    is: a published deck run at a size and on the ranks a machine has. DeckError when the text is no
+    HPL.dat or a value is one HPL rejects."""
+    lines = text.splitlines(keepends=True)
+    if len(lines) < 31 or not lines[0].startswith("HPLinpack"):
+        raise DeckError("not an HPL.dat: expected 31 lines or more, the first 'HPLinpack benchmark input file'")
+
+    def put(index: int, values: Sequence[int], replaced: int) -> None:
+        """Line `index` with `values` in place of its first `replaced` words; its label kept."""
+        label = re.sub(r"^\s*(?:\S+\s+){%d}" % replaced, "", lines[index])
+        lines[index] = f"{' '.join(str(v) for v in values):<12} {label}"
+
+    def count(index: int) -> int:
+        try:
+            return int(lines[index].split()[0])
+        except (IndexError, ValueError):
+            raise DeckError(f"HPL.dat line {index + 1}: no count ({excerpt(lines[index])})") from None
+
+    if ns is not None:
+        _check_count("Ns", len(ns))
+        _check_ints("Ns", tuple(ns), 0)
+        put(5, ns, count(4))
+        put(4, [len(ns)], 1)
+    if grids is not None:
+        _check_count("grids", len(grids))
+        _check_ints("Ps", tuple(p for p, _ in grids), 1)
+        _check_ints("Qs", tuple(q for _, q in grids), 1)
+        put(10, [p for p, _ in grids], count(9))
+        put(11, [q for _, q in grids], count(9))
+        put(9, [len(grids)], 1)
+    return "".join(lines)
 
 
 def hpl_dat(deck: Deck, output_file: str = "HPL.out", device: int = 6, trials: int = 1) -> str:
