@@ -85,7 +85,8 @@ class ScalebenchCheck(rfm.RegressionTestPlugin):
         except LeftOut as why:
             self.skip(str(why))
         job = self.case_plan.job
-        if job is None:
+        if job is None:  # figures derived from other cases, on the one node ReFrame runs on
+            self.num_nodes = 1
             return
         self.num_nodes, self.num_tasks = job.nodes, job.tasks
         self.num_tasks_per_node, self.num_cpus_per_task = job.tasks_per_node, job.threads_per_rank
