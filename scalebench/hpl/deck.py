@@ -73,8 +73,17 @@ class Rules:
     time_limit_allowance_s: float = 600.0
     tuning_time_budget_s: float = 3600.0
     algorithm: Algorithm = field(default_factory=Algorithm)
+    # (archspec microarchitecture, NB): a mapping in rules.yaml, kept as pairs (hashable, ordered)
+    nb_by_microarch: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self) -> None:
+        table = self.nb_by_microarch
+        pairs = tuple(table.items()) if isinstance(table, Mapping) else table
+        if not isinstance(pairs, tuple) or not all(isinstance(p, tuple) and len(p) == 2 for p in pairs):
+            raise InputError(f"nb_by_microarch: expected a mapping of microarchitecture: NB, got {excerpt(table)}")
+        for name, nb in pairs:
+            require_count(f"nb_by_microarch.{excerpt(name)}", nb)
+        object.__setattr__(self, "nb_by_microarch", tuple((str(name), nb) for name, nb in pairs))
         if not is_number(self.memory_fraction) or not 0 < self.memory_fraction <= 1:
             raise InputError(f"memory_fraction: must be in (0, 1], got {excerpt(self.memory_fraction)}")
         require_positive("nb", self.nb)
@@ -86,6 +95,19 @@ class Rules:
             value = getattr(self, name)
             if not is_number(value) or value < low:
                 raise InputError(f"{name}: must be a number >= {low:g}, got {excerpt(value)}")
+
+    def nb_for(self, microarch: str) -> tuple[int, str]:
+        """(NB, where it comes from): the nb_by_microarch entry of the microarchitecture or of its
+        nearest listed archspec ancestor, else `nb`."""
+        table = dict(self.nb_by_microarch)
+        if table and microarch:
+            import archspec.cpu
+
+            target = archspec.cpu.TARGETS.get(microarch)
+            for name in [microarch] + ([a.name for a in target.ancestors] if target else []):
+                if name in table:
+                    return table[name], f"NB {table[name]}: rules' nb_by_microarch {name} ({microarch})"
+        return self.nb, f"NB {self.nb}: rules' nb (no nb_by_microarch entry for {microarch or 'this CPU'})"
 
 
 def load_rules(path: Path | None = None) -> Rules:

@@ -198,10 +198,12 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
         max_n = deck.largest_n_within(float(budget), expected_node)
         reason = (f"time budget: {float(budget):g} s at {settings.expected_efficiency:.0%} of "
                   f"Rpeak {rpeak_node:.1f} Gflop/s")
+    nb, nb_source = _nb(settings, frozen, profile, rules, partition.microarch)
+    if nb_source:
+        deck_source = f"{deck_source}; {nb_source}"
     request = DeckRequest(nodes=job.nodes, ranks_per_node=job.ranks_per_node, threads_per_rank=job.threads_per_rank,
                           memory_per_node=memory, memory_fraction=settings.memory_fraction,
-                          nb=settings.nb or (None if frozen else profile.nb), max_n=max_n, max_n_reason=reason,
-                          grid=(p, q))
+                          nb=nb, max_n=max_n, max_n_reason=reason, grid=(p, q))
     try:
         the_deck = deck.deck_for_scaling(request, rules, settings.scaling, settings.fixed_n)
     except DeckError as err:
@@ -227,6 +229,19 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
                    grid_reason=grid.reason, deck_source=deck_source, rpeak_gflops=rpeak,
                    rpeak_derivation=rpeak_text, predicted_s=predicted, env_vars=env, blas_kernel=kernel,
                    missing=(missing_binary(named) if from_site else None) or "")
+
+
+def _nb(settings: HplSettings, frozen: FrozenDeck | None, profile: BinaryProfile, rules: Rules,
+        microarch: str) -> tuple[int | None, str]:
+    """(NB, its source) in order: -S nb, the frozen deck's (None: its rules), the binary profile's,
+    the rules' table by microarchitecture, the rules' nb."""
+    if settings.nb:
+        return settings.nb, f"NB {settings.nb}: the check's nb"
+    if frozen:
+        return None, ""
+    if profile.nb:
+        return profile.nb, f"NB {profile.nb}: binary profile {profile.name}"
+    return rules.nb_for(microarch)
 
 
 def plan_tuning(partition: PartitionSpec, stack: StackSpec, settings: HplSettings | None = None,

@@ -154,6 +154,23 @@ def test_xhpl_is_asked_for_the_dgemm_ceiling_and_hpcc_and_sweeps_are_not():
     assert profile.dgemm_env not in plan_tuning(ZEN4, XHPL).env_vars
 
 
+@pytest.mark.parametrize("microarch, nb, entry", [("zen4", 384, "x86_64_v4"), ("icelake", 384, "x86_64_v4"),
+                                                 ("zen2", 192, "x86_64_v3"), ("haswell", 192, "x86_64_v3"),
+                                                 ("knl", 336, "knl")])
+def test_nb_comes_from_the_microarchitecture_table_with_its_source(microarch, nb, entry):
+    plan = plan_hpl(PartitionSpec(**{**ZEN4.__dict__, "microarch": microarch}), XHPL, "1_node")
+    assert plan.deck.nb == nb and f"nb_by_microarch {entry} ({microarch})" in plan.deck_source
+
+
+def test_nb_without_a_table_entry_is_the_rules_and_the_check_and_frozen_decks_win(tmp_path):
+    other = PartitionSpec(**{**ZEN4.__dict__, "microarch": "a64fx"})
+    assert plan_hpl(other, XHPL, "1_node").deck.nb == RULES.nb
+    assert plan_hpl(ZEN4, XHPL, "1_node", HplSettings(nb=128)).deck.nb == 128
+    (tmp_path / "zen4").mkdir()
+    (tmp_path / "zen4" / "cpu.yaml").write_text(yaml.safe_dump({"nb": 232}))
+    assert plan_hpl(ZEN4, XHPL, "1_node", HplSettings(decks_dir=tmp_path)).deck.nb == 232
+
+
 @pytest.mark.parametrize("entry, message", [
     ({"dgemm_env": "SCALEBENCH_DGEMM_N"}, "dgemm_env and dgemm_n go together"),
     ({"dgemm_env": "A B", "dgemm_n": 2048}, "dgemm_env: 'A B' is not a variable name"),
