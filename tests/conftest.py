@@ -26,6 +26,16 @@ def require_tools(*tools: str) -> None:
         unavailable(f"needs {', '.join(missing)} (installed by scripts/install.sh)")
 
 
+XHPL = REPO / "build" / "bin" / "xhpl"
+
+
+def require_xhpl() -> None:
+    """Skip (fail in CI) without mpirun and the xhpl scripts/install.sh builds."""
+    require_tools("mpirun")
+    if not XHPL.is_file():
+        unavailable("needs build/bin/xhpl (built by scripts/install.sh)")
+
+
 def run_reframe(run_dir: Path, *args: str, config: str = "local.py", env: dict | None = None,
                 argv_prefix: tuple[str, ...] = (), checks: str = "hpl.py",
                 timeout: int = 600) -> subprocess.CompletedProcess:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Mapping
@@ -26,6 +27,8 @@ class BinaryProfile:
     memory: str = "host"  # host | gpu
     ignores: tuple[str, ...] = ()
     nb: int | None = None
+    dgemm_env: str | None = None  # the variable that asks the binary to time DGEMM first
+    dgemm_n: int | None = None  # the order it is asked for
 
     @property
     def is_hpcc(self) -> bool:
@@ -50,10 +53,17 @@ def _profile(name: str, data: Any, where: str) -> BinaryProfile:
         raise InputError(f"{where}.ignores: {', '.join(map(str, bad))} are not HPL.dat settings "
                          f"({', '.join(_ALGORITHM_KEYS)})")
     nb = data.get("nb")
+    dgemm_env, dgemm_n = data.get("dgemm_env"), data.get("dgemm_n")
+    if (dgemm_env is None) != (dgemm_n is None):
+        raise InputError(f"{where}: dgemm_env and dgemm_n go together")
+    if dgemm_env is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(dgemm_env)):
+        raise InputError(f"{where}.dgemm_env: {excerpt(dgemm_env)} is not a variable name")
     return BinaryProfile(name=name, descr=str(data.get("descr", name)), input=data["input"],
                          output=str(data.get("output", "stdout")), args=tuple(str(a) for a in data.get("args") or ()),
                          ranks=data.get("ranks", "per_core"), memory=data.get("memory", "host"), ignores=ignores,
-                         nb=None if nb is None else require_count(f"{where}.nb", nb))
+                         nb=None if nb is None else require_count(f"{where}.nb", nb),
+                         dgemm_env=None if dgemm_env is None else str(dgemm_env),
+                         dgemm_n=None if dgemm_n is None else require_count(f"{where}.dgemm_n", dgemm_n))
 
 
 @functools.lru_cache(maxsize=4)
@@ -74,3 +84,24 @@ def profile_for(binary: str, profile: str | None = None) -> BinaryProfile:
                              "(hpl_decks/binaries.yaml)")
         return profiles[profile]
     return profiles.get(os.path.basename(binary), profiles["xhpl"])
+
+
+def resolve_binary(binary: str) -> str:
+    """A relative path (one with a '/') is under the repository, as a stack's spack_env is: project
+    files name build/bin/xhpl, never this machine's directories. A bare name stays a name, looked up
+    on PATH where the job runs (modules and Spack views set PATH only there)."""
+    if "/" in binary and not os.path.isabs(binary):
+        return str(paths.REPO_ROOT / binary)
+    return binary
+
+
+def missing_binary(binary: str) -> str | None:
+    """Why a binary of the repository cannot run (e.g. build/bin/xhpl not built yet), else None.
+    Other paths and names are the job's to find: its guard names a missing one."""
+    if "/" not in binary or os.path.isabs(binary):
+        return None
+    path = paths.REPO_ROOT / binary
+    if path.is_file() and os.access(path, os.X_OK):
+        return None
+    hint = " (built by scripts/install.sh, which make run calls)" if binary.startswith("build/") else ""
+    return f"HPL binary {binary}: no executable file at that path in the repository{hint}"

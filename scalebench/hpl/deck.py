@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from scalebench import loaders, paths
 from scalebench.errors import DeckError, InputError
@@ -72,8 +73,17 @@ class Rules:
     time_limit_allowance_s: float = 600.0
     tuning_time_budget_s: float = 3600.0
     algorithm: Algorithm = field(default_factory=Algorithm)
+    # (archspec microarchitecture, NB): a mapping in rules.yaml, kept as pairs (hashable, ordered)
+    nb_by_microarch: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self) -> None:
+        table = self.nb_by_microarch
+        pairs = tuple(table.items()) if isinstance(table, Mapping) else table
+        if not isinstance(pairs, tuple) or not all(isinstance(p, tuple) and len(p) == 2 for p in pairs):
+            raise InputError(f"nb_by_microarch: expected a mapping of microarchitecture: NB, got {excerpt(table)}")
+        for name, nb in pairs:
+            require_count(f"nb_by_microarch.{excerpt(name)}", nb)
+        object.__setattr__(self, "nb_by_microarch", tuple((str(name), nb) for name, nb in pairs))
         if not is_number(self.memory_fraction) or not 0 < self.memory_fraction <= 1:
             raise InputError(f"memory_fraction: must be in (0, 1], got {excerpt(self.memory_fraction)}")
         require_positive("nb", self.nb)
@@ -85,6 +95,19 @@ class Rules:
             value = getattr(self, name)
             if not is_number(value) or value < low:
                 raise InputError(f"{name}: must be a number >= {low:g}, got {excerpt(value)}")
+
+    def nb_for(self, microarch: str) -> tuple[int, str]:
+        """(NB, where it comes from): the nb_by_microarch entry of the microarchitecture or of its
+        nearest listed archspec ancestor, else `nb`."""
+        table = dict(self.nb_by_microarch)
+        if table and microarch:
+            import archspec.cpu
+
+            target = archspec.cpu.TARGETS.get(microarch)
+            for name in [microarch] + ([a.name for a in target.ancestors] if target else []):
+                if name in table:
+                    return table[name], f"NB {table[name]}: rules' nb_by_microarch {name} ({microarch})"
+        return self.nb, f"NB {self.nb}: rules' nb (no nb_by_microarch entry for {microarch or 'this CPU'})"
 
 
 def load_rules(path: Path | None = None) -> Rules:
@@ -442,6 +465,41 @@ def hpl_dat_lists(*, ns: Sequence[int], nbs: Sequence[int], grids: Sequence[tupl
             raise DeckError(f"HPL.dat line {number} ({lines[number - 1][1]}): {len(line)} characters, "
                             f"HPL reads at most {_MAX_LINE_CHARS} (HPL_LINE_MAX - 3)")
     return "".join(text)
+
+
+def rewrite_hpl_dat(text: str, *, ns: Sequence[int] | None = None,
+                    grids: Sequence[tuple[int, int]] | None = None) -> str:
+    """A written HPL.dat (a reference deck) with other Ns or process grids and every other line as it
+    is: a published deck run at a size and on the ranks a machine has. DeckError when the text is no
+    HPL.dat or a value is one HPL rejects."""
+    lines = text.splitlines(keepends=True)
+    if len(lines) < 31 or not lines[0].startswith("HPLinpack"):
+        raise DeckError("not an HPL.dat: expected 31 lines or more, the first 'HPLinpack benchmark input file'")
+
+    def put(index: int, values: Sequence[int], replaced: int) -> None:
+        """Line `index` with `values` in place of its first `replaced` words; its label kept."""
+        label = re.sub(r"^\s*(?:\S+\s+){%d}" % replaced, "", lines[index])
+        lines[index] = f"{' '.join(str(v) for v in values):<12} {label}"
+
+    def count(index: int) -> int:
+        try:
+            return int(lines[index].split()[0])
+        except (IndexError, ValueError):
+            raise DeckError(f"HPL.dat line {index + 1}: no count ({excerpt(lines[index])})") from None
+
+    if ns is not None:
+        _check_count("Ns", len(ns))
+        _check_ints("Ns", tuple(ns), 0)
+        put(5, ns, count(4))
+        put(4, [len(ns)], 1)
+    if grids is not None:
+        _check_count("grids", len(grids))
+        _check_ints("Ps", tuple(p for p, _ in grids), 1)
+        _check_ints("Qs", tuple(q for _, q in grids), 1)
+        put(10, [p for p, _ in grids], count(9))
+        put(11, [q for _, q in grids], count(9))
+        put(9, [len(grids)], 1)
+    return "".join(lines)
 
 
 def hpl_dat(deck: Deck, output_file: str = "HPL.out", device: int = 6, trials: int = 1) -> str:

@@ -33,7 +33,8 @@ def _cached_rules(key: tuple[str, int, int]) -> Rules:
 
 
 GRID_RULES = ("near_square", "flat")
-_RULES_KEYS = tuple(f.name for f in fields(Rules) if f.name != "algorithm")
+# A frozen deck's NB is its own: the per-microarchitecture table is for generated decks only.
+_RULES_KEYS = tuple(f.name for f in fields(Rules) if f.name not in ("algorithm", "nb_by_microarch"))
 _FROZEN_KEYS = (*_RULES_KEYS, "algorithm", "grid", "grid_rule", "provenance")
 _BOOL_KEYS = tuple(f.name for f in fields(Algorithm) if f.type in ("bool", bool))
 

@@ -1,5 +1,6 @@
 """What one HPL job's outputs say: the residual-checked rows, Rmax, the solve that set it, and every
-reason the run is not clean (the check's sanity), with the DGEMM ceiling of an hpcc run.
+reason the run is not clean (the check's sanity), with the DGEMM ceiling measured in the same job
+(hpcc's StarDGEMM, or the same keys from the embedded xhpl asked for them).
 """
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 from scalebench.errors import ParseError
 from scalebench.hpl import blas
-from scalebench.parse.hpcc import parse_hpcc
+from scalebench.parse.hpcc import parse_hpcc, summary_value
 from scalebench.parse.hpl import HplOutput, HplRow, parse_hpl
 from scalebench.site.thresholds import report_flags
 
@@ -18,7 +19,7 @@ class HplOutcome:
     hpl: HplOutput
     problems: tuple[str, ...]  # [] for a clean, complete, residual-checked run on the processes asked for
     processes: int | None  # what the program itself reports
-    dgemm_ceiling_gflops: float | None  # hpcc: StarDGEMM x processes; None for xhpl
+    dgemm_ceiling_gflops: float | None  # StarDGEMM x processes; None when the binary timed no DGEMM
     kernels_used: str  # what OpenBLAS says it runs (OPENBLAS_VERBOSE=2)
     ceiling_warnings: str
     stream_triad_gbs: float | None = None  # hpcc: StarSTREAM_Triad x processes (GB/s); None for xhpl
@@ -49,7 +50,8 @@ def hpl_outcome(output: str, stderr: str, *, hpcc: bool, expected_cases: int, ta
     """The outcome of HPL's (or hpcc's) output text; ParseError when it holds no HPL result.
 
     The processes the program reports must be the tasks launched: hpcc's CommWorldProcs, or the
-    P x Q of xhpl's rows (of a sweep: the largest grid, which may leave ranks idle, within them)."""
+    P x Q of xhpl's rows (of a sweep: the largest grid, which may leave ranks idle, within them) and
+    the CommWorldProcs of its DGEMM lines."""
     processes: Any
     if hpcc:
         parsed = parse_hpcc(output)
@@ -68,10 +70,15 @@ def hpl_outcome(output: str, stderr: str, *, hpcc: bool, expected_cases: int, ta
         hpl = parse_hpl(output)
         grids = {row.p * row.q for row in hpl.rows}
         processes = max(grids) if grids and (sweep or len(grids) == 1) else None
-        dgemm = stream = None
+        stream = None
+        keys = star_dgemm_keys(output)
+        star, world = keys.get("StarDGEMM_Gflops"), keys.get("CommWorldProcs")
+        dgemm = star * world if isinstance(star, float) and star > 0 and isinstance(world, int) else None
     problems = list(hpl.problems(expected_cases=expected_cases))
     if processes is None or (processes > tasks if sweep else processes != tasks):
         problems.append(f"the program reports {processes} processes, {tasks} were launched (wrong MPI launcher?)")
+    elif dgemm is not None and not hpcc and world != tasks:
+        problems.append(f"the program reports {world} MPI processes, {tasks} were launched (wrong MPI launcher?)")
     warnings = ""
     if dgemm and hpl.rmax_gflops:
         flags = report_flags()
@@ -80,3 +87,19 @@ def hpl_outcome(output: str, stderr: str, *, hpcc: bool, expected_cases: int, ta
     kernels = ",".join(sorted(set(blas.kernels_reported(stderr)))) or "not reported"
     return HplOutcome(hpl, tuple(problems), processes if isinstance(processes, int) else None, dgemm, kernels,
                       warnings, stream)
+
+
+_STAR_KEYS = ("StarDGEMM_N", "CommWorldProcs", "StarDGEMM_Gflops", "StarDGEMM_Gflops_min", "StarDGEMM_Gflops_max")
+
+
+def star_dgemm_keys(output: str) -> dict[str, Any]:
+    """The StarDGEMM lines the embedded xhpl prints before HPL's banner (scripts/xhpl-driver.c),
+    typed as hpcc's Summary values; {} when it timed no DGEMM."""
+    found: dict[str, Any] = {}
+    for line in output.splitlines():
+        if line.startswith("HPLinpack") or line.startswith("====="):  # HPL's own output begins
+            break
+        key, sep, value = line.partition("=")
+        if sep and key in _STAR_KEYS:
+            found[key] = summary_value(value.strip())
+    return found

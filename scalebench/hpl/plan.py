@@ -14,7 +14,7 @@ from typing import Any, Mapping
 from scalebench import paths
 from scalebench.errors import DeckError, InputError
 from scalebench.hpl import blas, deck
-from scalebench.hpl.binaries import BinaryProfile, profile_for
+from scalebench.hpl.binaries import BinaryProfile, missing_binary, profile_for, resolve_binary
 from scalebench.hpl.deck import Deck, DeckRequest, Rules
 from scalebench.hpl.frozen import FrozenDeck, base_rules, frozen_deck
 from scalebench.hpl.grid import grid_choice
@@ -71,6 +71,7 @@ class HplPlan:
     env_vars: Mapping[str, str] = field(default_factory=dict)
     blas_kernel: str = ""
     sweep: SweepDeck | None = None  # a tuning run: many combinations in one HPL.dat
+    missing: str = ""  # why the binary cannot run here (a repository binary not built); '' when it can
 
     @property
     def expected_cases(self) -> int:
@@ -115,7 +116,8 @@ class HplPlan:
                 "profile": self.profile.name, "trials": self.trials, "grid_reason": self.grid_reason,
                 "deck_source": self.deck_source, "n_policy": self.n_policy,
                 "rpeak_gflops": self.rpeak_gflops, "predicted_s": round(self.predicted_s, 1),
-                "memory_used_per_node": self.memory_used_per_node, "env_vars": dict(self.env_vars)}
+                "memory_used_per_node": self.memory_used_per_node, "env_vars": dict(self.env_vars),
+                "missing": self.missing}
 
 
 def _geometry(partition: PartitionSpec, profile: BinaryProfile, scale_name: str | Scale,
@@ -158,8 +160,11 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
     partition cannot run it (no such scale, no memory for one block per rank, a time limit it
     cannot grant even at the smallest N)."""
     settings = settings or HplSettings()
-    binary = settings.binary or str(stack.extras.get("hpl_binary") or "xhpl")
-    profile = profile_for(binary, settings.profile or stack.extras.get("hpl_profile"))
+    named = settings.binary or str(stack.extras.get("hpl_binary") or "xhpl")
+    profile = profile_for(named, settings.profile or stack.extras.get("hpl_profile"))
+    # A site file's relative path is under the repository; -S hpl_binary=... is used as given.
+    from_site = not settings.binary
+    binary = resolve_binary(named) if from_site else named
     rpn, threads, gpus = _geometry(partition, profile, scale_name, settings)
     job = job_plan(partition, stack, scale_name, threads_per_rank=threads, ranks_per_node=rpn,
                    whole_nodes=True, gpus_per_node=gpus)
@@ -195,10 +200,12 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
         max_n = deck.largest_n_within(float(budget), expected_node)
         reason = (f"time budget: {float(budget):g} s at {settings.expected_efficiency:.0%} of "
                   f"Rpeak {rpeak_node:.1f} Gflop/s")
+    nb, nb_source = _nb(settings, frozen, profile, rules, partition.microarch)
+    if nb_source:
+        deck_source = f"{deck_source}; {nb_source}"
     request = DeckRequest(nodes=job.nodes, ranks_per_node=job.ranks_per_node, threads_per_rank=job.threads_per_rank,
                           memory_per_node=memory, memory_fraction=settings.memory_fraction,
-                          nb=settings.nb or (None if frozen else profile.nb), max_n=max_n, max_n_reason=reason,
-                          grid=(p, q))
+                          nb=nb, max_n=max_n, max_n_reason=reason, grid=(p, q))
     try:
         the_deck = deck.deck_for_scaling(request, rules, settings.scaling, settings.fixed_n)
     except DeckError as err:
@@ -215,12 +222,28 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
            "MKL_NUM_THREADS": str(job.threads_per_rank), "OPENBLAS_VERBOSE": "2"}
     if coretype.value:
         env["OPENBLAS_CORETYPE"] = coretype.value
+    if profile.dgemm_env:  # the DGEMM ceiling, timed by the binary in the same job
+        env[profile.dgemm_env] = str(profile.dgemm_n)
     kernel = f"{coretype.value or 'auto'}: {coretype.reason}"
     if coretype.warning:
         kernel += f" (warning: {coretype.warning})"
     return HplPlan(job=job, deck=the_deck, binary=binary, profile=profile, trials=trials,
                    grid_reason=grid.reason, deck_source=deck_source, rpeak_gflops=rpeak,
-                   rpeak_derivation=rpeak_text, predicted_s=predicted, env_vars=env, blas_kernel=kernel)
+                   rpeak_derivation=rpeak_text, predicted_s=predicted, env_vars=env, blas_kernel=kernel,
+                   missing=(missing_binary(named) if from_site else None) or "")
+
+
+def _nb(settings: HplSettings, frozen: FrozenDeck | None, profile: BinaryProfile, rules: Rules,
+        microarch: str) -> tuple[int | None, str]:
+    """(NB, its source) in order: -S nb, the frozen deck's (None: its rules), the binary profile's,
+    the rules' table by microarchitecture, the rules' nb."""
+    if settings.nb:
+        return settings.nb, f"NB {settings.nb}: the check's nb"
+    if frozen:
+        return None, ""
+    if profile.nb:
+        return profile.nb, f"NB {profile.nb}: binary profile {profile.name}"
+    return rules.nb_for(microarch)
 
 
 def plan_tuning(partition: PartitionSpec, stack: StackSpec, settings: HplSettings | None = None,
@@ -245,7 +268,8 @@ def plan_tuning(partition: PartitionSpec, stack: StackSpec, settings: HplSetting
     except DeckError as err:
         raise LeftOut(f"HPL tuning sweep: {err}") from None
     job = replace(one.job, tasks=one.job.nodes * one.job.ranks_per_node, time_limit_s=limit)
-    return replace(one, job=job, deck=base, sweep=sweep, predicted_s=predicted)
+    env = {k: v for k, v in one.env_vars.items() if k != one.profile.dgemm_env}  # the sweep ranks, no ceiling
+    return replace(one, job=job, deck=base, sweep=sweep, predicted_s=predicted, env_vars=env)
 
 
 def _fit_time_limit(the_deck: Deck, partition: PartitionSpec, rules: Rules, trials: int,

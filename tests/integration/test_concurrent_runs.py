@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import VENV_BIN, file_hashes, local_scales, perflog_rows, require_tools
+from conftest import VENV_BIN, file_hashes, local_scales, perflog_rows, require_xhpl
 from reframe_reports import hpl, write_run
 
 pytestmark = pytest.mark.integration
@@ -29,7 +29,7 @@ RUN_DIR_LINE = re.compile(r"^  run directory: (.+)$", re.M)
 
 @pytest.fixture(scope="module")
 def two_runs(tmp_path_factory):
-    require_tools("mpirun", "hpcc")
+    require_xhpl()
     tmp = tmp_path_factory.mktemp("concurrent")
     results = tmp / "results"
     earlier = write_run(results, "20260101T000000Z-vm-1", hpl("openmpi-sm", {1: 50.0}, system="local",
@@ -86,8 +86,8 @@ def test_nothing_lost(two_runs):
         assert case["result"] == "pass", case["fail_reason"]
         logged = {row["perf_var"] for row in perflog_rows(run_dir)}
         assert logged == {key.rpartition(":")[2] for key in case["perfvalues"]}
-        outputs = list((run_dir / "output").rglob("hpccoutf.txt"))
-        assert len(outputs) == 1 and "End of HPL section." in outputs[0].read_text()
+        outputs = list((run_dir / "output").rglob("rfm_job.out"))
+        assert len(outputs) == 1 and "End of Tests." in outputs[0].read_text()
         assert (run_dir / "report" / "report.md").is_file() and (run_dir / "report" / "report.csv").is_file()
     assert file_hashes(two_runs.earlier) == two_runs.earlier_before
 

@@ -1,9 +1,11 @@
-"""The real ReFrame HPL check on this machine (hpcc, OpenMPI, OpenBLAS), at a small N."""
+"""The real ReFrame HPL check on this machine (the built xhpl, or hpcc, OpenMPI, OpenBLAS), at a small N."""
 import json
+import os
 
 import pytest
+import yaml
 
-from conftest import local_scales, ranks_at, require_tools, run_reframe
+from conftest import LOCAL_SITE, local_scales, ranks_at, require_tools, require_xhpl, run_reframe
 from scalebench.benchmarks import provenance
 from scalebench.results.store import ingest
 
@@ -14,7 +16,7 @@ SMALL_N = ["-S", "time_budget_s=0.3"]  # N of a few thousand: seconds per case
 
 @pytest.fixture(scope="module")
 def hpl_run(tmp_path_factory):
-    require_tools("mpirun", "hpcc")
+    require_xhpl()
     run_dir = tmp_path_factory.mktemp("hpl") / "run"
     proc = run_reframe(run_dir, "-r", *SMALL_N, "-S", "efficiency_floor=0")
     return run_dir, proc
@@ -38,19 +40,54 @@ def test_hpl_cases_pass_with_positive_rmax(hpl_run):
         solves = [float(g) for g in case.provenance["trial_gflops"].split()]
         assert case.provenance["trials"] == 3 and len(solves) == 3
         assert case.figure("rmax") == pytest.approx(max(solves), abs=0.01)
+        # the DGEMM ceiling of the same job: every rank's, so it grows with the ranks as Rpeak does
+        assert case.figure("dgemm_ceiling") > 0
+        assert case.provenance["executable"].endswith("/build/bin/xhpl")
+    if len(ran) > 1:
+        one, node = ran[local_scales()[0]], ran[local_scales()[-1]]
+        assert node.figure("dgemm_ceiling") > one.figure("dgemm_ceiling")
 
 
 def test_raw_outputs_and_perflog_kept(hpl_run):
     run_dir, _ = hpl_run
-    outputs = list((run_dir / "output").rglob("hpccoutf.txt"))
-    assert len(outputs) == len(local_scales())  # one kept output per case
-    assert all("End of HPL section." in p.read_text() for p in outputs)
+    outputs = [p for p in (run_dir / "output").rglob("rfm_job.out") if "HPLCheck" in str(p)]
+    assert len(outputs) == len(local_scales())
+    assert all("End of Tests." in p.read_text() and "StarDGEMM_Gflops=" in p.read_text() for p in outputs)
+    assert len(list((run_dir / "output").rglob("HPL.dat"))) == len(outputs)
     perflog = next((run_dir / "perflogs").rglob("HPLCheck.log")).read_text().splitlines()
     header = perflog[0].split("|")
     assert {"num_nodes", "stack", "job_nodelist", "perf_var", "perf_value"} <= set(header)
     assert header == list(provenance().perflog_columns())  # ReFrame's header is the registry's columns
     figures = {line.split("|")[header.index("perf_var")] for line in perflog[1:]}
-    assert {"rmax", "efficiency", "n", "time"} <= figures
+    assert {"rmax", "efficiency", "n", "time", "dgemm_ceiling"} <= figures
+
+
+def test_hpcc_as_the_hpl_binary_keeps_working(tmp_path):
+    require_tools("mpirun", "hpcc")
+    run_dir = tmp_path / "run"
+    scale = local_scales()[-1]
+    proc = run_reframe(run_dir, "-r", "-n", f"HPLCheck%scale={scale}$", *SMALL_N, "-S", "hpl_binary=hpcc",
+                       "-S", "efficiency_floor=0")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    sessions, _ = ingest([run_dir])
+    case = next(c for c in sessions[0].cases if c.benchmark == "HPLCheck")
+    assert case.result == "pass" and case.figure("rmax") > 0 and case.figure("dgemm_ceiling") > 0
+    assert case.provenance["hpl_deck"]["p"] * case.provenance["hpl_deck"]["q"] == ranks_at(scale)
+    assert [p.name for p in (run_dir / "output").rglob("hpccoutf.txt")] == ["hpccoutf.txt"]
+
+
+def test_an_hpl_binary_of_the_repository_not_built_skips_naming_it(tmp_path):
+    site = yaml.safe_load(LOCAL_SITE.read_text())
+    next(s for s in site["stacks"] if s["name"] == "openmpi-sm")["hpl_binary"] = "build/bin/no-such-xhpl"
+    (tmp_path / "local.yaml").write_text(yaml.safe_dump(site))
+    run_dir = tmp_path / "run"
+    proc = run_reframe(run_dir, "-r", "-n", f"HPLCheck%scale={local_scales()[0]}$",
+                       env={**os.environ, "SCALEBENCH_SITE": str(tmp_path / "local.yaml")})
+    sessions, _ = ingest([run_dir])  # ReFrame keeps a skip's reason in its log
+    (case,) = sessions[0].cases
+    assert case.result == "skip", proc.stdout[-3000:]
+    assert "HPL binary build/bin/no-such-xhpl: no executable file" in case.fail_reason
+    assert "scripts/install.sh" in case.fail_reason
 
 
 def test_a_missing_hpl_program_fails_naming_it(tmp_path):
@@ -64,7 +101,7 @@ def test_a_missing_hpl_program_fails_naming_it(tmp_path):
 
 
 def test_efficiency_floor_fails_the_performance_stage(tmp_path):
-    require_tools("mpirun", "hpcc")
+    require_xhpl()
     run_dir = tmp_path / "run"
     proc = run_reframe(run_dir, "-r", "-n", f"%scale={local_scales()[0]}$", *SMALL_N, "-S", "efficiency_floor=1.0")
     assert proc.returncode != 0

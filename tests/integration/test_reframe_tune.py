@@ -2,14 +2,14 @@
 import pytest
 import yaml
 
-from conftest import require_tools, run_reframe
+from conftest import require_xhpl, run_reframe
 from scalebench.results.store import ingest
 
 pytestmark = pytest.mark.integration
 
 
 def test_sweep_freezes_a_deck_that_the_scaling_check_then_uses(tmp_path):
-    require_tools("mpirun", "hpcc")
+    require_xhpl()
     decks = tmp_path / "decks"
     tiny = ["-S", "time_budget_s=0.05", "-S", "efficiency_floor=0", "-S", f"decks_dir={decks}"]
     tuning = run_reframe(tmp_path / "tune", "-r", "-S", "nbs=64,96", "-S", "freeze=true", *tiny,

@@ -288,6 +288,7 @@ def test_hpccinf_is_hpl_dat_plus_five_ptrans_lines():
 def test_load_rules_real_file():
     rules = deck.load_rules()
     assert rules.nb == 192
+    assert dict(rules.nb_by_microarch) == {"x86_64_v4": 384, "x86_64_v3": 192, "knl": 336}
     assert rules.memory_fraction == 0.8
     assert rules.lcm_rounding_max_memory_loss == 0.02
     assert rules.algorithm == Algorithm()  # the file states the HPL defaults
@@ -316,6 +317,8 @@ def test_load_rules_bad_bcast(tmp_path):
     ("algorithm:\n  depth: -1\n", "depth"),
     ("algorithm:\n  lookahead: 1\n", "lookahead"),
     ("- nb: 192\n", "mapping"),
+    ("nb_by_microarch:\n  zen2: 0\n", "nb_by_microarch.'zen2'"),
+    ("nb_by_microarch: [192]\n", "nb_by_microarch"),
 ])
 def test_load_rules_bad_values_name_file_and_field(tmp_path, text, field):
     path = tmp_path / "rules.yaml"

@@ -129,3 +129,58 @@ def test_plan_cli_bad_filters_and_variables_are_one_line_errors(capsys):
     assert main(["plan", site, "-S", "colour=red"]) == 2
     errors = capsys.readouterr().err.splitlines()
     assert len(errors) == 4 and all(line.startswith("scalebench plan: error: ") for line in errors)
+
+
+def test_a_site_files_relative_binary_is_under_the_repository_and_named_when_not_built(tmp_path, monkeypatch):
+    monkeypatch.setattr(paths, "REPO_ROOT", tmp_path)
+    built = StackSpec("b", "b", ("hpl",), {"hpl_binary": "build/bin/xhpl"})
+    plan = plan_hpl(ZEN4, built, "1_node")
+    assert plan.binary == str(tmp_path / "build" / "bin" / "xhpl") and plan.profile.name == "xhpl"
+    assert plan.missing.startswith("HPL binary build/bin/xhpl: no executable") and "scripts/install.sh" in plan.missing
+    (tmp_path / "build" / "bin").mkdir(parents=True)
+    (tmp_path / "build" / "bin" / "xhpl").write_text("")
+    (tmp_path / "build" / "bin" / "xhpl").chmod(0o755)
+    assert plan_hpl(ZEN4, built, "1_node").missing == ""
+    # a name is the job's to find on PATH, a command line's path is used as given
+    assert (plan_hpl(ZEN4, XHPL, "1_node").binary, plan_hpl(ZEN4, XHPL, "1_node").missing) == ("xhpl", "")
+    given = plan_hpl(ZEN4, built, "1_node", HplSettings(binary="my/xhpl"))
+    assert (given.binary, given.missing) == ("my/xhpl", "")
+
+
+def test_xhpl_is_asked_for_the_dgemm_ceiling_and_hpcc_and_sweeps_are_not():
+    profile = plan_hpl(ZEN4, XHPL, "1_node").profile
+    assert plan_hpl(ZEN4, XHPL, "1_node").env_vars[profile.dgemm_env] == str(profile.dgemm_n)
+    assert not any(k.startswith("SCALEBENCH_DGEMM") for k in plan_hpl(ZEN4, HPCC, "1_node").env_vars)
+    assert profile.dgemm_env not in plan_tuning(ZEN4, XHPL).env_vars
+
+
+@pytest.mark.parametrize("microarch, nb, entry", [("zen4", 384, "x86_64_v4"), ("icelake", 384, "x86_64_v4"),
+                                                 ("zen2", 192, "x86_64_v3"), ("haswell", 192, "x86_64_v3"),
+                                                 ("knl", 336, "knl")])
+def test_nb_comes_from_the_microarchitecture_table_with_its_source(microarch, nb, entry):
+    plan = plan_hpl(PartitionSpec(**{**ZEN4.__dict__, "microarch": microarch}), XHPL, "1_node")
+    assert plan.deck.nb == nb and f"nb_by_microarch {entry} ({microarch})" in plan.deck_source
+
+
+def test_nb_without_a_table_entry_is_the_rules_and_the_check_and_frozen_decks_win(tmp_path):
+    other = PartitionSpec(**{**ZEN4.__dict__, "microarch": "a64fx"})
+    assert plan_hpl(other, XHPL, "1_node").deck.nb == RULES.nb
+    assert plan_hpl(ZEN4, XHPL, "1_node", HplSettings(nb=128)).deck.nb == 128
+    (tmp_path / "zen4").mkdir()
+    (tmp_path / "zen4" / "cpu.yaml").write_text(yaml.safe_dump({"nb": 232}))
+    assert plan_hpl(ZEN4, XHPL, "1_node", HplSettings(decks_dir=tmp_path)).deck.nb == 232
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"dgemm_env": "SCALEBENCH_DGEMM_N"}, "dgemm_env and dgemm_n go together"),
+    ({"dgemm_env": "A B", "dgemm_n": 2048}, "dgemm_env: 'A B' is not a variable name"),
+    ({"dgemm_env": "N", "dgemm_n": 0}, "dgemm_n"),
+])
+def test_a_binary_profiles_dgemm_keys_are_checked(tmp_path, entry, message):
+    from scalebench.errors import InputError
+    from scalebench.hpl.binaries import load_profiles
+
+    path = tmp_path / "binaries.yaml"
+    path.write_text(yaml.safe_dump({"mine": {"input": "HPL.dat", **entry}}))
+    with pytest.raises(InputError, match=message):
+        load_profiles(path)

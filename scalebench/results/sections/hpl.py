@@ -79,14 +79,15 @@ def hpl_lines(sessions: Iterable[Session]) -> list[HplLine]:
 
 
 HPL_HEADER = ("System", "Stack", "Scale", "Nodes", "Ranks", "N", "NB", "P x Q",
-              "Rmax (Gflop/s)", "Rpeak (Gflop/s)", "Efficiency", "DGEMM (Gflop/s)", "Result", "Runs")
+              "Rmax (Gflop/s)", "Rpeak (Gflop/s)", "Efficiency", "DGEMM (Gflop/s)", "Rmax/DGEMM", "Result", "Runs")
 
 
 def _hpl_cells(line: HplLine) -> tuple[str, ...]:
     efficiency = "-" if line.efficiency is None else f"{line.efficiency:.1f}%"
+    of_dgemm = f"{100 * line.rmax / line.dgemm:.1f}%" if line.rmax and line.dgemm else "-"
     return (line.where, line.stack, line.scale, fmt(line.nodes), fmt(line.ranks), fmt(line.n),
             fmt(line.nb), line.grid or "-", fmt(line.rmax, ".2f"), fmt(line.rpeak, ".1f"),
-            efficiency, fmt(line.dgemm, ".1f"), line.result, str(line.runs))
+            efficiency, fmt(line.dgemm, ".1f"), of_dgemm, line.result, str(line.runs))
 
 
 def hpl_terminal_table(sessions: Iterable[Session]) -> str:
@@ -139,7 +140,8 @@ def _hpl_where(where: str, hpl: Sequence[Series]) -> list[Block]:
 def _hpl_notes(lines: Sequence[HplLine]) -> list[Block]:
     out: list[Block] = [
         Text("Efficiency = Rmax / nominal Rpeak of the cores used (TOP500 convention). Rmax counts only runs whose "
-             "residual check PASSED. DGEMM is the measured ceiling (hpcc StarDGEMM x ranks, all ranks busy): the "
+             "residual check PASSED. DGEMM is the ceiling measured in the same job (StarDGEMM x ranks, all ranks "
+             "busy: hpcc's, or the embedded xhpl's before it solves), Rmax/DGEMM the share of it HPL reaches. The "
              "clock under load can exceed the nominal one, so DGEMM may exceed Rpeak. Repeated runs of one "
              "configuration are summarised by their median (Runs)."),
         Heading(3, "How N was chosen"),
