@@ -16,6 +16,7 @@ from reframe.core.runtime import runtime
 
 from scalebench import benchmarks, paths, plan, programs, textfile
 from scalebench.errors import ScalebenchError
+from scalebench.interconnect import transport
 from scalebench.results import references
 from scalebench.site.jobs import LeftOut
 from scalebench.site.partition import PartitionSpec, StackSpec
@@ -113,7 +114,12 @@ class ScalebenchCheck(recorded('base')):
             self.extra_resources = {'gpu': {'num_gpus_per_node': job.gpus_per_node}}
         self.job.options += job.scheduler_options(self.current_partition.scheduler.registered_name)
         self.job.launcher.options = list(job.launcher_options)
-        self.stack, self.spack_lock = job.stack, job.spack_lock
+        self.stack, self.spack_lock, self.spack_specs = job.stack, job.spack_lock, job.spack_specs
+        # The MPI prints which transport it selected, unless the stack sets these itself.
+        self.env_vars.update({name: value for name, value in transport.transports().evidence_env.items()
+                              if name not in env.env_vars})
+        self.transport = env.extras.get('transport', '')
+        self.fabric = env.extras.get('fabric', '')
 
     @run_before('run')
     def use_stack_mpirun(self):
@@ -138,7 +144,8 @@ class ScalebenchCheck(recorded('base')):
             handle.write(text)
 
     def read_stage_file(self, name):
-        return textfile.read_text(self.stage_path(name), name)
+        """A file of the finished job, read once however many parts of the check look at it."""
+        return self.once(('file', name), lambda: textfile.read_text(self.stage_path(name), name))
 
     def once(self, key, compute):
         """compute() the first time `key` is asked for."""
@@ -162,7 +169,17 @@ class ScalebenchCheck(recorded('base')):
         result, problem = self.result()
         if problem:
             return sn.assert_true(False, msg=problem)
-        return sn.all([sn.assert_true(ok, msg=message) for ok, message in checks(result)])
+        return sn.all([sn.assert_true(ok, msg=message) for ok, message in [*checks(result), self.transport_check()]])
+
+    def transport_check(self):
+        """(ok, message): the MPI selected the transport the stack declares (none declared: recorded only)."""
+        found = transport.evidence(self.read_stage_file(self.job.stderr))
+        self.transport_evidence = found.summary()
+        if not self.transport or self.num_tasks <= 1:  # one process sends to no other
+            return True, ''
+        wrong = transport.verdict(self.stack, self.transport, self.current_environ.extras.get('intra_node_transport'),
+                                  found, self.num_nodes > 1)
+        return wrong is None, wrong or ''
 
     def record(self, result):
         """Keep what the outputs say beyond the figures (loggable variables); nothing by default."""

@@ -19,7 +19,7 @@ from scalebench.results.chart_worker import ChartWorker, draw_here
 from scalebench.results.document import (Block, Heading, Text, bullets, charts_of, render_html, render_markdown,
                                          render_text)
 from scalebench.results.sections import (application_section, failures_section, hpl_section, micro_section,
-                                         other_section, provenance_section)
+                                         other_section, provenance_section, transport_section)
 from scalebench.results.store import Record, Session, find_reports, load, paused_gc, write_csv
 
 FORMATS = ("md", "html", "csv", "txt")  # txt: every section as aligned plain text, for terminals
@@ -43,6 +43,7 @@ def build_document(sessions: Sequence[Session], warnings: Sequence[str], rows: S
     blocks += hpl_section(sessions, rows, all_series)
     blocks += application_section(all_series)
     blocks += micro_section(all_series)
+    blocks += transport_section(sessions)
     blocks += other_section(all_series)
     if len({s.key.stack for s in all_series if s.bench.fom == s.key.figure}) > 1:
         comparison = compare.compare(all_series, "stack")

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from scalebench.errors import InputError, ScalebenchError
-from scalebench.site import rundir
+from scalebench.spack import lock as spack_lock
 from scalebench.site.partition import PartitionSpec, StackSpec
 from scalebench.site.scales import Geometry, Scale, geometry
 
@@ -35,6 +35,7 @@ class JobPlan:
     launcher_options: tuple[str, ...] = ()
     stack: str = ""
     spack_lock: str = ""
+    spack_specs: str = ""  # the concrete programs of its spack.lock (scalebench.spack.lock)
 
     @property
     def tasks_per_node(self) -> int:
@@ -103,7 +104,7 @@ def job_plan(partition: PartitionSpec, stack: StackSpec, scale: str | Scale, *,
         raise LeftOut(f"scale {scale.name} has {scale.cores_per_node} core(s), fewer than {threads} threads per rank")
     layout = geometry(scale, partition.cores_per_node, threads, ranks_per_node)
     lock = stack.extras.get("spack_lock")
-    lock_digest = rundir.file_digest(lock) if lock else ""
+    lock_digest, lock_specs = spack_lock.describe(lock) if lock else ("", "")
     if lock_digest.startswith("missing"):
         raise LeftOut(f"stack {stack.stack}: {lock_digest} (spack install the environment first)")
     whole = whole_nodes or layout.nodes > 1
@@ -117,4 +118,4 @@ def job_plan(partition: PartitionSpec, stack: StackSpec, scale: str | Scale, *,
         time_limit_s=None, gpus_per_node=gpus_per_node,
         launcher_options=tuple(option.format(threads_per_rank=layout.threads_per_rank)
                                for option in stack.launcher_options),
-        stack=stack.stack, spack_lock=lock_digest)
+        stack=stack.stack, spack_lock=lock_digest, spack_specs=lock_specs)

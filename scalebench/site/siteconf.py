@@ -20,9 +20,11 @@ from scalebench import benchmarks, loaders, paths
 from scalebench.errors import InputError, ScalebenchError
 from scalebench.hpl import peak
 from scalebench.hpl.deck import HPL_MAX_PARAM
+from scalebench.interconnect import floors, transport
 from scalebench.site import host, rundir
 from scalebench.site.partition import GpuSpec, JobOptions
 from scalebench.site.scales import ScaleSpec
+from scalebench.spack import lock as spack_lock
 from scalebench.units import parse_duration, parse_size
 from scalebench.validation import check_name, check_shell_word, excerpt, is_number, require_count, require_positive
 
@@ -79,8 +81,10 @@ _PARTITION_KEYS = {"name", "descr", "scheduler", "launcher", "access", "time_lim
                    *_DETECTABLE, *_HPL_KEYS}
 # Binaries and directories a stack's checks run (environment extras of the same name).
 _STACK_PROGRAMS = ("hpl_binary", "hpcc_binary", "lmp_binary", "netpipe_binary", "osu_dir", "mpirun")
+# What the stack's MPI must use (scalebench.interconnect.transport) and its fabric class (floors).
+_STACK_TRANSPORT = ("transport", "intra_node_transport", "fabric")
 _STACK_KEYS = {"name", "descr", "features", "env_vars", "launcher_options", "modules", "prepare_cmds",
-               "spack_env", "spack_view", "hpl_profile", *_STACK_PROGRAMS}
+               "spack_env", "spack_view", "hpl_profile", *_STACK_PROGRAMS, *_STACK_TRANSPORT}
 # Where Spack's osu-micro-benchmarks package installs its programs, under a view.
 OSU_IN_VIEW = "libexec/osu-micro-benchmarks"
 # Host detection: only where a site file asks for it, and once per process.
@@ -260,6 +264,11 @@ def _stack(stack: dict[str, Any], where: str) -> dict[str, Any]:
                                                    for i, o in enumerate(stack.get("launcher_options", []))]}
     extras.update({key: str(stack[key]) for key in (*_STACK_PROGRAMS, "hpl_profile") if stack.get(key)})
     extras.update(_spack_provider(stack, f"{where}[{name}]", env_vars, prepare_cmds))
+    for key in ("transport", "intra_node_transport"):
+        if stack.get(key) is not None:
+            extras[key] = transport.check_declaration(f"{where}[{name}].{key}", stack[key])
+    if stack.get("fabric") is not None:
+        extras["fabric"] = floors.check_fabric(f"{where}[{name}].fabric", stack["fabric"])
     for key in _STACK_PROGRAMS:
         if key in extras:
             check_shell_word(f"{where}[{name}].{key}", extras[key])
@@ -364,6 +373,9 @@ def load_site(path: Path, argv: list[str] | None = None) -> dict[str, Any]:
     else:
         run = rundir.claim_run_dir()
         root, log = rundir.results_root(), None
+        for stack in config["environments"]:  # each Spack stack's lock, kept by content in the results
+            if stack["extras"].get("spack_lock"):
+                spack_lock.archive(stack["extras"]["spack_lock"], root)
     config["systems"][0].update(system_dirs(run))
     config.update(logging=logging_config(run, log), general=general_config(run))
     config["storage"] = storage_config(root)

@@ -51,6 +51,11 @@ def test_netpipe_ran_on_every_local_stack_within_the_node(micro_run):
         assert sizes[0] == 1 and sizes[-1] == 65536, stack
         assert 0 < figures["min_latency"] <= figures["latency_65536"], stack
         assert case["hosts"].split() == [case["job_nodelist"][0]] * 2 if case["job_nodelist"] else True
+    # each stack proven on the transport its site file declares, by what its MPI printed in the job
+    used = {stack: case["transport_evidence"] for stack, case in netpipe.items()}
+    assert used["openmpi-sm"].startswith("btl:vader (2 processes") and netpipe["openmpi-sm"]["transport"] == "shm"
+    assert used["openmpi-tcp"].startswith("btl:tcp (2 processes"), used
+    assert set(used["mpich"].split(" (")[0].split(", ")) <= {"ucx:posix", "ucx:sysv", "ucx:cma"}, used
     # over TCP the small-message latency is several times that of shared memory
     assert _figures(netpipe["openmpi-tcp"])["min_latency"] > 2 * _figures(netpipe["openmpi-sm"])["min_latency"]
 
@@ -113,6 +118,12 @@ def test_report_has_curves_n_half_and_the_stack_table(micro_run, tmp_path):
     assert re.search(r"#### NetPIPE ping-pong on local:default: stacks against \S+", section)
     assert "### hpcc ping-pong and rings on local:default" in section
     assert re.search(r"!\[NetPIPE ping-pong on local:default: bandwidth", section)
+    transports = text[text.index("## Transports"):]
+    for stack, declared in (("openmpi-sm", "shm"), ("openmpi-tcp", "tcp"), ("mpich", "ucx:shm")):
+        assert re.search(rf"\| local:default \| {stack} \| {declared} \| [^|]+ \| as declared \|", transports)
+    floors = transports[transports.index("### Fabric floors"):]
+    assert {"| openmpi-sm | Shared memory |", "| openmpi-tcp | TCP over loopback |"} <= {
+        "| " + " | ".join(line.split(" | ")[1:3]) + " |" for line in floors.splitlines() if line.startswith("| local")}
 
 
 def test_netpipe_stream_gives_a_small_message_rate_on_every_stack(micro_run):

@@ -49,8 +49,10 @@ def test_a_spack_stack_not_installed_is_left_out(tmp_path):
     stack = StackSpec("s", "s", (), {"spack_lock": str(tmp_path / "spack.lock")})
     with pytest.raises(LeftOut, match="^stack s: missing"):
         job_plan(partition(), stack, "1_node")
-    (tmp_path / "spack.lock").write_text("{}")
-    assert job_plan(partition(), stack, "1_node").spack_lock.startswith("sha256:")
+    (tmp_path / "spack.lock").write_text('{"roots": [{"hash": "h"}], "concrete_specs": {"h": {"name": "hpl", '
+                                         '"version": "2.3", "parameters": {"openmp": true}}}}')
+    job = job_plan(partition(), stack, "1_node")
+    assert job.spack_lock.startswith("sha256:") and job.spack_specs == "hpl@2.3 +openmp"
 
 
 def test_whole_nodes_and_multi_node_jobs_take_their_nodes():

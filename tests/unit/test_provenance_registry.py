@@ -44,7 +44,8 @@ def test_the_perflog_format_is_the_registry_in_its_order():
     assert header[:13] == ["job_completion_time", "result", "display_name", "system", "partition", "environ",
                            "stack", "scale", "num_nodes", "num_tasks", "num_tasks_per_node", "num_cpus_per_task",
                            "job_nodelist"]
-    assert header[20:] == ["deck_summary", "n_policy", "blas_kernel", "spack_lock"]
+    assert header[20:] == ["deck_summary", "n_policy", "blas_kernel", "spack_lock", "transport", "transport_evidence",
+                           "fabric"]
 
 
 def test_every_perflog_column_is_read_back_where_the_registry_says(tmp_path):
@@ -133,5 +134,6 @@ def test_the_report_columns_are_the_registry_labels(tmp_path):
     rr.write_run(tmp_path, "r", rr.hpl("tcp", {1: 900.0}))
     md = report.write_report([tmp_path], tmp_path / "out", formats=("md",)).files["md"].read_text()
     labels = " | ".join(f.label for f in REGISTRY.appendix)
-    assert labels == "Binary | Spec/lock hash | Decks | Node lists"  # as the report had them
+    assert labels == ("Binary | Spec/lock hash | Spack specs | Transport declared | Transport used | Decks | "
+                      "Node lists")
     assert f"| System | Stack | Benchmark | {labels} |" in md

@@ -59,12 +59,23 @@ def test_partition_gets_rpeak_inputs_and_stack_extras(tmp_path):
     (("    max_nodes: 8\n", "    max_nodes: 8\n    max_node: 8\n"), r"unknown key\(s\) max_node"),
     (("    env_vars: {OMPI_MCA_pml: ob1}", "    env_vars: {'A B': 1}"), "not a valid variable name"),
     (("    memory_per_node: 256GiB", "    memory_per_node: lots"), "memory_per_node"),
+    (("    env_vars: {OMPI_MCA_pml: ob1}", "    transport: infiniband"), r"\[ompi\]\.transport: 'infiniband' is no"),
+    (("    env_vars: {OMPI_MCA_pml: ob1}", "    transport: ucx:rc;ls"), r"\[ompi\]\.transport"),
+    (("    env_vars: {OMPI_MCA_pml: ob1}", "    fabric: infiniband-hrd"), "did you mean 'infiniband-hdr'"),
 ])
 def test_bad_site_files_name_the_file_and_key(tmp_path, edit, message):
     path = write(tmp_path, SITE.replace(*edit))
     with pytest.raises(InputError, match=message) as err:
         siteconf.load_site(path)
     assert str(path) in str(err.value)
+
+
+def test_a_stacks_transport_and_fabric_reach_its_checks(tmp_path):
+    site = SITE.replace("    env_vars: {OMPI_MCA_pml: ob1}",
+                        "    transport: ucx:rc_mlx5\n    intra_node_transport: ucx:shm\n    fabric: infiniband-ndr")
+    extras = siteconf.load_site(write(tmp_path, site))["environments"][0]["extras"]
+    assert (extras["transport"], extras["intra_node_transport"], extras["fabric"]) == (
+        "ucx:rc_mlx5", "ucx:shm", "infiniband-ndr")
 
 
 def test_spack_env_stack_activates_it_and_records_its_lock(tmp_path):

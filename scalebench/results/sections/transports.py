@@ -1,0 +1,84 @@
+"""The report's transport section: per system and stack, the transport it declares, what its MPI
+selected in each case (scalebench.interconnect.transport), and whether its ping-pong meets the floors
+of the fabric class it declares (scalebench.interconnect.floors)."""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Sequence
+
+from scalebench.interconnect import floors
+from scalebench.results.document import Block, Heading, Text, table
+from scalebench.results.records import Case, Session
+from scalebench.results.sections.common import fmt
+
+# Where each fabric figure comes from: benchmark -> {floor key: figure}; latency the smallest, the others
+# the best a stack reached at the class's placement.
+_PING_PONG = {
+    "NetPIPECheck": {"latency_us": "min_latency", "bandwidth_mbs": "peak_bandwidth", "n_half_bytes": "n_half"},
+    "OSULatencyCheck": {"latency_us": "latency_"},
+    "OSUBandwidthCheck": {"bandwidth_mbs": "bandwidth_", "n_half_bytes": "n_half"},
+}
+_SMALLER_IS_BETTER = {"latency_us", "n_half_bytes"}
+
+
+def _figure(case: Case, name: str) -> float | None:
+    if not name.endswith("_"):
+        return case.figure(name)
+    values = [v for key, (v, _) in case.figures.items() if key.startswith(name) and v is not None]
+    return (min if name == "latency_" else max)(values) if values else None
+
+
+def fabric_figures(cases: Sequence[Case], placement: str) -> dict[str, float]:
+    """The best latency, bandwidth and n1/2 the passed ping-pong cases at `placement` measured."""
+    out: dict[str, float] = {}
+    for case in cases:
+        if case.result != "pass" or case.params.get("placement") != placement:
+            continue
+        for key, name in _PING_PONG.get(case.benchmark, {}).items():
+            value = _figure(case, name)
+            if value is not None:
+                better = min if key in _SMALLER_IS_BETTER else max
+                out[key] = better(out[key], value) if key in out else value
+    return out
+
+
+def transport_section(sessions: Sequence[Session]) -> list[Block]:
+    by_stack: dict[tuple[str, str], list[Case]] = defaultdict(list)
+    for session in sessions:
+        for case in session.cases:
+            if case.stack and case.result != "skip":
+                by_stack[(f"{case.system}:{case.partition}", case.stack)].append(case)
+    if not any(c.provenance.get("transport_evidence") for cases in by_stack.values() for c in cases):
+        return []
+    rows, fabric_rows = [], []
+    for (where, stack), cases in sorted(by_stack.items()):
+        declared = next((c.provenance["transport"] for c in cases if c.provenance.get("transport")), "")
+        used = sorted({str(c.provenance["transport_evidence"]).split(" (")[0] for c in cases
+                       if c.provenance.get("transport_evidence") not in (None, "", "none printed")})
+        marker = f"stack {stack} declared "
+        wrong = [c.fail_reason for c in cases if c.result == "fail" and marker in (c.fail_reason or "")]
+        verdict = (f"{len(wrong)} case(s) on another transport: {wrong[0][wrong[0].index(marker):]}" if wrong
+                   else "as declared" if declared else "not declared")
+        rows.append((where, stack, declared or "-", "; ".join(used) or "-", verdict))
+        fabric = next((c.provenance["fabric"] for c in cases if c.provenance.get("fabric")), "")
+        if fabric:
+            cls = floors.fabric_classes()[fabric]
+            measured = fabric_figures(cases, cls.placement)
+            flag = floors.judge(fabric, measured) if measured else "no passed ping-pong at " + cls.placement
+            fabric_rows.append((where, stack, cls.label, fmt(measured.get("latency_us"), ".3g"),
+                                fmt(measured.get("bandwidth_mbs"), ".0f"), fmt(measured.get("n_half_bytes"), ".0f"),
+                                flag or "meets its class"))
+    out: list[Block] = [
+        Heading(2, "Transports"),
+        Text("What each stack's MPI itself printed about the transport it selected between ranks (Open MPI's "
+             "BTL and OFI MTL choices, UCX's endpoint lanes), in the same jobs as the figures; a case whose "
+             "MPI selected anything but the declared transport failed its sanity check."),
+        table(("System", "Stack", "Declared", "Selected", "Verdict"), rows),
+    ]
+    if fabric_rows:
+        out += [Heading(3, "Fabric floors"),
+                Text("Each stack's best ping-pong (NetPIPE, OSU) against the floors of the fabric class it "
+                     "declares (site_configs/fabric_floors.yaml): latency in us, peak bandwidth in MB/s, n1/2 "
+                     "in bytes."),
+                table(("System", "Stack", "Fabric", "Latency", "Bandwidth", "n1/2", "Verdict"), fabric_rows)]
+    return out
