@@ -23,7 +23,7 @@ from scalebench.hpl.outcome import hpl_outcome  # noqa: E402
 def solve(plan, stack_env: dict, n: int, nb: int, dgemm_n: int) -> tuple[float | None, float | None, float]:
     """(Rmax of a PASSED solve, DGEMM ceiling of the job, wall s) of one deck."""
     deck = hpl_dat_lists(ns=(n,), nbs=(nb,), grids=((plan.deck.p, plan.deck.q),), algorithm=plan.deck.algorithm)
-    env = dict(os.environ, **stack_env, **plan.env_vars, **{plan.profile.dgemm_env: str(dgemm_n)})
+    env = {**os.environ, **stack_env, **plan.env_vars, plan.profile.dgemm_env: str(dgemm_n)}
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "HPL.dat").write_text(deck)
         proc, wall = launch(["mpirun", "-np", str(plan.job.tasks), *plan.job.launcher_options, plan.binary],
