@@ -19,7 +19,8 @@ from scalebench.errors import InputError
 from scalebench.validation import excerpt
 
 _DECLARATION_RE = re.compile(r"^(?:(?:ucx|ofi|btl):[a-z0-9_]{1,32}|tcp|shm)$")
-_LINE_PREFIX = r"\[(?:[\d.]+\]\s*\[)?(?P<host>[^\s:\]]+):(?P<pid>\d+)[:\d]*\]"
+# [host:pid] (Open MPI), [time] [host:pid:thread] (UCX, which pads a short pid with spaces: [vm:388  :0]).
+_LINE_PREFIX = r"\[(?:[\d.]+\]\s*\[)?(?P<host>[^\s:\]]+):(?P<pid>\d+)\s*[:\d]*\]"
 # Open MPI ob1: one line per peer a rank sends to; its OFI MTL: the provider; UCX: each endpoint's lanes.
 _BML_RE = re.compile(_LINE_PREFIX + r".*?mca: bml: Using (?P<name>[\w-]+) btl for send to")
 _MTL_OFI_RE = re.compile(_LINE_PREFIX + r".*?mtl:ofi:prov: (?P<name>[\w-]+)")

@@ -19,6 +19,7 @@ def found(name):
     ("openmpi-ob1-tcp", {"btl:tcp"}),
     ("mpich-ucx-shm", {"ucx:sysv", "ucx:cma"}),
     ("openmpi-ucx-tcp", {"ucx:tcp"}),
+    ("openmpi-ucx-tcp-short-pids", {"ucx:tcp"}),  # in a PID namespace UCX pads pids: [vm:388  :0]
     ("openmpi-ofi-tcp", {"ofi:tcp"}),  # "tcp;ofi_rxm": the core provider
 ])
 def test_each_mpi_says_what_it_selected_between_its_two_processes(name, atoms):
