@@ -68,7 +68,7 @@ def fabric_classes(path: Path = FLOOR_FILE) -> dict[str, FabricClass]:
 
 def check_fabric(where: str, value: object) -> str:
     classes = fabric_classes()
-    if value not in classes:
+    if not isinstance(value, str) or value not in classes:
         raise InputError(f"{where}: {excerpt(value)} is no fabric class of {FLOOR_FILE.name}"
                          f"{did_you_mean(str(value), classes)}: {', '.join(classes)}")
     return str(value)

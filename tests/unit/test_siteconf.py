@@ -62,6 +62,7 @@ def test_partition_gets_rpeak_inputs_and_stack_extras(tmp_path):
     (("    env_vars: {OMPI_MCA_pml: ob1}", "    transport: infiniband"), r"\[ompi\]\.transport: 'infiniband' is no"),
     (("    env_vars: {OMPI_MCA_pml: ob1}", "    transport: ucx:rc;ls"), r"\[ompi\]\.transport"),
     (("    env_vars: {OMPI_MCA_pml: ob1}", "    fabric: infiniband-hrd"), "did you mean 'infiniband-hdr'"),
+    (("    env_vars: {OMPI_MCA_pml: ob1}", "    fabric: [infiniband-hdr]"), r"\[ompi\]\.fabric: .* no fabric class"),
 ])
 def test_bad_site_files_name_the_file_and_key(tmp_path, edit, message):
     path = write(tmp_path, SITE.replace(*edit))
