@@ -252,7 +252,7 @@ def test_site_missing_site_mpi_file_is_named(tree):
     (site / "site-mpi.yaml").unlink()
     findings = validate_tree(tree)
     keys = {(f.file, f.key) for f in findings}
-    assert (str(tree / "site-mpi" / "spack.yaml"), "spack.include[2]") in keys, findings
+    assert (str(tree / "site-mpi" / "spack.yaml"), "spack.include[3]") in keys, findings
     assert any("does not exist for SCALEBENCH_SPACK_SITE=newsite" in f.message for f in findings)
 
 
