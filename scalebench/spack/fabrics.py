@@ -197,7 +197,7 @@ def unmet(rule: Node, nodes: Sequence[Node], table: PackageTable, package: str
 
 
 def spell(variant: str, values: Tuple[str, ...]) -> str:
-    """A variant as a spec writes it: +x, ~x, x=a,b."""
-    if values in (("true",), ("false",)):
-        return f"{'+' if values == ('true',) else '~'}{variant}"
+    """A variant as a spec writes it: +x, ~x (both when requests disagree), x=a,b."""
+    if values and set(values) <= {"true", "false"}:
+        return " ".join(f"{'+' if value == 'true' else '~'}{variant}" for value in values)
     return f"{variant}={','.join(values)}"
