@@ -103,11 +103,9 @@ class FabricRules:
 _RULES: Dict[str, FabricRules] = {}
 
 
-def load_rules(path: Optional[Path] = None, table: Optional[PackageTable] = None) -> FabricRules:
-    """The rules (cached per path, for the default table)."""
+def load_rules(path: Optional[Path] = None) -> FabricRules:
+    """The rules (cached per path), checked against the default package table."""
     path = Path(path) if path else RULES_PATH
-    if table is not None:
-        return FabricRules(loaders.load_yaml(path, "fabric rules"), table, str(path))
     key = str(path.resolve())
     if key not in _RULES:
         _RULES[key] = FabricRules(loaders.load_yaml(path, "fabric rules"), load_table(), str(path))
