@@ -175,17 +175,23 @@ def _default(table: PackageTable, package: str, variant: str) -> Tuple[str, ...]
     return tuple(str(default).split(",")) if default is not None else ()
 
 
-def unmet(rule: Node, nodes: Sequence[Node], table: PackageTable, package: str
+def unmet(rule: Node, nodes: Sequence[Node], table: PackageTable, package: str, *, built: bool = True
           ) -> List[Tuple[str, Tuple[str, ...], Tuple[str, ...]]]:
     """The variants of `rule` that `nodes` (everything requesting the package) do not guarantee, as
-    (variant, wanted values, values requested or else the default)."""
+    (variant, wanted values, values requested or else the default). An external (`built=False`) has
+    exactly what it declares."""
     out = []
     for variant, wanted in rule.variants.items():
         wanted = _bool(wanted)
-        kind = (table.variants(package) or {}).get(variant, {}).get("type", "single")
+        spec = (table.variants(package) or {}).get(variant, {})
         requested = [_bool(n.variants[variant]) for n in nodes if variant in n.variants]
         have = requested or [_default(table, package, variant)]
-        if kind == "multi":  # requests add up: fabrics=verbs and fabrics=rxm build both
+        if spec.get("type") == "multi":
+            # Requests add up (fabrics=verbs and fabrics=rxm build both), and Spack keeps the default
+            # values a build can combine with them (libfabric fabrics=verbs: verbs,sockets,tcp,udp).
+            if requested and built:
+                exclusive = set(spec.get("exclusive") or [])
+                have = have + [tuple(v for v in _default(table, package, variant) if v not in exclusive)]
             union = tuple(dict.fromkeys(v for values in have for v in values))
             if not set(wanted) <= set(union):
                 out.append((variant, wanted, union))

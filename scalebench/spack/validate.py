@@ -419,7 +419,7 @@ class _Validator(SectionChecks, Expansion):
             externals = externals_only(package, sections)
             if externals is not None:  # Spack must pick one of these: each must qualify
                 for external in externals:
-                    missing = unmet(rule.node, [external.node], self.table, package)
+                    missing = unmet(rule.node, [external.node], self.table, package, built=False)
                     if missing:
                         self.add(external.file, external.key, f"{where or 'stack ' + name}: {package} external "
                                                               f"{_lacks(missing)}; needed by {whom}")
