@@ -20,6 +20,9 @@ What it checks, each problem as a `Finding(file, key, message)`:
   package's conflicts (e.g. mpich `device=ch4 netmod=tcp`) is an error.
 - Stacks: an environment whose expanded specs use more than one MPI must say `unify: false` (or
   `when_possible`): Spack's solver fails on `unify: true` across MPIs with an opaque internal error.
+- Fabrics (scalebench.spack.fabrics): an environment named <mpi>-<transport> (openmpi-ucx, ...)
+  requests, for each site, what scalebench/data/spack_fabrics.yaml requires of that name, of the
+  site's fabric class and of its scheduler, both declared in sites/<site>/site.yaml.
   Expansion (definitions, matrices) stops at MAX_SPECS specs per environment: a matrix crossed ten
   times would otherwise never end.
 """
@@ -34,8 +37,11 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 from scalebench import loaders, paths
 from scalebench.errors import InputError
 from scalebench.spack.expand import MAX_SPECS, Expansion  # noqa: F401 (MAX_SPECS: part of this module's API)
+from scalebench.spack.fabrics import (SITE_FILE, SITE_KEYS, FabricRules, externals_only, load_rules, required_nodes,
+                                      spell, unmet)
 from scalebench.spack.sections import SectionChecks, _Definition, _type_name, _unknown_key
-from scalebench.spack.specs import PackageTable, SpecSyntaxError, check_node, load_table, merge_nodes, parse_spec, words
+from scalebench.spack.specs import (Node, PackageTable, SpecSyntaxError, check_node, load_table, merge_nodes, parse_spec,
+                                    words)
 
 #: The environment variable naming the site directory an environment includes.
 SITE_VAR = "SCALEBENCH_SPACK_SITE"
@@ -97,12 +103,14 @@ class _ConfigFile:
 
 
 class _Validator(SectionChecks, Expansion):
-    def __init__(self, table: PackageTable, root: Path) -> None:
+    def __init__(self, table: PackageTable, root: Path, rules: Optional[FabricRules] = None) -> None:
         self.table = table
+        self.rules = rules or load_rules()
         self.root = Path(os.path.realpath(root))  # includes stay inside it
         self.findings: List[Finding] = []
         self._seen: Set[Finding] = set()
         self._checked_files: Dict[Tuple[str, bool], Optional[Dict[str, Any]]] = {}
+        self._declarations: Dict[str, Dict[str, str]] = {}
 
     def add(self, file: str, key: str, message: str) -> None:
         # Messages quote specs and keys from the files: bounded, so one finding stays one readable line.
@@ -179,10 +187,12 @@ class _Validator(SectionChecks, Expansion):
         else:
             self.check_spec_list(file, "spack.specs", env["specs"], site=False)
 
-        includes = self._resolve_includes(file, path.parent, env.get("include", []))
+        declarations: Dict[str, Dict[str, str]] = {}
+        includes = self._resolve_includes(file, path.parent, env.get("include", []), declarations)
         sites = sorted({site for site, _ in includes if site is not None})
         site_runs: List[Optional[str]] = list(sites) if sites else [None]
         undefined: Dict[Tuple[str, str, str], Tuple[List[str], Set[str]]] = {}
+        unmet_by_name: Dict[Tuple[str, str, str], Set[str]] = {}
         for site in site_runs:
             configs = [_ConfigFile(file, "spack.", env, site=False)]
             for include_site, included in includes:
@@ -194,12 +204,13 @@ class _Validator(SectionChecks, Expansion):
                     definitions.extend(self._definitions_of(config))
             expanded = self._expand(file, env, definitions, undefined, site)
             self._check_stacks(file, env, configs, expanded, site)
+            self._check_fabric(file, path.parent.name, configs, expanded, site,
+                               declarations.get(site or "", {}), unmet_by_name)
         for (ref_file, key, ref), (known, missing_sites) in undefined.items():
-            if sites and set(missing_sites) != set(sites):
-                where = f" with {SITE_VAR}={','.join(sorted(missing_sites))}"
-            else:
-                where = ""
-            self.add(ref_file, key, f"'{ref}' is not defined{where} (defined: {words(sorted(known)) or 'none'})")
+            self.add(ref_file, key, f"'{ref}' is not defined{_with_sites(missing_sites, sites)} "
+                                    f"(defined: {words(sorted(known)) or 'none'})")
+        for (rule_file, key, message), failing_sites in unmet_by_name.items():
+            self.add(rule_file, key, f"{message}{_with_sites(failing_sites, sites)}")
 
     def _definitions_of(self, config: _ConfigFile) -> List[_Definition]:
         found = []
@@ -211,9 +222,10 @@ class _Validator(SectionChecks, Expansion):
                                                  items if isinstance(items, list) else []))
         return found
 
-    def _resolve_includes(self, file: str, env_dir: Path, entries: Any
+    def _resolve_includes(self, file: str, env_dir: Path, entries: Any, declarations: Dict[str, Dict[str, str]]
                           ) -> List[Tuple[Optional[str], List[_ConfigFile]]]:
-        """[(site or None, config files it contributes)], in include order."""
+        """[(site or None, config files it contributes)], in include order; `declarations` receives
+        each included site directory's site.yaml (its fabric and scheduler)."""
         resolved: List[Tuple[Optional[str], List[_ConfigFile]]] = []
         if not isinstance(entries, list):
             self.add(file, "spack.include", f"must be a list of paths, not {_type_name(entries)}")
@@ -254,6 +266,8 @@ class _Validator(SectionChecks, Expansion):
                     continue
                 for site in sites:
                     target = Path(os.path.normpath(env_dir / _SITE_VAR_RE.sub(site, raw)))
+                    if target.is_dir() and self._inside(file, key, raw, target):
+                        declarations[site] = self.check_site_declaration(target)
                     configs = self._include_target(file, key, raw, target, optional, site=True, site_name=site)
                     if configs is not None:
                         resolved.append((site, configs))
@@ -336,6 +350,109 @@ class _Validator(SectionChecks, Expansion):
                      "set `unify: false`")
 
 
+    # -- fabric rules (scalebench/data/spack_fabrics.yaml) --------------------------------------
+
+    def check_site_declaration(self, site_dir: Path) -> Dict[str, str]:
+        """The valid keys of a site directory's site.yaml; a finding per problem (once per file)."""
+        path = site_dir / SITE_FILE
+        file = _display(path)
+        if file in self._declarations:
+            return self._declarations[file]
+        choices = {"fabric": self.rules.fabrics, "scheduler": self.rules.schedulers}
+        spelled = "; ".join(f"{key}: {' | '.join(known)}" for key, known in choices.items())
+        declared: Dict[str, str] = {}
+        data, error = _load_yaml(path) if path.is_file() else ({}, None)
+        if not path.is_file():
+            self.add(file, "<file>", f"missing: every site declares its fabric class and scheduler, which "
+                                     f"the stack rules need ({spelled})")
+        elif error:
+            self.add(file, "<yaml>", error)
+        elif not isinstance(data, dict):
+            self.add(file, "<root>", f"a mapping of {words(SITE_KEYS)}, not {_type_name(data)}")
+        else:
+            for key in data:
+                if key not in SITE_KEYS:
+                    self.add(file, str(key), _unknown_key(key, SITE_KEYS, SITE_FILE))
+            for key, known in choices.items():
+                value = data.get(key)
+                if isinstance(value, str) and value in known:
+                    declared[key] = value
+                else:
+                    problem = "missing" if value is None else f"unknown {key} {value!r}"
+                    self.add(file, key, f"{problem}: one of {words(known)}")
+        self._declarations[file] = declared
+        return declared
+
+    def _check_fabric(self, file: str, name: str, configs: List[_ConfigFile], expanded: List[str],
+                      site: Optional[str], declared: Dict[str, str],
+                      unmet_by_name: Dict[Tuple[str, str, str], Set[str]]) -> None:
+        """A stack named <mpi>-<transport> requests what its name, its site's fabric and its site's
+        scheduler require. Findings of the name's rules wait in `unmet_by_name` (by site)."""
+        stack = self.rules.stack(name)
+        if stack is None:
+            return
+        mpi, transport = stack
+        nodes: Dict[str, List[Node]] = {}
+        for spec in expanded:
+            try:
+                merged = merge_nodes(parse_spec(spec))
+            except SpecSyntaxError:
+                continue  # reported where the pieces are written
+            for node in merged:
+                nodes.setdefault(node.name or "", []).append(node)
+        if mpi not in nodes:
+            unmet_by_name.setdefault((file, "spack.specs", f"{name}: no {mpi} in its specs: the name says "
+                                                           f"{mpi} over {transport}"), set()).add(site or "")
+            return
+        sections = [(c.file, c.prefix, c.data["packages"]) for c in configs
+                    if isinstance(c.data.get("packages"), dict)]
+        fabric, scheduler = declared.get("fabric"), declared.get("scheduler")
+        on_fabric = self.rules.fabrics[fabric].get(transport) if fabric else None
+        # (rule, where: None for the name's rules, else the site and why; for whom, if an external fails)
+        checks = [(rule, None, name) for rule in self.rules.transports[transport][mpi]]
+        checks += [(rule, f"site {site} ({fabric})", f"{transport} stacks") for rule in on_fabric or []]
+        checks += [(rule, f"site {site} (scheduler {scheduler})", "every stack")
+                   for rule in (self.rules.schedulers[scheduler] if scheduler else [])
+                   if rule.package == mpi or not self.table.is_mpi(rule.package)]
+        for rule, where, whom in checks:
+            package = rule.package
+            externals = externals_only(package, sections)
+            if externals is not None:  # Spack must pick one of these: each must qualify
+                for external in externals:
+                    missing = unmet(rule.node, [external.node], self.table, package, built=False)
+                    if missing:
+                        self.add(external.file, external.key, f"{where or 'stack ' + name}: {package} external "
+                                                              f"{_lacks(missing)}; needed by {whom}")
+                continue
+            missing = unmet(rule.node, nodes.get(package, []) + required_nodes(package, sections),
+                            self.table, package)
+            if not missing:
+                continue
+            if where:
+                self.add(file, "spack.specs", f"{name} on {where}: {package} {_lacks(missing)}: request it in "
+                                              f"the stack's specs or require it in sites/{site}/packages.yaml")
+            else:
+                unmet_by_name.setdefault((file, "spack.specs", f"{name}: {package} {_lacks(missing)}: the name "
+                                                               f"says {transport}"), set()).add(site or "")
+        for package in self.rules.external[fabric] if on_fabric is not None and fabric else []:
+            if any(rule.package == package for rule in on_fabric) and not externals_only(package, sections):
+                self.add(file, "spack.specs", f"{name} on site {site} ({fabric}): {package} must be the "
+                                              "site's own: an external with buildable: false, never built")
+
+
+def _lacks(missing) -> str:
+    """'lacks +verbs +rc (has ~verbs ~rc)'."""
+    return (f"lacks {' '.join(spell(v, wanted) for v, wanted, _ in missing)} "
+            f"(has {' '.join(spell(v, have) for v, _, have in missing)})")
+
+
+def _with_sites(failing: Set[str], sites: List[str]) -> str:
+    """' with SCALEBENCH_SPACK_SITE=a,b' when a finding holds for some sites only."""
+    if sites and set(failing) != set(sites):
+        return f" with {SITE_VAR}={','.join(sorted(failing))}"
+    return ""
+
+
 def validate_env(path, table: Optional[PackageTable] = None) -> List[Finding]:
     """Findings for one environment (a spack.yaml or its directory) and the files it includes, which
     must be inside the parent of the environment's directory (as spack_envs/ holds common/, sites/)."""
@@ -369,6 +486,10 @@ def validate_tree(directory=None, table: Optional[PackageTable] = None) -> List[
         relative = other.relative_to(directory).parts
         if other.name in ("spack.yaml", "spack.lock") or ".spack-env" in relative:
             continue
-        if validator._inside(_display(other), "<file>", _display(other), other):
+        if not validator._inside(_display(other), "<file>", _display(other), other):
+            continue
+        if other.name == SITE_FILE and relative[:-2] == ("sites",):
+            validator.check_site_declaration(other.parent)
+        else:
             validator.check_config_file(other, site="sites" in relative[:-1])
     return validator.findings

@@ -15,12 +15,13 @@ from scalebench.spack.validate import find_envs
 
 REPO = Path(__file__).resolve().parents[2]
 SPACK_ENVS = REPO / "spack_envs"
+UCX_VERBS = "^ucx +verbs +rc +dc +ud +mlx5_dv +thread_multiple"
 STACKS = {
-    "openmpi-ucx": "openmpi fabrics=ucx",
+    "openmpi-ucx": f"openmpi fabrics=ucx {UCX_VERBS}",
     "openmpi-ofi": "openmpi fabrics=ofi",
     "openmpi-tcp": "openmpi fabrics=none",
     "mpich-ofi": "mpich device=ch4 netmod=ofi",
-    "mpich-ucx": "mpich device=ch4 netmod=ucx",
+    "mpich-ucx": f"mpich device=ch4 netmod=ucx {UCX_VERBS}",
     "mpich-tcp": "mpich device=ch3 netmod=tcp",
 }
 # A stack env as shipped, for the broken variants below.
@@ -217,11 +218,12 @@ def test_finding_prints_file_key_message():
 # -- site files ----------------------------------------------------------------------------------
 
 
-def add_site(tree, name, packages, site_mpi):
+def add_site(tree, name, packages, site_mpi, declaration="fabric: ethernet\nscheduler: none\n"):
     site = tree / "sites" / name
     site.mkdir()
     (site / "packages.yaml").write_text(packages)
     (site / "site-mpi.yaml").write_text(site_mpi)
+    (site / "site.yaml").write_text(declaration)
     return site
 
 
@@ -250,7 +252,7 @@ def test_site_missing_site_mpi_file_is_named(tree):
     (site / "site-mpi.yaml").unlink()
     findings = validate_tree(tree)
     keys = {(f.file, f.key) for f in findings}
-    assert (str(tree / "site-mpi" / "spack.yaml"), "spack.include[2]") in keys, findings
+    assert (str(tree / "site-mpi" / "spack.yaml"), "spack.include[3]") in keys, findings
     assert any("does not exist for SCALEBENCH_SPACK_SITE=newsite" in f.message for f in findings)
 
 
