@@ -6,6 +6,7 @@ import gzip
 import io
 import json
 import re
+import shlex
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -286,6 +287,16 @@ def _steps_plan(case: OpenfoamCase, ranks: int, launcher: str) -> list[tuple[str
         else:
             raise InputError(f"steps_before: unknown step {excerpt(kind)} (serial, parallel, decompose, restore0)")
     return plan
+
+
+def source_environment(bashrc: str | None) -> list[str]:
+    """Job-script lines that source OpenFOAM's etc/bashrc unless its environment is set already: Spack
+    does not link OpenFOAM's solvers into a view (they live in platforms/<arch>/bin), nor set
+    FOAM_TUTORIALS, unless the environment is activated."""
+    if not bashrc:
+        return []
+    quoted = shlex.quote(bashrc)
+    return [f'[ -n "${{WM_PROJECT_DIR:-}}" ] || [ ! -f {quoted} ] || . {quoted}']
 
 
 def openfoam_commands(case: OpenfoamCase, ranks: int, launcher: str) -> list[str]:

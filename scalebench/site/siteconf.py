@@ -80,7 +80,7 @@ _PARTITION_KEYS = {"name", "descr", "scheduler", "launcher", "access", "time_lim
                    "features", "max_jobs", "max_nodes", "flops_per_cycle", "scales", "job_options", "gpus",
                    *_DETECTABLE, *_HPL_KEYS}
 # Binaries and directories a stack's checks run (environment extras of the same name).
-_STACK_PROGRAMS = ("hpl_binary", "hpcc_binary", "lmp_binary", "netpipe_binary", "osu_dir", "mpirun")
+_STACK_PROGRAMS = ("hpl_binary", "hpcc_binary", "lmp_binary", "netpipe_binary", "osu_dir", "mpirun", "openfoam_bashrc")
 # What the stack's MPI must use (scalebench.interconnect.transport) and its fabric class (floors).
 _STACK_TRANSPORT = ("transport", "intra_node_transport", "fabric")
 _STACK_KEYS = {"name", "descr", "features", "env_vars", "launcher_options", "modules", "prepare_cmds",
@@ -278,6 +278,8 @@ def _stack(stack: dict[str, Any], where: str) -> dict[str, Any]:
     view = extras.get("spack_view") or (f"{extras['spack_env']}/.spack-env/view" if "spack_env" in extras else None)
     if view and "osu_dir" not in extras:
         extras["osu_dir"] = f"{view}/{OSU_IN_VIEW}"
+    if view and "openfoam_bashrc" not in extras:  # OpenFOAM's solvers are not linked into the view's bin/
+        extras["openfoam_bashrc"] = f"{view}/etc/bashrc"
     return {
         "name": name,
         "features": ["mpi", *stack.get("features", []), *(["spack"] if "spack_lock" in extras else [])],

@@ -302,3 +302,27 @@ def test_snapped_cells_is_the_last_mesh():
            "Layer mesh : cells:65995  faces:210647  points:79916\nFinished meshing without any errors\n")
     assert openfoam.snapped_cells(log) == 65995
     assert openfoam.snapped_cells("End\n") is None
+
+
+def test_openfoam_environment_is_sourced_only_when_not_set(tmp_path):
+    """A Spack view has OpenFOAM's etc/bashrc, not its solvers in bin/: the job sources it first (a
+    solver name no system has: Debian's OpenFOAM puts icoFoam in /usr/bin)."""
+    import subprocess
+    solver_dir = tmp_path / "platforms" / "linux64GccDPInt32Opt" / "bin"
+    solver_dir.mkdir(parents=True)
+    (solver_dir / "stubFoamSolver").write_text("#!/bin/sh\n")
+    (solver_dir / "stubFoamSolver").chmod(0o755)
+    bashrc = tmp_path / "view dir" / "etc" / "bashrc"
+    bashrc.parent.mkdir(parents=True)
+    bashrc.write_text(f"export WM_PROJECT_DIR={tmp_path}\nexport PATH={solver_dir}:$PATH\n")
+    script = "; ".join([*openfoam.source_environment(str(bashrc)), "command -v stubFoamSolver || echo none"])
+
+    def run(**env):
+        return subprocess.run(["bash", "-c", script], env={"PATH": "/usr/bin:/bin", **env},
+                              capture_output=True, text=True, check=True).stdout.strip()
+
+    assert run() == str(solver_dir / "stubFoamSolver")
+    assert run(WM_PROJECT_DIR="/opt/openfoam") == "none"  # already set up (a module, an activated env)
+    bashrc.unlink()
+    assert run() == "none"  # no bashrc: the job's program guard names the missing solver
+    assert openfoam.source_environment(None) == []

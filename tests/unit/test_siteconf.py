@@ -88,6 +88,7 @@ def test_spack_env_stack_activates_it_and_records_its_lock(tmp_path):
     assert env["extras"]["spack_lock"] == str(env_dir / "spack.lock")
     assert "spack" in env["features"]
     assert env["extras"]["osu_dir"] == f"{env_dir}/.spack-env/view/libexec/osu-micro-benchmarks"
+    assert env["extras"]["openfoam_bashrc"] == f"{env_dir}/.spack-env/view/etc/bashrc"
 
 
 def test_spack_view_stack_goes_first_on_path(tmp_path):
@@ -98,6 +99,7 @@ def test_spack_view_stack_goes_first_on_path(tmp_path):
     assert [k for k, _ in env["env_vars"]] == ["PATH", "LD_LIBRARY_PATH"]
     assert env["extras"]["spack_lock"] == str(tmp_path / "env" / "spack.lock")
     assert env["extras"]["osu_dir"] == f"{view}/libexec/osu-micro-benchmarks"
+    assert env["extras"]["openfoam_bashrc"] == f"{view}/etc/bashrc"  # its solvers are not in view/bin
 
 
 def test_stack_programs_become_environment_extras(tmp_path):
