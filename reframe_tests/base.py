@@ -18,6 +18,7 @@ from scalebench import benchmarks, paths, plan, programs, textfile
 from scalebench.errors import ScalebenchError
 from scalebench.interconnect import transport
 from scalebench.results import references
+from scalebench.site import fabric
 from scalebench.site.jobs import LeftOut
 from scalebench.site.partition import PartitionSpec, StackSpec
 
@@ -116,7 +117,7 @@ class ScalebenchCheck(recorded('base')):
         self.job.launcher.options = list(job.launcher_options)
         self.stack, self.spack_lock, self.spack_specs = job.stack, job.spack_lock, job.spack_specs
         # The MPI prints which transport it selected, unless the stack sets these itself.
-        self.env_vars.update({name: value for name, value in transport.transports().evidence_env.items()
+        self.env_vars.update({name: value for name, value in fabric.transports().evidence_env.items()
                               if name not in env.env_vars})
         self.transport = env.extras.get('transport', '')
         self.fabric = env.extras.get('fabric', '')

@@ -12,7 +12,7 @@ from scalebench.interconnect import curves
 from scalebench.parse.hpcc import HpccOutput
 from scalebench.parse.netpipe import NetpipeOutput
 from scalebench.parse.osu import OsuTable
-from scalebench.site.scales import Scale, node_scale
+from scalebench.site.scales import PLACEMENTS, Scale, node_scale
 from scalebench.validation import excerpt
 
 Figures = dict[str, tuple[float, str]]  # name -> (value, unit)
@@ -20,7 +20,6 @@ Figures = dict[str, tuple[float, str]]  # name -> (value, unit)
 # NetPIPE's "Mbps" is 2**20 bits/s; OSU and the reports use MB/s = 1e6 bytes/s.
 NETPIPE_MBPS_TO_MB_PER_S = 2**20 / 8 / 1e6
 
-PLACEMENTS = ("intra_node", "inter_node")
 
 # NetPIPE prints "<rank>: <hostname>" for each of its two processes before measuring; both write to
 # one output unbuffered, so a rank's line may start in the middle of the other's ("...since small1: vm").

@@ -1,24 +1,19 @@
 """Which transport carried a job's messages, from what its MPI printed, against what the stack declares.
 
 A stack of a site file declares `transport:` (between nodes) and optionally `intra_node_transport:`;
-scalebench/data/transports.yaml says what they may name, the environment that makes the MPI print its
-choice, and which atoms a class stands for. A one-node job must use only the intra-node transport (by
+scalebench/data/transports.yaml (read by scalebench.site.fabric) says what they may name, the
+environment that makes the MPI print its choice, and which atoms a class stands for. A one-node job must use only the intra-node transport (by
 default the declared one or its layer's shared memory); a job across nodes must use the declared one
 between some ranks and nothing outside the two.
 """
 from __future__ import annotations
 
-import functools
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from pathlib import Path
 
-from scalebench import loaders, paths
-from scalebench.errors import InputError
-from scalebench.validation import excerpt
+from scalebench.site.fabric import transports
 
-_DECLARATION_RE = re.compile(r"^(?:(?:ucx|ofi|btl):[a-z0-9_]{1,32}|tcp|shm)$")
 # [host:pid] (Open MPI), [time] [host:pid:thread] (UCX, which pads a short pid with spaces: [vm:388  :0]).
 _LINE_PREFIX = r"\[(?:[\d.]+\]\s*\[)?(?P<host>[^\s:\]]+):(?P<pid>\d+)\s*[:\d]*\]"
 # Open MPI ob1: one line per peer a rank sends to; its OFI MTL: the provider; UCX: each endpoint's lanes.
@@ -26,37 +21,6 @@ _BML_RE = re.compile(_LINE_PREFIX + r".*?mca: bml: Using (?P<name>[\w-]+) btl fo
 _MTL_OFI_RE = re.compile(_LINE_PREFIX + r".*?mtl:ofi:prov: (?P<name>[\w-]+)")
 _UCX_EP_RE = re.compile(_LINE_PREFIX + r".*?UCX\s+INFO\s+ep_cfg\[\d+\]: (?P<lanes>.*)$")
 _UCX_LANE_RE = re.compile(r"(\w+)\(([^)]*)\)")
-
-
-@dataclass(frozen=True)
-class Transports:
-    evidence_env: dict[str, str]
-    classes: dict[str, frozenset[str]]
-    loopback: frozenset[str]
-    shared_memory: dict[str, str]
-    layers: dict[str, str]
-
-    def atoms(self, declared: str) -> frozenset[str]:
-        return self.classes.get(declared, frozenset({declared}))
-
-    def layer(self, declared: str) -> str:
-        return declared.split(":", 1)[0] if ":" in declared else "btl"
-
-
-@functools.lru_cache(maxsize=None)
-def transports(path: Path | None = None) -> Transports:
-    data = loaders.load_yaml(path or paths.PACKAGE_DATA / "transports.yaml", "transport table")
-    return Transports({str(k): str(v) for k, v in data["evidence_env"].items()},
-                      {str(k): frozenset(map(str, v)) for k, v in data["classes"].items()},
-                      frozenset(map(str, data["loopback"])), dict(data["shared_memory"]), dict(data["layers"]))
-
-
-def check_declaration(where: str, value: object) -> str:
-    """A site file's transport declaration, or InputError naming what it may be."""
-    if not isinstance(value, str) or not _DECLARATION_RE.match(value):
-        raise InputError(f"{where}: {excerpt(value)} is no transport: tcp, shm, or ucx:<transport>, "
-                         f"ofi:<provider>, btl:<btl> (e.g. ucx:rc_mlx5, ofi:cxi, ofi:efa)")
-    return value
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from scalebench.errors import InputError, ScalebenchError
-from scalebench.spack import lock as spack_lock
+from scalebench.site import spack_lock
 from scalebench.site.partition import PartitionSpec, StackSpec
 from scalebench.site.scales import Geometry, Scale, geometry
 
@@ -35,7 +35,7 @@ class JobPlan:
     launcher_options: tuple[str, ...] = ()
     stack: str = ""
     spack_lock: str = ""
-    spack_specs: str = ""  # the concrete programs of its spack.lock (scalebench.spack.lock)
+    spack_specs: str = ""  # the concrete programs of its spack.lock (scalebench.site.spack_lock)
 
     @property
     def tasks_per_node(self) -> int:

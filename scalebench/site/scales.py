@@ -98,6 +98,8 @@ def _counts(value: Any, where: str, words: tuple[str, ...]) -> tuple[int, ...] |
 
 
 SCALING_MODES = ("strong", "weak")
+# Where the two ranks of a point-to-point microbenchmark sit.
+PLACEMENTS = ("intra_node", "inter_node")
 
 
 def check_scaling(mode: str) -> str:

@@ -20,11 +20,10 @@ from scalebench import benchmarks, loaders, paths
 from scalebench.errors import InputError, ScalebenchError
 from scalebench.hpl import peak
 from scalebench.hpl.deck import HPL_MAX_PARAM
-from scalebench.interconnect import floors, transport
-from scalebench.site import host, rundir
+from scalebench.site import fabric, host, rundir
 from scalebench.site.partition import GpuSpec, JobOptions
 from scalebench.site.scales import ScaleSpec
-from scalebench.spack import lock as spack_lock
+from scalebench.site import spack_lock
 from scalebench.units import parse_duration, parse_size
 from scalebench.validation import check_name, check_shell_word, excerpt, is_number, require_count, require_positive
 
@@ -266,9 +265,9 @@ def _stack(stack: dict[str, Any], where: str) -> dict[str, Any]:
     extras.update(_spack_provider(stack, f"{where}[{name}]", env_vars, prepare_cmds))
     for key in ("transport", "intra_node_transport"):
         if stack.get(key) is not None:
-            extras[key] = transport.check_declaration(f"{where}[{name}].{key}", stack[key])
+            extras[key] = fabric.check_declaration(f"{where}[{name}].{key}", stack[key])
     if stack.get("fabric") is not None:
-        extras["fabric"] = floors.check_fabric(f"{where}[{name}].fabric", stack["fabric"])
+        extras["fabric"] = fabric.check_fabric(f"{where}[{name}].fabric", stack["fabric"])
     for key in _STACK_PROGRAMS:
         if key in extras:
             check_shell_word(f"{where}[{name}].{key}", extras[key])

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from scalebench.errors import InputError
-from scalebench.spack import lock
+from scalebench.site import spack_lock as lock
 
 # The shape of a Spack v1.1 spack.lock (lockfile-version 6), cut to what is read.
 LOCK = {

@@ -6,6 +6,7 @@ import pytest
 
 from scalebench.errors import InputError
 from scalebench.interconnect import transport
+from scalebench.site import fabric
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "transport"
 
@@ -74,18 +75,18 @@ def test_no_evidence_is_a_failure_naming_what_was_looked_for():
 
 @pytest.mark.parametrize("value", ["ofi:cxi", "ucx:rc_mlx5", "tcp", "shm", "btl:vader"])
 def test_declarations_the_table_knows(value):
-    assert transport.check_declaration("x", value) == value
+    assert fabric.check_declaration("x", value) == value
 
 
 @pytest.mark.parametrize("value", ["infiniband", "ucx", "ucx:", "ofi:cxi;rm -rf /", "UCX:tcp", 3, None, "x" * 300])
 def test_other_declarations_are_named_errors(value):
     with pytest.raises(InputError, match="is no transport"):
-        transport.check_declaration("stacks[s].transport", value)
+        fabric.check_declaration("stacks[s].transport", value)
 
 
 def test_every_class_member_and_shared_memory_is_a_valid_declaration():
-    table = transport.transports()
+    table = fabric.transports()
     for members in table.classes.values():
         for atom in members:
-            transport.check_declaration("classes", atom)
+            fabric.check_declaration("classes", atom)
     assert set(table.shared_memory.values()) <= set(table.classes)

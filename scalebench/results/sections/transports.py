@@ -1,12 +1,12 @@
 """The report's transport section: per system and stack, the transport it declares, what its MPI
 selected in each case (scalebench.interconnect.transport), and whether its ping-pong meets the floors
-of the fabric class it declares (scalebench.interconnect.floors)."""
+of the fabric class it declares (scalebench.site.fabric)."""
 from __future__ import annotations
 
 from collections import defaultdict
 from typing import Sequence
 
-from scalebench.interconnect import floors
+from scalebench.site import fabric
 from scalebench.results.document import Block, Heading, Text, table
 from scalebench.results.records import Case, Session
 from scalebench.results.sections.common import fmt
@@ -60,11 +60,11 @@ def transport_section(sessions: Sequence[Session]) -> list[Block]:
         verdict = (f"{len(wrong)} case(s) on another transport: {wrong[0][wrong[0].index(marker):]}" if wrong
                    else "as declared" if declared else "not declared")
         rows.append((where, stack, declared or "-", "; ".join(used) or "-", verdict))
-        fabric = next((c.provenance["fabric"] for c in cases if c.provenance.get("fabric")), "")
-        if fabric:
-            cls = floors.fabric_classes()[fabric]
+        declared_fabric = next((c.provenance["fabric"] for c in cases if c.provenance.get("fabric")), "")
+        if declared_fabric:
+            cls = fabric.fabric_classes()[declared_fabric]
             measured = fabric_figures(cases, cls.placement)
-            flag = floors.judge(fabric, measured) if measured else "no passed ping-pong at " + cls.placement
+            flag = fabric.judge(declared_fabric, measured) if measured else "no passed ping-pong at " + cls.placement
             fabric_rows.append((where, stack, cls.label, fmt(measured.get("latency_us"), ".3g"),
                                 fmt(measured.get("bandwidth_mbs"), ".0f"), fmt(measured.get("n_half_bytes"), ".0f"),
                                 flag or "meets its class"))

@@ -1,17 +1,58 @@
-"""Fabric-class floors (site_configs/fabric_floors.yaml): whether a stack's measured ping-pong is
-plausible for the fabric it declares, and the fastest class it is plausible for."""
+"""What a stack may declare about its interconnect: the transport its MPI must select
+(scalebench/data/transports.yaml; the evidence is read by scalebench.interconnect.transport) and its
+fabric class, whose floors (site_configs/fabric_floors.yaml) say whether a measured ping-pong is
+plausible for it, and the fastest class it is plausible for."""
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
 from scalebench import loaders, paths
-from scalebench.errors import InputError
-from scalebench.interconnect.microbench import PLACEMENTS
 from scalebench.benchmarks import did_you_mean
+from scalebench.errors import InputError
+from scalebench.site.scales import PLACEMENTS
 from scalebench.validation import excerpt, is_number
+
+# --- transports ---------------------------------------------------------------------------------
+
+_DECLARATION_RE = re.compile(r"^(?:(?:ucx|ofi|btl):[a-z0-9_]{1,32}|tcp|shm)$")
+
+
+@dataclass(frozen=True)
+class Transports:
+    evidence_env: dict[str, str]
+    classes: dict[str, frozenset[str]]
+    loopback: frozenset[str]
+    shared_memory: dict[str, str]
+    layers: dict[str, str]
+
+    def atoms(self, declared: str) -> frozenset[str]:
+        return self.classes.get(declared, frozenset({declared}))
+
+    def layer(self, declared: str) -> str:
+        return declared.split(":", 1)[0] if ":" in declared else "btl"
+
+
+@functools.lru_cache(maxsize=None)
+def transports(path: Path | None = None) -> Transports:
+    data = loaders.load_yaml(path or paths.PACKAGE_DATA / "transports.yaml", "transport table")
+    return Transports({str(k): str(v) for k, v in data["evidence_env"].items()},
+                      {str(k): frozenset(map(str, v)) for k, v in data["classes"].items()},
+                      frozenset(map(str, data["loopback"])), dict(data["shared_memory"]), dict(data["layers"]))
+
+
+def check_declaration(where: str, value: object) -> str:
+    """A site file's transport declaration, or InputError naming what it may be."""
+    if not isinstance(value, str) or not _DECLARATION_RE.match(value):
+        raise InputError(f"{where}: {excerpt(value)} is no transport: tcp, shm, or ucx:<transport>, "
+                         f"ofi:<provider>, btl:<btl> (e.g. ucx:rc_mlx5, ofi:cxi, ofi:efa)")
+    return value
+
+
+# --- fabric classes and their floors -------------------------------------------------------------
 
 FLOOR_FILE = paths.SITE_CONFIGS / "fabric_floors.yaml"
 # figure -> (floor key, True when the floor is a most)
