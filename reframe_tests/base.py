@@ -4,8 +4,8 @@ output read once for sanity and performance.
 """
 import os
 import shlex
-from pathlib import Path
 import types
+from pathlib import Path
 
 import reframe as rfm
 import reframe.utility.sanity as sn

@@ -2,9 +2,9 @@
 
 A stack of a site file declares `transport:` (between nodes) and optionally `intra_node_transport:`;
 scalebench/data/transports.yaml (read by scalebench.site.fabric) says what they may name, the
-environment that makes the MPI print its choice, and which atoms a class stands for. A one-node job must use only the intra-node transport (by
-default the declared one or its layer's shared memory); a job across nodes must use the declared one
-between some ranks and nothing outside the two.
+environment that makes the MPI print its choice, and which atoms a class stands for. A one-node job
+must use only the intra-node transport (by default the declared one or its layer's shared memory); a
+job across nodes must use the declared one between some ranks and nothing outside the two.
 """
 from __future__ import annotations
 

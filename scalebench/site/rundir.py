@@ -88,14 +88,19 @@ def _write_provenance(path: Path) -> None:
     target.write_text(json.dumps(record, indent=2) + "\n")
 
 
+def read_digested(path: str | Path) -> tuple[str, bytes | None]:
+    """(file_digest's line, the bytes it hashed), the bytes None when there were none to read."""
+    path = Path(path)
+    if not path.exists() and not path.is_symlink():
+        return f"missing {path}", None
+    try:
+        data = textfile.read_bytes(path, "lock file")
+    except InputError as err:
+        return f"unreadable {path} ({err})", None
+    return f"sha256:{hashlib.sha256(data).hexdigest()[:16]} {path}", data
+
+
 def file_digest(path: str | Path) -> str:
     """'sha256:<first 16 hex> <path>', 'missing <path>' when the file does not exist, or 'unreadable
     <path> (why)' when it is no regular file of a readable size (a FIFO would block the reader)."""
-    path = Path(path)
-    if not path.exists() and not path.is_symlink():
-        return f"missing {path}"
-    try:
-        digest = hashlib.sha256(textfile.read_bytes(path, "lock file")).hexdigest()[:16]
-    except InputError as err:
-        return f"unreadable {path} ({err})"
-    return f"sha256:{digest} {path}"
+    return read_digested(path)[0]

@@ -20,10 +20,9 @@ from scalebench import benchmarks, loaders, paths
 from scalebench.errors import InputError, ScalebenchError
 from scalebench.hpl import peak
 from scalebench.hpl.deck import HPL_MAX_PARAM
-from scalebench.site import fabric, host, rundir
+from scalebench.site import fabric, host, rundir, spack_lock
 from scalebench.site.partition import GpuSpec, JobOptions
 from scalebench.site.scales import ScaleSpec
-from scalebench.site import spack_lock
 from scalebench.units import parse_duration, parse_size
 from scalebench.validation import check_name, check_shell_word, excerpt, is_number, require_count, require_positive
 
@@ -79,8 +78,9 @@ _PARTITION_KEYS = {"name", "descr", "scheduler", "launcher", "access", "time_lim
                    "features", "max_jobs", "max_nodes", "flops_per_cycle", "scales", "job_options", "gpus",
                    *_DETECTABLE, *_HPL_KEYS}
 # Binaries and directories a stack's checks run (environment extras of the same name).
-_STACK_PROGRAMS = ("hpl_binary", "hpcc_binary", "lmp_binary", "netpipe_binary", "osu_dir", "mpirun", "openfoam_bashrc")
-# What the stack's MPI must use (scalebench.interconnect.transport) and its fabric class (floors).
+_STACK_PROGRAMS = ("hpl_binary", "hpcc_binary", "lmp_binary", "netpipe_binary", "osu_dir", "mpirun",
+                   "openfoam_bashrc")
+# What the stack's MPI must use and its fabric class, whose floors the report holds it to (site.fabric).
 _STACK_TRANSPORT = ("transport", "intra_node_transport", "fabric")
 _STACK_KEYS = {"name", "descr", "features", "env_vars", "launcher_options", "modules", "prepare_cmds",
                "spack_env", "spack_view", "hpl_profile", *_STACK_PROGRAMS, *_STACK_TRANSPORT}

@@ -9,9 +9,11 @@ from typing import Any
 
 from scalebench import loaders, textfile, writeonce
 from scalebench.errors import InputError
-from scalebench.site.rundir import file_digest
+from scalebench.site.rundir import read_digested
 
 ARCHIVE_DIR = "spack-locks"  # under the results directory
+# A lock's concrete programs by its digest: every case of a stack plans with the same lock, parsed once.
+_PROGRAMS: dict[str, str] = {}
 # Beside the roots: what decides the transport and the MPI of a stack.
 FABRIC_PACKAGES = ("openmpi", "mpich", "cray-mpich", "mvapich", "intel-oneapi-mpi", "ucx", "libfabric", "pmix",
                    "rdma-core", "openblas")
@@ -54,24 +56,26 @@ def concrete_programs(lock: Any, source: str = "spack.lock") -> str:
 
 def describe(path: str | Path) -> tuple[str, str]:
     """(digest, concrete programs) of a stack's spack.lock; the digest says 'missing ...' or 'unreadable
-    ...' when there is no lock to read (scalebench.site.rundir.file_digest)."""
-    digest = file_digest(path)
-    if not digest.startswith("sha256:"):
+    ...' when there is no lock to read (scalebench.site.rundir.file_digest); the file is read once."""
+    digest, data = read_digested(path)
+    if data is None:
         return digest, ""
-    data = textfile.read_bytes(path, "spack.lock", loaders.REPORT_LIMIT)
-    return digest, concrete_programs(loaders.parse_json(data, str(path)), str(path))
+    key = digest.split()[0]
+    if key not in _PROGRAMS:
+        _PROGRAMS[key] = concrete_programs(loaders.parse_json(data, str(path)), str(path))
+    return digest, _PROGRAMS[key]
 
 
 def archive(path: str | Path, results: Path) -> Path | None:
     """The lock copied to <results>/spack-locks/<digest>.spack.lock once (a later run of the same lock
     finds it there); None when there is no lock to keep."""
-    digest = file_digest(path)
-    if not digest.startswith("sha256:"):
+    digest, data = read_digested(path)
+    if data is None:
         return None
     target = results / ARCHIVE_DIR / f"{digest.split()[0].split(':')[1]}.spack.lock"
     if target.is_file():
         return target
-    text = textfile.read_text(path, "spack.lock", loaders.REPORT_LIMIT)
+    text = textfile.decode(data, "spack.lock")
     try:
         return writeonce.write_once(target, text, what="archived spack.lock", force=False,
                                     now=datetime.now(timezone.utc), option="results directory",

@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Sequence
 
-from scalebench.site import fabric
 from scalebench.results.document import Block, Heading, Text, table
 from scalebench.results.records import Case, Session
 from scalebench.results.sections.common import fmt
+from scalebench.site import fabric
 
-# Where each fabric figure comes from: benchmark -> {floor key: figure}; latency the smallest, the others
-# the best a stack reached at the class's placement.
+# Where each fabric figure comes from: benchmark -> {floor key: figure, or the prefix of a curve's
+# figures (latency_<bytes>)}; each the best a stack reached at the class's placement.
 _PING_PONG = {
     "NetPIPECheck": {"latency_us": "min_latency", "bandwidth_mbs": "peak_bandwidth", "n_half_bytes": "n_half"},
     "OSULatencyCheck": {"latency_us": "latency_"},
@@ -21,11 +21,15 @@ _PING_PONG = {
 _SMALLER_IS_BETTER = {"latency_us", "n_half_bytes"}
 
 
-def _figure(case: Case, name: str) -> float | None:
+def _best(key: str):
+    return min if key in _SMALLER_IS_BETTER else max
+
+
+def _figure(case: Case, key: str, name: str) -> float | None:
     if not name.endswith("_"):
         return case.figure(name)
-    values = [v for key, (v, _) in case.figures.items() if key.startswith(name) and v is not None]
-    return (min if name == "latency_" else max)(values) if values else None
+    values = [v for figure, (v, _) in case.figures.items() if figure.startswith(name) and v is not None]
+    return _best(key)(values) if values else None
 
 
 def fabric_figures(cases: Sequence[Case], placement: str) -> dict[str, float]:
@@ -35,10 +39,9 @@ def fabric_figures(cases: Sequence[Case], placement: str) -> dict[str, float]:
         if case.result != "pass" or case.params.get("placement") != placement:
             continue
         for key, name in _PING_PONG.get(case.benchmark, {}).items():
-            value = _figure(case, name)
+            value = _figure(case, key, name)
             if value is not None:
-                better = min if key in _SMALLER_IS_BETTER else max
-                out[key] = better(out[key], value) if key in out else value
+                out[key] = _best(key)(out[key], value) if key in out else value
     return out
 
 
