@@ -79,7 +79,7 @@ class Finding:
 def _load_yaml(path: Path) -> Tuple[Any, Optional[str]]:
     """(data, None), or (None, the reason without the path: a Finding names the file)."""
     try:
-        return loaders.load_yaml(path, "spack file", unique_keys=True), None
+        return loaders.load_yaml(path, "spack file"), None
     except InputError as exc:
         return None, str(exc).replace(f"{path}: ", "", 1)
 
