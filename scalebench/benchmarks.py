@@ -6,7 +6,6 @@ scalebench/data/provenance.yaml: what a result records besides its figures, from
 format, the checks' recorded variables, the ingest and the report's provenance columns derive."""
 from __future__ import annotations
 
-import difflib
 import functools
 import re
 from dataclasses import dataclass
@@ -15,7 +14,7 @@ from typing import Iterable, Mapping
 
 from scalebench import loaders, paths
 from scalebench.errors import InputError
-from scalebench.validation import excerpt, is_number
+from scalebench.validation import did_you_mean, excerpt, is_number
 
 SECTIONS = ("hpl", "application", "microbenchmark", "screening")
 DIRECTIONS = ("higher", "lower", "none")
@@ -65,12 +64,6 @@ class Benchmark:
 def unregistered(name: str) -> Benchmark:
     """What a check missing from the registry is read as: a table under "Other results"."""
     return Benchmark(name, name, "other", "procs", None, {})
-
-
-def did_you_mean(value: str, choices: Iterable[str]) -> str:
-    """' (did you mean 'x'?)' for the closest choice, '' when nothing is close."""
-    close = difflib.get_close_matches(str(value)[:100], sorted(set(choices)), n=1)  # a long value: slow, never close
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _choice(value: object, allowed: Iterable[str], where: str) -> str:

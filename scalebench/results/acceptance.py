@@ -15,13 +15,13 @@ from typing import Any, Iterable, Sequence
 
 from scalebench import loaders
 from scalebench.analysis import scaling
-from scalebench.benchmarks import did_you_mean, registry
+from scalebench.benchmarks import registry
 from scalebench.errors import InputError
 from scalebench.results import series
 from scalebench.results.document import Block, Heading, Table, Text, table
 from scalebench.results.series import Series, at_label
 from scalebench.results.store import Record
-from scalebench.validation import C_INT_MAX, excerpt, excerpt_text, finite_number
+from scalebench.validation import C_INT_MAX, did_you_mean, excerpt, excerpt_text, finite_number
 
 METRICS = ("value", "speedup", "parallel_efficiency")
 AT_WORDS = ("every", "largest", "smallest")

@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Mapping
 
 from scalebench import loaders, paths
-from scalebench.benchmarks import did_you_mean
 from scalebench.errors import InputError
 from scalebench.site.scales import PLACEMENTS
-from scalebench.validation import excerpt, is_number
+from scalebench.validation import did_you_mean, excerpt, is_number
 
 # --- transports ---------------------------------------------------------------------------------
 

@@ -108,6 +108,7 @@ def test_plain_values_still_load(tmp_path):
                      spack_view="/opt/view")
         stack["env_vars"].update(UCX_TLS="rc_x,sm,self", MY_HOME="${HOME}/x")
         site["partitions"][0]["access"] = ["--constraint=a&b|c", "--comment=it's a \"test\" $(not run)"]
+        site["modules_system"] = "lmod"
     config = siteconf.load_site(site_file(tmp_path, edit))
     env, part = config["environments"][0], config["systems"][0]["partitions"][0]
     assert ["PATH", "/opt/view/bin:$PATH"] in env["env_vars"] and ["MY_HOME", "${HOME}/x"] in env["env_vars"]
