@@ -166,7 +166,8 @@ def _message(error: ValidationError) -> str:
     if kind == "format":
         return str(error.cause).removeprefix(": ") if error.cause else f"{excerpt(value)} is no {error.validator_value}"
     if kind in _BOUNDS:
-        bound = f"{_BOUNDS[kind]} {error.validator_value:g}"
+        limit = error.validator_value
+        bound = f"{_BOUNDS[kind]} {limit if isinstance(limit, int) else format(limit, 'g')}"
         return f"must be {schema['x-what']} ({bound}), got {excerpt(value)}" if "x-what" in schema \
             else f"must be {bound}, got {excerpt(value)}"
     if kind == "minItems":

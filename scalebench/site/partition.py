@@ -12,7 +12,7 @@ from typing import Any, Mapping
 from scalebench.errors import InputError
 from scalebench.site.scales import Scale, ScaleSpec
 from scalebench.units import format_size, parse_size
-from scalebench.validation import is_number, require_count
+from scalebench.validation import require_count
 
 # Slurm-like schedulers: the plan writes their options (--nodes, --mem) itself.
 SLURM_SCHEDULERS = ("slurm", "squeue")
@@ -27,25 +27,16 @@ class JobOptions:
     hyperthreads: bool = False  # False: --hint=nomultithread
 
     @classmethod
-    def from_site(cls, data: Any, where: str, node_memory: int | None = None) -> JobOptions:
-        """node_memory: the node's memory in bytes, which a job cannot ask more of."""
-        if data is None:
-            return cls()
-        if not isinstance(data, Mapping):
-            raise InputError(f"{where}: expected a mapping with exclusive, memory and hyperthreads")
-        unknown = sorted(map(str, set(data) - {"exclusive", "memory", "hyperthreads"}))
-        if unknown:
-            raise InputError(f"{where}: unknown key(s) {', '.join(unknown)}")
-        for key in ("exclusive", "hyperthreads"):
-            if key in data and not isinstance(data[key], bool):
-                raise InputError(f"{where}.{key}: must be true or false, got {data[key]!r}")
+    def from_site(cls, data: Mapping[str, Any] | None, where: str, node_memory: int) -> JobOptions:
+        """From a site file's `job_options:` (its shape checked by the site schema) or from to_json();
+        node_memory: the node's memory in bytes, which a job cannot ask more of."""
+        data = data or {}
         memory = data.get("memory", "whole")
         if memory not in (None, "whole"):
             size = parse_size(memory, f"{where}.memory")
-            if size < 2**20 or (node_memory is not None and size > node_memory):
-                node = format_size(node_memory) if node_memory else "unknown"
+            if size < 2**20 or size > node_memory:
                 raise InputError(f"{where}.memory: {format_size(size)} is not between 1 MiB and the node's memory "
-                                 f"({node}); 'whole' asks for all of it")
+                                 f"({format_size(node_memory)}); 'whole' asks for all of it")
             memory = f"{size // 2**20}M"  # Slurm takes MiB (and reads 0 as the whole node)
         return cls(data.get("exclusive", True), memory, data.get("hyperthreads", False))
 
@@ -62,22 +53,12 @@ class GpuSpec:
     model: str = ""
 
     @classmethod
-    def from_site(cls, data: Any, where: str) -> GpuSpec | None:
+    def from_site(cls, data: Mapping[str, Any] | None) -> GpuSpec | None:
+        """From a site file's `gpus:` (its shape checked by the site schema) or from to_json()."""
         if data is None:
             return None
-        if not isinstance(data, Mapping):
-            raise InputError(f"{where}: expected a mapping with count, memory and fp64_tflops")
-        unknown = sorted(map(str, set(data) - {"count", "memory", "fp64_tflops", "arch", "model"}))
-        if unknown:
-            raise InputError(f"{where}: unknown key(s) {', '.join(unknown)}")
-        for key in ("count", "memory", "fp64_tflops"):
-            if data.get(key) in (None, ""):
-                raise InputError(f"{where}: missing '{key}'")
-        tflops = data["fp64_tflops"]
-        if not is_number(tflops) or not 0 < tflops < 1e6:
-            raise InputError(f"{where}.fp64_tflops: must be a positive number, got {tflops!r}")
-        return cls(require_count(f"{where}.count", data["count"]), parse_size(data["memory"], f"{where}.memory"),
-                   float(tflops) * 1000, str(data.get("arch", "")), str(data.get("model", "")))
+        return cls(data["count"], parse_size(data["memory"]), float(data["fp64_tflops"]) * 1000,
+                   str(data.get("arch", "")), str(data.get("model", "")))
 
     def to_json(self) -> dict[str, Any]:
         return {"count": self.count, "memory": self.memory, "fp64_tflops": self.fp64_gflops / 1000,
@@ -144,10 +125,10 @@ class PartitionSpec:
                 clock_ghz=float(extras["clock_ghz"]), flops_per_cycle=int(extras["flops_per_cycle"]),
                 features=tuple(features), rpeak_derivation=tuple(extras.get("rpeak_derivation", ())),
                 time_limit_s=extras.get("time_limit_s"), max_time_limit_s=extras.get("max_time_limit_s"),
-                scale_spec=ScaleSpec.from_site(extras.get("scales"), f"{where}.scales"),
+                scale_spec=ScaleSpec.from_site(extras.get("scales")),
                 job_options=JobOptions.from_site(extras.get("job_options"), f"{where}.job_options",
                                                  parse_size(extras["memory_per_node"], f"{where}.memory_per_node")),
-                gpus=GpuSpec.from_site(extras.get("gpus"), f"{where}.gpus"),
+                gpus=GpuSpec.from_site(extras.get("gpus")),
                 hpl={key[len("hpl_"):]: value for key, value in extras.items() if key.startswith("hpl_")})
         except KeyError as err:
             raise InputError(f"{where}: missing {err.args[0]!r} (describe the partition in a site file)") from None

@@ -138,7 +138,7 @@ def _partition(part: dict[str, Any], where: str, source: str, site: dict[str, An
         "cores_per_node": inputs.cores_per_node, "memory_per_node": memory, "microarch": inputs.microarch,
         "clock_ghz": inputs.clock_ghz, "flops_per_cycle": inputs.flops_per_cycle,
         "rpeak_derivation": list(inputs.derivation),
-        "scales": ScaleSpec.from_site(part.get("scales"), f"{where}.scales").to_json(),
+        "scales": ScaleSpec.from_site(part.get("scales")).to_json(),
         "job_options": JobOptions.from_site(part.get("job_options"), f"{source}: {where}.job_options",
                                             memory).to_json(),
     }
@@ -150,7 +150,7 @@ def _partition(part: dict[str, Any], where: str, source: str, site: dict[str, An
         schema.fail(source, f"{where}.time_limit", f"{part['time_limit']} is longer than the partition's longest job "
                                                    f"(max_time_limit_s: {longest}): its jobs would pend for ever")
     extras.update({key: part[key] for key in _HPL_KEYS if part.get(key) is not None})
-    gpus = GpuSpec.from_site(part.get("gpus"), f"{where}.gpus")
+    gpus = GpuSpec.from_site(part.get("gpus"))
     config: dict[str, Any] = {
         "name": name,
         "descr": part.get("descr", name),
