@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import Any, Sequence
 
 from scalebench import paths
-from scalebench.cli.common import path_arg, print_json
+from scalebench.cli.common import EXIT_FAILED, EXIT_OK, path_arg, print_json
 from scalebench.errors import InputError
 from scalebench.hpl.plan import HplSettings, memory_text
 from scalebench.plan import Filters, PlannedCase, Settings, plan_cases, site_specs
@@ -117,7 +118,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print_json(to_json(site, cases))
     else:
         print(render(cases))
-    return 0
+    if all(case.plan is None for case in cases):
+        print(f"scalebench plan: nothing to run: all {len(cases)} case(s) are left out (reasons above)", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
 
 
 def add_plan_arguments(subparsers: Any) -> None:

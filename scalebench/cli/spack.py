@@ -8,18 +8,38 @@ Wire it with:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from scalebench import paths
 from scalebench.cli.common import EXIT_FAILED, EXIT_OK, path_arg
 from scalebench.errors import InputError
+from scalebench.validation import did_you_mean, excerpt
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dir", nargs="?", default=None, metavar="DIR", type=path_arg,
                         help="a directory of environments, an environment directory or a spack.yaml "
                              "(default: the repository's spack_envs/)")
+
+
+def _check_named_site(target: Path) -> None:
+    """SCALEBENCH_SPACK_SITE names a site of the tree: a misspelt one is no site, and 'no findings' about
+    the others would read as a pass for it."""
+    from scalebench.spack.validate import SITE_VAR
+
+    site = os.environ.get(SITE_VAR)
+    if not site:
+        return
+    tree = target if target.is_dir() and not (target / "spack.yaml").is_file() else target.parent
+    if target.name == "spack.yaml":
+        tree = target.parent.parent
+    sites = tree / "sites"
+    known = sorted(p.name for p in sites.iterdir() if p.is_dir()) if sites.is_dir() else []
+    if site not in known:
+        raise InputError(f"{SITE_VAR}={excerpt(site)}: no such site directory in {sites} "
+                         f"(sites: {', '.join(known) or 'none'}){did_you_mean(site, known)}")
 
 
 def cmd_spack_validate(args: argparse.Namespace) -> int:
@@ -29,6 +49,7 @@ def cmd_spack_validate(args: argparse.Namespace) -> int:
     target = Path(args.dir) if getattr(args, "dir", None) else paths.REPO_ROOT / "spack_envs"
     if not target.exists():
         raise InputError(f"{target} does not exist")
+    _check_named_site(target)
     if not target.is_dir() and target.name != "spack.yaml":
         raise InputError(f"{target} is not a directory of environments, an environment directory or a spack.yaml")
     if target.name == "spack.yaml" or (target / "spack.yaml").is_file():

@@ -21,7 +21,7 @@ from scalebench.hpl import peak
 from scalebench.site import fabric, host, rundir, spack_lock
 from scalebench.site.partition import GpuSpec, JobOptions
 from scalebench.site.scales import ScaleSpec
-from scalebench.units import parse_duration, parse_size
+from scalebench.units import format_size, parse_duration, parse_size
 from scalebench.validation import excerpt, is_number
 
 
@@ -70,6 +70,7 @@ def general_config(run: Path) -> list[dict[str, Any]]:
 
 # --- partitions ---------------------------------------------------------------------------------
 
+MIN_NODE_MEMORY = 2**30
 _DETECTABLE = ("cores_per_node", "memory_per_node", "microarch", "clock_ghz")
 _HPL_KEYS = ("hpl_time_budget_s", "hpl_trials", "hpl_ranks_per_node", "hpl_threads_per_rank", "hpl_max_grid_aspect")
 # Binaries and directories a stack's checks run (environment extras of the same name).
@@ -118,6 +119,9 @@ def _rpeak_inputs(part: dict[str, Any], where: str) -> tuple[peak.PeakInputs, in
         memory_bytes = machine.memory_bytes  # type: ignore[union-attr]
     else:
         memory_bytes = parse_size(part["memory_per_node"], f"{where}.memory_per_node")
+        if memory_bytes < MIN_NODE_MEMORY:  # '768B' or '768MB' where GB was meant: no HPC node is that small
+            raise InputError(f"{where}.memory_per_node: {format_size(memory_bytes)} is less than "
+                             f"{format_size(MIN_NODE_MEMORY)}: is the unit right (e.g. 768GiB)?")
     return inputs, memory_bytes, machine
 
 
