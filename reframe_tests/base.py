@@ -87,14 +87,15 @@ class ScalebenchCheck(recorded('base')):
     def plan_settings(self):
         """The variables of this check that change its plan."""
         return plan.Settings(**{name: getattr(self, name) for name in ('threads_per_rank', 'ranks_per_node',
-                                                                       'heavy_cases') if hasattr(self, name)})
+                                                                       'heavy_cases') if hasattr(self, name)},
+                             environ=dict(os.environ))
 
     @run_after('setup')
     def apply_plan(self):
         """The case's plan as it is: the job's geometry, node sharing and limits, or the reason it is
         left out."""
         env = self.current_environ
-        stack = StackSpec.from_config(env.name, tuple(env.features), env.extras)
+        stack = StackSpec.from_config(env.name, tuple(env.features), env.extras, env.env_vars)
         try:
             self.case_plan = plan.CHECKS[self.catalog_name].plan(self.partition_spec(), stack, self.params(),
                                                                  self.plan_settings())
@@ -115,7 +116,9 @@ class ScalebenchCheck(recorded('base')):
             self.extra_resources = {'gpu': {'num_gpus_per_node': job.gpus_per_node}}
         self.job.options += job.scheduler_options(self.current_partition.scheduler.registered_name)
         self.job.launcher.options = list(job.launcher_options)
+        self.env_vars.update(job.env_vars)
         self.stack, self.spack_lock, self.spack_specs = job.stack, job.spack_lock, job.spack_specs
+        self.binding = job.binding
         # The MPI prints which transport it selected, unless the stack sets these itself.
         self.env_vars.update({name: value for name, value in fabric.transports().evidence_env.items()
                               if name not in env.env_vars})

@@ -3,6 +3,7 @@
 scalebench.hpl.plan decides every case (geometry, grid, N, NB, time limit, BLAS environment): the
 check applies the plan, writes its deck, and reads the outcome (scalebench.hpl.outcome).
 """
+import os
 import shlex
 
 import reframe as rfm
@@ -46,7 +47,7 @@ class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('HPLCheck'))
             scaling=self.scaling, fixed_n=self.fixed_n, nb=self.nb, memory_fraction=self.memory_fraction,
             threads_per_rank=self.threads_per_rank, ranks_per_node=self.ranks_per_node,
             time_budget_s=self.time_budget_s, expected_efficiency=self.expected_efficiency, trials=self.trials,
-            binary=self.hpl_binary, decks_dir=self.decks_dir))
+            binary=self.hpl_binary, decks_dir=self.decks_dir), environ=dict(os.environ))
 
     @run_after('setup')
     def set_executable(self):

@@ -43,6 +43,8 @@ class Settings:
     ranks_per_node: int | None = None
     heavy_cases: bool = False
     sweep_nbs: tuple[int, ...] | None = None  # the tuning sweep's NBs; None: scalebench.hpl.tune's
+    # The submitting shell's variables: what it sets of OpenMP's placement or the BLAS kernel is kept.
+    environ: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -78,19 +80,19 @@ def hpl_series(partition: PartitionSpec) -> list[Scale]:
 
 
 def _plan_hpl(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    plan = plan_hpl(partition, stack, params["scale"], settings.hpl)
+    plan = plan_hpl(partition, stack, params["scale"], settings.hpl, settings.environ)
     return CasePlan(plan.job, plan)
 
 
 def _plan_node_health(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
     """hpcc on one node: HPL, DGEMM and STREAM of that node, whatever HPL binary the stack names."""
     hpcc = replace(settings.hpl, binary=settings.hpl.binary or "hpcc", profile=settings.hpl.profile or "hpcc")
-    plan = plan_hpl(partition, stack, params["scale"], hpcc)
+    plan = plan_hpl(partition, stack, params["scale"], hpcc, settings.environ)
     return CasePlan(plan.job, plan)
 
 
 def _plan_tuning(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    plan = plan_tuning(partition, stack, settings.hpl, nbs=settings.sweep_nbs)
+    plan = plan_tuning(partition, stack, settings.hpl, settings.environ, nbs=settings.sweep_nbs)
     return CasePlan(plan.job, plan)
 
 
@@ -103,7 +105,7 @@ def _plan_scaling(partition: PartitionSpec, stack: StackSpec, params: Params, se
 
 def _plan_app(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
     return CasePlan(job_plan(partition, stack, params["scale"], threads_per_rank=settings.threads_per_rank,
-                             ranks_per_node=settings.ranks_per_node))
+                             ranks_per_node=settings.ranks_per_node, environ=settings.environ))
 
 
 def _valid_openfoam(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
@@ -124,7 +126,7 @@ def _valid_two_ranks(partition: PartitionSpec, params: Params, settings: Setting
 
 def _plan_two_ranks(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
     scale, ranks_per_node = _two_ranks(partition, params)  # type: ignore[misc]
-    return CasePlan(job_plan(partition, stack, scale, ranks_per_node=ranks_per_node))
+    return CasePlan(job_plan(partition, stack, scale, ranks_per_node=ranks_per_node, environ=settings.environ))
 
 
 def osu_pairs_layout(partition: PartitionSpec, pairs: int) -> tuple[Scale, int]:
@@ -138,7 +140,7 @@ def _valid_pairs(partition: PartitionSpec, params: Params, settings: Settings | 
 
 def _plan_pairs(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
     scale, ranks_per_node = osu_pairs_layout(partition, params["pairs"])
-    return CasePlan(job_plan(partition, stack, scale, ranks_per_node=ranks_per_node))
+    return CasePlan(job_plan(partition, stack, scale, ranks_per_node=ranks_per_node, environ=settings.environ))
 
 
 def _valid_whole_nodes(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
@@ -146,7 +148,8 @@ def _valid_whole_nodes(partition: PartitionSpec, params: Params, settings: Setti
 
 
 def _plan_whole_nodes(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    return CasePlan(job_plan(partition, stack, microbench.whole_nodes_scale(partition.max_nodes)))
+    return CasePlan(job_plan(partition, stack, microbench.whole_nodes_scale(partition.max_nodes),
+                             environ=settings.environ))
 
 
 def _scales(partitions: Sequence[PartitionSpec]) -> dict[str, list[Any]]:
@@ -290,7 +293,8 @@ def site_specs(config: Mapping[str, Any]) -> tuple[list[PartitionSpec], dict[str
     partitions = [PartitionSpec.from_config(system["name"], p["name"], p["scheduler"], p["launcher"],
                                             p.get("extras", {}), tuple(p.get("features", ())))
                   for p in system["partitions"]]
-    stacks = {e["name"]: StackSpec.from_config(e["name"], tuple(e.get("features", ())), e.get("extras", {}))
+    stacks = {e["name"]: StackSpec.from_config(e["name"], tuple(e.get("features", ())), e.get("extras", {}),
+                                               e.get("env_vars", ()))
               for e in config["environments"]}
     environs = {p["name"]: list(p["environs"]) for p in system["partitions"]}
     return partitions, stacks, environs

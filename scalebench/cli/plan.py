@@ -52,7 +52,7 @@ def _settings(assignments: Sequence[str]) -> Settings:
             hpl["binary" if name == "hpl_binary" else name] = _typed(name, value, _HPL_VARIABLES[name])
         if name in _APP_VARIABLES:
             apps[name] = _typed(name, value, _APP_VARIABLES[name])
-    return Settings(hpl=HplSettings(**hpl), **apps)
+    return Settings(hpl=HplSettings(**hpl), **apps, environ=dict(os.environ))
 
 
 def _row(case: PlannedCase) -> tuple[str, ...]:

@@ -166,8 +166,9 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
     from_site = not settings.binary
     binary = resolve_binary(named) if from_site else named
     rpn, threads, gpus = _geometry(partition, profile, scale_name, settings)
+    environ = {**(environ or {}), **stack.env_vars}  # the stack's own exports win over the shell's
     job = job_plan(partition, stack, scale_name, threads_per_rank=threads, ranks_per_node=rpn,
-                   whole_nodes=True, gpus_per_node=gpus)
+                   whole_nodes=True, gpus_per_node=gpus, environ=environ)
     rules, frozen, deck_source = _rules(partition, settings)
     if "max_grid_aspect" in partition.hpl:
         rules = replace(rules, max_grid_aspect=partition.hpl["max_grid_aspect"])
@@ -217,9 +218,9 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
     the_deck, predicted, limit = _fit_time_limit(the_deck, partition, rules, trials,
                                                  settings.expected_efficiency * rpeak)
     job = replace(job, time_limit_s=limit)
-    coretype = blas.choose_coretype(environ or {}, partition.microarch)
-    env = {"OMP_NUM_THREADS": str(job.threads_per_rank), "OPENBLAS_NUM_THREADS": str(job.threads_per_rank),
-           "MKL_NUM_THREADS": str(job.threads_per_rank), "OPENBLAS_VERBOSE": "2"}
+    coretype = blas.choose_coretype(environ, partition.microarch)
+    env = {"OPENBLAS_NUM_THREADS": str(job.threads_per_rank), "MKL_NUM_THREADS": str(job.threads_per_rank),
+           "OPENBLAS_VERBOSE": "2"}
     if coretype.value:
         env["OPENBLAS_CORETYPE"] = coretype.value
     if profile.dgemm_env:  # the DGEMM ceiling, timed by the binary in the same job

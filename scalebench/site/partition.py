@@ -85,6 +85,7 @@ class PartitionSpec:
     job_options: JobOptions = field(default_factory=JobOptions)
     gpus: GpuSpec | None = None
     hpl: Mapping[str, Any] = field(default_factory=dict)  # hpl_* extras: time_budget_s, trials, ...
+    cpu_bind: str = "cores"  # how ranks are bound (scalebench.site.binding): cores | threads | none
 
     @property
     def fullname(self) -> str:
@@ -128,7 +129,7 @@ class PartitionSpec:
                 scale_spec=ScaleSpec.from_site(extras.get("scales")),
                 job_options=JobOptions.from_site(extras.get("job_options"), f"{where}.job_options",
                                                  parse_size(extras["memory_per_node"], f"{where}.memory_per_node")),
-                gpus=GpuSpec.from_site(extras.get("gpus")),
+                gpus=GpuSpec.from_site(extras.get("gpus")), cpu_bind=str(extras.get("cpu_bind", "cores")),
                 hpl={key[len("hpl_"):]: value for key, value in extras.items() if key.startswith("hpl_")})
         except KeyError as err:
             raise InputError(f"{where}: missing {err.args[0]!r} (describe the partition in a site file)") from None
@@ -140,11 +141,16 @@ class StackSpec:
     stack: str  # the stack name results carry
     features: tuple[str, ...]
     extras: Mapping[str, Any]
+    env_vars: Mapping[str, str] = field(default_factory=dict)  # what the stack exports in its jobs
 
     @property
     def launcher_options(self) -> tuple[str, ...]:
         return tuple(str(option) for option in self.extras.get("launcher_options", ()))
 
     @classmethod
-    def from_config(cls, name: str, features: tuple[str, ...], extras: Mapping[str, Any]) -> StackSpec:
-        return cls(name, str(extras.get("stack", name)), tuple(features), dict(extras))
+    def from_config(cls, name: str, features: tuple[str, ...], extras: Mapping[str, Any],
+                    env_vars: Mapping[str, Any] | Any = ()) -> StackSpec:
+        """env_vars: ReFrame's mapping or the configuration's [name, value] pairs."""
+        pairs = env_vars.items() if isinstance(env_vars, Mapping) else env_vars
+        return cls(name, str(extras.get("stack", name)), tuple(features), dict(extras),
+                   {str(k): str(v) for k, v in pairs})

@@ -18,7 +18,7 @@ from typing import Any
 from scalebench import benchmarks, loaders, paths, schema
 from scalebench.errors import InputError, ScalebenchError
 from scalebench.hpl import peak
-from scalebench.site import fabric, host, rundir, spack_lock
+from scalebench.site import binding, fabric, host, modules, rundir, spack_lock
 from scalebench.site.partition import GpuSpec, JobOptions
 from scalebench.site.scales import ScaleSpec
 from scalebench.units import format_size, parse_duration, parse_size
@@ -153,7 +153,8 @@ def _partition(part: dict[str, Any], where: str, source: str, site: dict[str, An
     if default and longest and default > longest:
         schema.fail(source, f"{where}.time_limit", f"{part['time_limit']} is longer than the partition's longest job "
                                                    f"(max_time_limit_s: {longest}): its jobs would pend for ever")
-    extras.update({key: part[key] for key in _HPL_KEYS if part.get(key) is not None})
+    extras.update({key: part[key] for key in (*_HPL_KEYS, "cpu_bind") if part.get(key) is not None})
+    _check_binding(source, where, part, stacks)
     gpus = GpuSpec.from_site(part.get("gpus"))
     config: dict[str, Any] = {
         "name": name,
@@ -182,6 +183,20 @@ def _partition(part: dict[str, Any], where: str, source: str, site: dict[str, An
                                "num_cpus_per_core": machine.cpus_per_core, "num_sockets": machine.sockets,
                                "num_cpus_per_socket": machine.cpus // machine.sockets}
     return config
+
+
+def _check_binding(source: str, where: str, part: dict[str, Any], stacks: dict[str, dict[str, Any]]) -> None:
+    """An mpirun or mpiexec takes the binding flags of its MPI: the stack must say which MPI it is."""
+    if part["launcher"] not in ("mpirun", "mpiexec") or part.get("cpu_bind") == "none":
+        return
+    for name in part["environs"]:
+        stack = stacks[name]
+        options = tuple(str(o) for o in stack.get("launcher_options", ()))
+        if binding.mpi_flavour(tuple(stack.get("features", ()))) is None and not binding.stack_binds(options):
+            schema.fail(source, f"stacks[{name}].features", f"partition {part['name']} launches with "
+                        f"{part['launcher']}, whose rank binding depends on the MPI: name it in the features "
+                        "(openmpi or mpich), or give the binding flags in launcher_options, or set the "
+                        "partition's cpu_bind: none")
 
 
 # --- stacks -------------------------------------------------------------------------------------
@@ -313,7 +328,11 @@ def load_site(path: Path, argv: list[str] | None = None) -> dict[str, Any]:
     """A ReFrame site configuration from a site file, writing into this invocation's run directory
     (a database query writes none: its log goes to the results directory's reframe-queries.log)."""
     config = site_systems(path)
-    if database_query(sys.argv if argv is None else argv):
+    argv = sys.argv if argv is None else argv
+    system = config["systems"][0]
+    names = modules.module_names(config["environments"])
+    stubs = modules.check(system["name"], system["modules_system"], names, "--dry-run" in argv)
+    if database_query(argv):
         root = rundir.results_root()
         root.mkdir(parents=True, exist_ok=True)
         run, log = root / "queries", root / "reframe-queries.log"
@@ -323,6 +342,8 @@ def load_site(path: Path, argv: list[str] | None = None) -> dict[str, Any]:
         for stack in config["environments"]:  # each Spack stack's lock, kept by content in the results
             if stack["extras"].get("spack_lock"):
                 spack_lock.archive(stack["extras"]["spack_lock"], root)
+        if stubs:
+            modules.use_stubs(names, run / "module-stubs", system["modules_system"])
     config["systems"][0].update(system_dirs(run))
     config.update(logging=logging_config(run, log), general=general_config(run))
     config["storage"] = storage_config(root)

@@ -79,7 +79,7 @@ def test_threads_per_rank_come_from_the_partition_and_fit_sub_node_scales():
     hybrid = PartitionSpec(**{**ZEN4.__dict__, "hpl": {"ranks_per_node": 16, "threads_per_rank": 8}})
     node = plan_hpl(hybrid, XHPL, "1_node")
     assert (node.job.ranks_per_node, node.job.threads_per_rank, node.deck.p, node.deck.q) == (16, 8, 4, 4)
-    assert node.env_vars["OMP_NUM_THREADS"] == node.env_vars["OPENBLAS_NUM_THREADS"] == "8"
+    assert node.job.env_vars["OMP_NUM_THREADS"] == node.env_vars["OPENBLAS_NUM_THREADS"] == "8"
     one = plan_hpl(hybrid, XHPL, "1_core")
     assert (one.job.ranks_per_node, one.job.threads_per_rank) == (1, 1)
 

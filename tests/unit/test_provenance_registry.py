@@ -44,8 +44,9 @@ def test_the_perflog_format_is_the_registry_in_its_order():
     assert header[:13] == ["job_completion_time", "result", "display_name", "system", "partition", "environ",
                            "stack", "scale", "num_nodes", "num_tasks", "num_tasks_per_node", "num_cpus_per_task",
                            "job_nodelist"]
-    assert header[20:] == ["deck_summary", "n_policy", "blas_kernel", "spack_lock", "transport", "transport_evidence",
-                           "fabric"]
+    assert header[20:27] == ["deck_summary", "n_policy", "blas_kernel", "spack_lock", "transport",
+                             "transport_evidence", "fabric"]
+    assert header[27:] == ["binding"]  # added at the end: readers take columns by name
 
 
 def test_every_perflog_column_is_read_back_where_the_registry_says(tmp_path):
