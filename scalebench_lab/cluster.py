@@ -284,6 +284,9 @@ class Spec:
     memory_per_node_mb: int | None = None
     shape: str | None = None
     slurmd_timeout_s: int | None = None  # None: Slurm's 300 s before a silent node is marked DOWN
+    # task/none by default: the nodes share this machine's cores, so binding each node's ranks would
+    # stack them on the same ones; task/affinity where a test proves binding itself.
+    task_plugin: str = "none"
 
 
 def _free_ports(count: int, seed: str) -> list[int]:
@@ -325,7 +328,7 @@ def slurm_conf_text(spec: Spec, cluster_id: str, ports: list[int] | None) -> str
         "AuthType=auth/munge",
         "CredType=cred/munge",
         "ProctrackType=proctrack/linuxproc",
-        "TaskPlugin=task/none",
+        f"TaskPlugin=task/{spec.task_plugin}",
         "JobAcctGatherType=jobacct_gather/none",
         "AccountingStorageType=accounting_storage/none",
         "JobCompType=jobcomp/none",
@@ -505,10 +508,12 @@ def _wait_ready(state: State, procs: dict[str, subprocess.Popen], nodes: int, ti
 
 def start(directory: Path | str, nodes: int, mode: str = "loopback", cpus_per_node: int | None = None,
           memory_per_node_mb: int | None = None, shape: str | None = None, ready_timeout: float = READY_TIMEOUT,
-          cleanup_on_failure: bool = True, slurmd_timeout_s: int | None = None) -> State:
+          cleanup_on_failure: bool = True, slurmd_timeout_s: int | None = None, task_plugin: str = "none") -> State:
     """Start the cluster; on failure stop what was started (unless cleanup_on_failure=False) and raise."""
     directory = Path(directory).resolve()
-    spec = Spec(directory, nodes, mode, cpus_per_node, memory_per_node_mb, shape, slurmd_timeout_s)
+    if task_plugin not in ("none", "affinity"):
+        raise ClusterError(f"task_plugin must be none or affinity, got {task_plugin!r}")
+    spec = Spec(directory, nodes, mode, cpus_per_node, memory_per_node_mb, shape, slurmd_timeout_s, task_plugin)
     if mode not in ("loopback", "netns"):
         raise ClusterError(f"unknown mode {mode!r} (loopback or netns)")
     if not 1 <= nodes <= MAX_NODES:

@@ -1,10 +1,10 @@
 """A site's modules are loaded in its jobs, or the run stops before any job with one line saying why
 (scalebench.site.modules); off the cluster, stub modules let a dry run write the real job scripts."""
 import os
-import shutil
-from pathlib import Path
 
 import pytest
+
+from conftest import lmod_environ
 
 from scalebench.errors import InputError
 from scalebench.site import modules
@@ -52,17 +52,6 @@ def test_stubs_are_written_and_put_first_on_modulepath(tmp_path):
     assert (tmp_path / "tcl" / "gcc" / "12").read_text().startswith("#%Module1.0")
     with pytest.raises(InputError, match="leaves the module tree"):
         modules.write_stubs(["../../etc/x"], tmp_path / "evil", "lmod")
-
-
-def lmod_environ():
-    """This shell's environment with Debian's Lmod initialised (its profile script), else skip."""
-    import subprocess
-
-    profile = next(iter(sorted(Path("/etc/profile.d").glob("*lmod*.sh"))), None)
-    if profile is None or shutil.which("bash") is None:
-        pytest.skip("needs Lmod (Debian package lmod, installed by make test)")
-    out = subprocess.run(["bash", "-c", f". {profile} && env -0"], capture_output=True, timeout=60, check=True)
-    return dict(line.split("=", 1) for line in out.stdout.decode().split("\0") if "=" in line)
 
 
 def test_lmod_finds_a_module_of_the_tree_and_names_one_missing(tmp_path):
