@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, VENV_BIN
+from conftest import REPO, VENV_BIN, lmod_environ
 from scalebench.hpl.deck import load_rules
 from scalebench.plan import CHECKS, Filters, Settings, plan_cases, site_specs
 from scalebench.site.siteconf import site_systems
@@ -42,10 +42,12 @@ def local_site(tmp_path, cores):
     return path
 
 
-def dry_run(name, site, run_dir):
+def dry_run(name, site, run_dir, environ):
     system = yaml.safe_load(site.read_text())["system"]
     config = "local.py" if name.startswith("local") else "slurm.py"
-    env = dict(os.environ, SCALEBENCH_SITE=str(site), SCALEBENCH_RUN_DIR=str(run_dir))
+    # Off the cluster, the sites' Lmod modules are stubs (scalebench.site.modules): the job scripts
+    # load them as a real run would.
+    env = dict(environ, SCALEBENCH_SITE=str(site), SCALEBENCH_RUN_DIR=str(run_dir), SCALEBENCH_MODULE_STUBS="1")
     command = [str(VENV_BIN / "reframe"), "-C", str(REPO / "site_configs" / config),
                "-c", str(REPO / "reframe_tests"), "-c", str(REPO / "reframe_tests" / "tuning"),
                "--system", system, "--dry-run", "--exec-policy=serial"]
@@ -57,8 +59,9 @@ def dry_runs(tmp_path_factory):
     """{name: (site file, run directory, reframe's exit status and output)}, two dry runs at a time."""
     base = tmp_path_factory.mktemp("dry")
     sites = dict(SITES, **{f"local-{c}": local_site(base, c) for c in LOCAL_CORES})
+    environ = lmod_environ()
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {name: pool.submit(dry_run, name, site, base / name / "run") for name, site in sites.items()}
+        futures = {name: pool.submit(dry_run, name, site, base / name / "run", environ) for name, site in sites.items()}
         return {name: (sites[name], base / name / "run", futures[name].result()) for name in sites}
 
 
@@ -208,3 +211,22 @@ def test_the_full_system_hpl_fits_the_partitions_longest_job(dry_runs):
     assert (options["--nodes"], options["--ntasks"], options["--ntasks-per-node"]) == ("1024", "16384", "16")
     assert "capped to N=" in full["n_policy"] and "time limit" in full["n_policy"]
     assert shlex.split(options["--time"].replace(":", " "))[0] == "23"
+
+
+@pytest.mark.parametrize("name", [*SITES])
+def test_every_job_loads_its_stacks_modules_and_binds_its_ranks(dry_runs, name):
+    site, run_dir, _ = dry_runs[name]
+    data = yaml.safe_load(site.read_text())
+    modules = {stack["name"]: stack.get("modules", []) for stack in data["stacks"]}
+    checked = 0
+    for case in cases_of(run_dir):
+        if case["result"] != "pass" or case["display_name"].startswith("HPLScalingCheck"):
+            continue
+        script = (Path(case["stagedir"]) / "rfm_job.sh").read_text()
+        loads = re.findall(r"^module load (\S+)$", script, re.MULTILINE)
+        assert loads == modules[case["environ"]], (case["display_name"], loads)
+        launch = next(line for line in script.splitlines() if line.startswith("srun "))
+        assert "--cpu-bind=cores" in launch.split() and f"--cpus-per-task={case['num_cpus_per_task']}" in launch
+        assert f"export OMP_NUM_THREADS={case['num_cpus_per_task']}" in script
+        checked += 1
+    assert checked > 0
