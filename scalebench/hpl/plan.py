@@ -19,6 +19,7 @@ from scalebench.hpl.deck import Deck, DeckRequest, Rules
 from scalebench.hpl.frozen import FrozenDeck, base_rules, frozen_deck
 from scalebench.hpl.grid import grid_choice
 from scalebench.hpl.tune import SweepDeck, sweep_deck, sweep_hpccinf_txt, sweep_hpl_dat
+from scalebench.site.blas import stack_blas
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
 from scalebench.site.partition import PartitionSpec, StackSpec
 from scalebench.site.scales import Scale, check_scaling, node_scale
@@ -166,9 +167,9 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
     from_site = not settings.binary
     binary = resolve_binary(named) if from_site else named
     rpn, threads, gpus = _geometry(partition, profile, scale_name, settings)
-    environ = {**(environ or {}), **stack.env_vars}  # the stack's own exports win over the shell's
+    shell = environ or {}
     job = job_plan(partition, stack, scale_name, threads_per_rank=threads, ranks_per_node=rpn,
-                   whole_nodes=True, gpus_per_node=gpus, environ=environ)
+                   whole_nodes=True, gpus_per_node=gpus, environ=shell)
     rules, frozen, deck_source = _rules(partition, settings)
     if "max_grid_aspect" in partition.hpl:
         rules = replace(rules, max_grid_aspect=partition.hpl["max_grid_aspect"])
@@ -218,14 +219,15 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
     the_deck, predicted, limit = _fit_time_limit(the_deck, partition, rules, trials,
                                                  settings.expected_efficiency * rpeak)
     job = replace(job, time_limit_s=limit)
-    coretype = blas.choose_coretype(environ, partition.microarch)
+    linked = stack_blas(stack.extras.get("blas"), job.spack_specs, binary)
+    coretype = blas.choose_coretype(stack.env_vars, shell, partition.microarch, linked)
     env = {"OPENBLAS_NUM_THREADS": str(job.threads_per_rank), "MKL_NUM_THREADS": str(job.threads_per_rank),
            "OPENBLAS_VERBOSE": "2"}
     if coretype.value:
         env["OPENBLAS_CORETYPE"] = coretype.value
     if profile.dgemm_env:  # the DGEMM ceiling, timed by the binary in the same job
         env[profile.dgemm_env] = str(profile.dgemm_n)
-    kernel = f"{coretype.value or 'auto'}: {coretype.reason}"
+    kernel = f"OPENBLAS_CORETYPE={coretype.value}: {coretype.reason}" if coretype.value else coretype.reason
     if coretype.warning:
         kernel += f" (warning: {coretype.warning})"
     return HplPlan(job=job, deck=the_deck, binary=binary, profile=profile, trials=trials,

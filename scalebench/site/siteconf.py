@@ -19,10 +19,11 @@ from scalebench import benchmarks, loaders, paths, schema
 from scalebench.errors import InputError, ScalebenchError
 from scalebench.hpl import peak
 from scalebench.site import binding, fabric, host, modules, rundir, spack_lock
+from scalebench.site.blas import blas_names
 from scalebench.site.partition import GpuSpec, JobOptions
 from scalebench.site.scales import ScaleSpec
 from scalebench.units import format_size, parse_duration, parse_size
-from scalebench.validation import excerpt, is_number
+from scalebench.validation import did_you_mean, excerpt, is_number
 
 
 
@@ -225,7 +226,10 @@ def _stack(stack: dict[str, Any], source: str, modules_system: str) -> dict[str,
     extras: dict[str, Any] = {"stack": name, "hpl_binary": "xhpl",
                               "launcher_options": [_launcher_option(source, f"{where}.launcher_options[{i}]", o)
                                                    for i, o in enumerate(stack.get("launcher_options", []))]}
-    extras.update({key: str(stack[key]) for key in _STACK_PROGRAMS + ("hpl_profile",) if stack.get(key)})
+    extras.update({key: str(stack[key]) for key in _STACK_PROGRAMS + ("hpl_profile", "blas") if stack.get(key)})
+    if stack.get("blas") and stack["blas"] not in blas_names():
+        schema.fail(source, f"{where}.blas", f"{stack['blas']!r} is not one of {', '.join(blas_names())}"
+                                             f"{did_you_mean(stack['blas'], blas_names())}")
     extras.update(_spack_provider(stack, source, where, env_vars, prepare_cmds))
     for key in ("transport", "intra_node_transport"):
         if stack.get(key) is not None:
