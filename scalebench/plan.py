@@ -129,17 +129,25 @@ def _plan_two_ranks(partition: PartitionSpec, stack: StackSpec, params: Params, 
     return CasePlan(job_plan(partition, stack, scale, ranks_per_node=ranks_per_node, environ=settings.environ))
 
 
-def osu_pairs_layout(partition: PartitionSpec, pairs: int) -> tuple[Scale, int]:
-    """osu_mbw_mr with `pairs` pairs: half the ranks on each of two nodes, or both halves on one."""
-    return (node_scale(2), pairs) if partition.max_nodes >= 2 else (node_scale(1), 2 * pairs)
+def osu_pairs_layout(partition: PartitionSpec, placement: str, pairs: int) -> tuple[Scale, int] | str:
+    """osu_mbw_mr with `pairs` pairs: half the ranks on each of two nodes (inter_node), or all on one
+    (intra_node); or why the partition cannot hold them."""
+    two = _two_ranks(partition, {"placement": placement})
+    if isinstance(two, str):
+        return two
+    scale, _ = two
+    per_node = pairs if placement == "inter_node" else 2 * pairs
+    if per_node > partition.cores_per_node:
+        return f"{pairs} pair(s) {placement} need {per_node} cores per node; the nodes have {partition.cores_per_node}"
+    return scale, per_node
 
 
 def _valid_pairs(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
-    return osu_pairs_layout(partition, params["pairs"])[1] <= partition.cores_per_node
+    return not isinstance(osu_pairs_layout(partition, params["placement"], params["pairs"]), str)
 
 
 def _plan_pairs(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    scale, ranks_per_node = osu_pairs_layout(partition, params["pairs"])
+    scale, ranks_per_node = osu_pairs_layout(partition, params["placement"], params["pairs"])  # type: ignore[misc]
     return CasePlan(job_plan(partition, stack, scale, ranks_per_node=ranks_per_node, environ=settings.environ))
 
 
@@ -188,7 +196,7 @@ CHECKS: dict[str, CheckSpec] = {spec.name: spec for spec in (
     _osu("OSULatencyCheck"), _osu("OSUBandwidthCheck"), _osu("OSUBiBandwidthCheck"),
     CheckSpec("OSUMultiBandwidthCheck", ("placement", "pairs"), ("osu",), (),
               _fixed(placement=microbench.PLACEMENTS, pairs=OSU_PAIRS),
-              lambda p, params, settings: _valid_two_ranks(p, params) and _valid_pairs(p, params), _plan_pairs),
+              _valid_pairs, _plan_pairs),
     # ReFrame lists inherited parameters first: placement comes from the OSU base class.
     CheckSpec("OSUCollectiveCheck", ("placement", "benchmark"), ("osu",), (),
               _fixed(benchmark=OSU_COLLECTIVES, placement=("whole_nodes",)), _valid_whole_nodes, _plan_whole_nodes),

@@ -29,6 +29,11 @@ class BinaryProfile:
     nb: int | None = None
     dgemm_env: str | None = None  # the variable that asks the binary to time DGEMM first
     dgemm_n: int | None = None  # the order it is asked for
+    sweep_nbs: tuple[int, ...] = ()  # the NBs a tuning sweep tries; a frozen NB outside them is not this binary's
+
+    def takes_nb(self, nb: int) -> bool:
+        """Whether a block size is within the range this binary is tuned over."""
+        return not self.sweep_nbs or min(self.sweep_nbs) <= nb <= max(self.sweep_nbs)
 
     @property
     def is_hpcc(self) -> bool:
@@ -63,7 +68,9 @@ def _profile(name: str, data: Any, where: str) -> BinaryProfile:
                          ranks=data.get("ranks", "per_core"), memory=data.get("memory", "host"), ignores=ignores,
                          nb=None if nb is None else require_count(f"{where}.nb", nb),
                          dgemm_env=None if dgemm_env is None else str(dgemm_env),
-                         dgemm_n=None if dgemm_n is None else require_count(f"{where}.dgemm_n", dgemm_n))
+                         dgemm_n=None if dgemm_n is None else require_count(f"{where}.dgemm_n", dgemm_n),
+                         sweep_nbs=tuple(require_count(f"{where}.sweep_nbs[{i}]", nb)
+                                         for i, nb in enumerate(data.get("sweep_nbs") or ())))
 
 
 @functools.lru_cache(maxsize=4)

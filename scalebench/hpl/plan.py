@@ -116,7 +116,8 @@ class HplPlan:
         return {"job": self.job.to_json(), "deck": self.deck.to_json(), "binary": self.binary,
                 "profile": self.profile.name, "trials": self.trials, "grid_reason": self.grid_reason,
                 "deck_source": self.deck_source, "n_policy": self.n_policy,
-                "rpeak_gflops": self.rpeak_gflops, "predicted_s": round(self.predicted_s, 1),
+                "rpeak_gflops": self.rpeak_gflops, "rpeak_derivation": self.rpeak_derivation,
+                "predicted_s": round(self.predicted_s, 1),
                 "memory_used_per_node": self.memory_used_per_node, "env_vars": dict(self.env_vars),
                 "missing": self.missing}
 
@@ -182,20 +183,29 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
     if profile.memory == "gpu":
         memory = partition.gpus.count * partition.gpus.memory  # type: ignore[union-attr]
         share = f"the memory of {partition.gpus.count} GPUs"  # type: ignore[union-attr]
-        rpeak_node = partition.gpus.count * partition.gpus.fp64_gflops  # type: ignore[union-attr]
+        rpeak_node = working_node = partition.gpus.count * partition.gpus.fp64_gflops  # type: ignore[union-attr]
         rpeak_text = (f"{partition.gpus.count} GPUs x {partition.gpus.fp64_gflops:g} Gflop/s FP64 "  # type: ignore[union-attr]
                       f"(site file gpus.fp64_tflops) per node")
     else:
         scale = partition.scale(job.scale) if isinstance(scale_name, str) else scale_name
         memory = partition.memory_per_node
         share = ""
-        if scale is not None and scale.sub_node:
+        rpeak_text = "; ".join(partition.rpeak_derivation)
+        sub_node = scale is not None and scale.sub_node
+        if sub_node:
             memory = partition.memory_per_node * cores_used // partition.cores_per_node
             share = f"the share of its {cores_used} of {partition.cores_per_node} cores"
-        rpeak_node = partition.rpeak_gflops(1, cores_used)
-        rpeak_text = "; ".join(partition.rpeak_derivation)
+        # Rpeak counts the cores the job holds: an exclusive node whole, except on a sub-node scale,
+        # whose point is its core count. Cores held but idle are said, not hidden.
+        held = partition.cores_per_node if job.exclusive and not sub_node else cores_used
+        rpeak_node, working_node = partition.rpeak_gflops(1, held), partition.rpeak_gflops(1, cores_used)
+        if sub_node:
+            rpeak_text += f"; counted for the {cores_used} cores of scale {job.scale}"
+        elif held > cores_used:
+            rpeak_text += (f"; {held - cores_used} of the {held} cores each node holds stay idle ({job.ranks_per_node} "
+                           f"rank(s) x {job.threads_per_rank} thread(s)): Rpeak and efficiency count all {held}")
     rpeak = rpeak_node * job.nodes
-    expected_node = settings.expected_efficiency * rpeak_node
+    expected_node = settings.expected_efficiency * working_node
     budget = settings.time_budget_s or partition.hpl.get("time_budget_s")
     max_n, reason = None, ""
     if budget:  # a cap for one node; the scaling law takes N to more nodes
@@ -217,7 +227,7 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
 
     trials = settings.trials or int(partition.hpl.get("trials", 1))
     the_deck, predicted, limit = _fit_time_limit(the_deck, partition, rules, trials,
-                                                 settings.expected_efficiency * rpeak)
+                                                 settings.expected_efficiency * working_node * job.nodes)
     job = replace(job, time_limit_s=limit)
     linked = stack_blas(stack.extras.get("blas"), job.spack_specs, binary)
     coretype = blas.choose_coretype(stack.env_vars, shell, partition.microarch, linked)
@@ -242,8 +252,12 @@ def _nb(settings: HplSettings, frozen: FrozenDeck | None, profile: BinaryProfile
     the rules' table by microarchitecture, the rules' nb."""
     if settings.nb:
         return settings.nb, f"NB {settings.nb}: the check's nb"
-    if frozen:
+    if frozen and profile.takes_nb(frozen.rules.nb):
         return None, ""
+    if frozen:  # frozen from another binary's sweep (a CPU sweep's 256 for a GPU binary tuned at 1024)
+        nb = profile.nb or rules.nb_for(microarch)[0]
+        return nb, (f"NB {nb}: the frozen deck's NB {frozen.rules.nb} is outside binary profile {profile.name}'s "
+                    f"range {min(profile.sweep_nbs)}-{max(profile.sweep_nbs)}")
     if profile.nb:
         return profile.nb, f"NB {profile.nb}: binary profile {profile.name}"
     return rules.nb_for(microarch)
@@ -259,15 +273,20 @@ def plan_tuning(partition: PartitionSpec, stack: StackSpec, settings: HplSetting
     rules = _rules(partition, settings)[0]
     max_aspect = float(partition.hpl.get("max_grid_aspect") or rules.max_grid_aspect)
     expected = settings.expected_efficiency * one.rpeak_gflops
+    # Only what the binary reads is swept: hpl.sh ignores BCAST and look-ahead (DEPTH).
+    algorithm = one.deck.algorithm
+    fixed = {name: (getattr(algorithm, name),) for name in ("bcast", "depth") if name in one.profile.ignores}
     try:
-        sweep = sweep_deck(one.deck, nbs=nbs, max_aspect=max_aspect)
+        sweep = sweep_deck(one.deck, nbs=nbs, max_aspect=max_aspect, bcasts=fixed.get("bcast"),
+                           depths=fixed.get("depth"), candidate_nbs=one.profile.sweep_nbs)
         n = deck.largest_n_within(rules.tuning_time_budget_s / sweep.tests, expected) // one.deck.nb * one.deck.nb
         base = one.deck
         if n < base.n:
             base = deck.with_sizes(base, n, f"tuning: N held so the {sweep.tests} solves of the sweep take about "
                                             f"{format_duration(rules.tuning_time_budget_s)} (memory allows N={base.n})")
         base, predicted, limit = _fit_time_limit(base, partition, rules, sweep.tests, expected)
-        sweep = sweep_deck(base, nbs=nbs, max_aspect=max_aspect)
+        sweep = sweep_deck(base, nbs=nbs, max_aspect=max_aspect, bcasts=fixed.get("bcast"), depths=fixed.get("depth"),
+                           candidate_nbs=one.profile.sweep_nbs)
     except DeckError as err:
         raise LeftOut(f"HPL tuning sweep: {err}") from None
     job = replace(one.job, tasks=one.job.nodes * one.job.ranks_per_node, time_limit_s=limit)

@@ -104,7 +104,9 @@ def test_hpcc_writes_hpccinf_and_a_tuning_sweep_launches_every_rank():
     assert name == "hpccinf.txt" and len(text.splitlines()) == 36
     thirteen = PartitionSpec(**{**ZEN4.__dict__, "cores_per_node": 13, "scale_spec": ScaleSpec()})
     sweep = plan_tuning(thirteen, XHPL)
-    assert sweep.job.tasks == 13 and (3, 4) in sweep.sweep.grids and (1, 13) in sweep.sweep.grids
+    assert sweep.job.tasks == 13 and (3, 4) in sweep.sweep.grids
+    # 1 x 13 is flatter than the allowed aspect: a sweep tries no grid the plan would never run
+    assert (1, 13) not in sweep.sweep.grids and any("1x13 left out" in note for note in sweep.sweep.notes)
     assert sweep.expected_cases == sweep.sweep.tests and sweep.job.time_limit_s <= 86400
 
 
@@ -184,3 +186,31 @@ def test_a_binary_profiles_dgemm_keys_are_checked(tmp_path, entry, message):
     path.write_text(yaml.safe_dump({"mine": {"input": "HPL.dat", **entry}}))
     with pytest.raises(InputError, match=message):
         load_profiles(path)
+
+
+def test_hpl_on_part_of_an_exclusive_node_counts_every_core_it_holds():
+    # 8 ranks x 1 thread on a 128-core node held whole: efficiency against 128 cores, the idle ones said
+    plan = plan_hpl(ZEN4, XHPL, "1_node", HplSettings(ranks_per_node=8))
+    assert plan.job.exclusive and plan.rpeak_gflops == pytest.approx(ZEN4.rpeak_gflops(1, 128))
+    assert "120 of the 128 cores each node holds stay idle (8 rank(s) x 1 thread(s))" in plan.rpeak_derivation
+    assert plan.to_json()["rpeak_derivation"] == plan.rpeak_derivation
+    # the time it is planned to take is still that of the 8 cores that work
+    assert plan.predicted_s > plan_hpl(ZEN4, XHPL, "1_node").predicted_s
+    sub = plan_hpl(ZEN4, XHPL, "16_cores")  # a sub-node scale measures its cores by design
+    assert sub.rpeak_gflops == pytest.approx(ZEN4.rpeak_gflops(1, 16)) and "cores of scale 16_cores" in sub.rpeak_derivation
+
+
+def test_a_gpu_tuning_sweep_follows_its_binary_profile():
+    sweep = plan_tuning(GPU, NVIDIA).sweep
+    assert sweep.nbs == (512, 768, 1024)  # hpl_decks/binaries.yaml sweep_nbs, not the CPU list
+    assert sweep.bcasts == ("1ringM",) and sweep.depths == (1,)  # hpl.sh ignores BCAST and DEPTH
+    assert sweep.tests == 3 * len(sweep.grids) and sweep.base.n % math.lcm(*sweep.nbs) == 0
+    assert all(q / p <= 4 for p, q in sweep.grids)
+
+
+def test_a_frozen_nb_outside_the_binary_profile_is_not_used(tmp_path):
+    (tmp_path / "g").mkdir()
+    (tmp_path / "g" / "gpu.yaml").write_text(yaml.safe_dump({"nb": 256, "algorithm": {"bcast": "2ringM"}}))
+    plan = plan_hpl(GPU, NVIDIA, "1_node", HplSettings(decks_dir=tmp_path))
+    assert plan.deck.nb == 1024
+    assert "the frozen deck's NB 256 is outside binary profile nvidia-hpl's range 512-1024" in plan.deck_source

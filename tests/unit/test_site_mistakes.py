@@ -1,6 +1,7 @@
 """A site's configuration mistakes are named errors, never a silent plan: each of a site engineer's
 first-day mistakes (issue reproductions) exits 2 with one line naming the file, the key and the fix,
 or 1 where the file is right and nothing can run."""
+import json
 import os
 import re
 import socket
@@ -94,3 +95,15 @@ def test_a_misspelt_spack_site_is_no_site():
     line = error_line(scalebench("spack", "validate", env=env))
     assert "SCALEBENCH_SPACK_SITE='example-rocee': no such site directory" in line
     assert "(did you mean 'example-roce'?)" in line
+
+
+def test_intra_node_osu_pairs_run_on_one_node(tmp_path):
+    path = site_with(tmp_path, lambda d: d["stacks"][0]["features"].append("osu"))
+    proc = scalebench("plan", str(path), "-n", "OSUMultiBandwidthCheck", "--json", "--system", "example:cpu")
+    assert proc.returncode == 0, proc.stderr
+    cases = json.loads(proc.stdout)["cases"]
+    for case in cases:
+        placement, pairs = case["params"]["placement"], case["params"]["pairs"]
+        nodes = 1 if placement == "intra_node" else 2
+        assert (case["job"]["nodes"], case["job"]["tasks"]) == (nodes, 2 * pairs), case["name"]
+    assert {c["params"]["placement"] for c in cases} == {"intra_node", "inter_node"}

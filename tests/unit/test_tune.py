@@ -88,10 +88,12 @@ def base_deck(ranks_per_node=7, nodes=1, memory=16 * GiB, **changes):
 def test_default_sweep_for_7_ranks():
     sweep = tune.sweep_deck(base_deck(7))
     assert sweep.nbs == (64, 96, 128, 192, 256, 384)
-    assert sweep.grids == ((1, 7), (2, 3))  # every P <= Q grid of 7, plus 2x3 with 1 rank idle
+    assert sweep.grids == ((2, 3),)  # 1x7 is flatter than 1:4, which the plan never runs; 2x3 leaves 1 idle
     assert sweep.bcasts == ("1ringM", "2ringM", "longM") and sweep.depths == (0, 1)
-    assert sweep.tests == 6 * 2 * 3 * 2
+    assert sweep.tests == 6 * 1 * 3 * 2
     assert any("2x3 leaves 1 of 7 ranks idle" in note for note in sweep.notes)
+    assert any("grids 1x7 left out: flatter than 1:4" in note for note in sweep.notes)
+    assert sweep.base.n % math.lcm(*sweep.nbs) == 0  # every NB swept holds whole blocks
 
 
 def test_sweep_hpl_dat_reads_back_through_hpl_pdinfo():
@@ -101,7 +103,7 @@ def test_sweep_hpl_dat_reads_back_through_hpl_pdinfo():
     dat = hpl_pdinfo(text)
     assert dat["ns"] == [sweep.base.n]
     assert dat["nbs"] == [64, 96, 128, 192, 256, 384]
-    assert list(zip(dat["ps"], dat["qs"])) == [(1, 7), (2, 3)]
+    assert list(zip(dat["ps"], dat["qs"])) == [(2, 3)]
     assert dat["bcasts"] == [1, 3, 5] and dat["depths"] == [0, 1]
     assert (dat["pfacts"], dat["nbmins"], dat["ndivs"], dat["rfacts"]) == ([2], [4], [2], [1])
     assert (dat["pmap"], dat["swap"], dat["swap_threshold"], dat["align"]) == (0, 2, 64, 8)
@@ -133,14 +135,13 @@ def test_idle_grid_on_several_nodes_states_the_memory_of_busy_nodes():
     # 2 nodes x 11 ranks: 2x11 is the squarest full grid, 3x7 leaves rank 21 idle. The 11 busy ranks
     # of node 1 hold 11/21 of the matrix: 11/21 x 2 x 0.8 = 83.8% of its memory instead of 80%.
     sweep = tune.sweep_deck(base_deck(11, nodes=2))
-    assert sweep.grids == ((1, 22), (2, 11), (3, 7))
+    assert sweep.grids == ((3, 7),)  # 1x22 and 2x11 are flatter than 1:4
     share = 11 / 21 * sweep.base.n ** 2 * 8 / (16 * GiB)
     assert f"its busy nodes hold {share:.0%} of their memory" in " ".join(sweep.notes) and share < 0.84
-    # with the matrix sized to all the memory, 104.8% would not fit: no idle-rank grid
+    # with the matrix sized to all the memory, 104.8% would not fit: no idle-rank grid, so no grid at all
     full = deck.make_deck(DeckRequest(2, 11, 16 * GiB, memory_fraction=1.0), RULES)
-    sweep = tune.sweep_deck(full)
-    assert sweep.grids == ((1, 22), (2, 11))
-    assert any("3x7 (leaving 1 of 22 ranks idle) left out" in note for note in sweep.notes)
+    with pytest.raises(DeckError, match=r"^grids: no grid of 22 ranks to sweep \(.*3x7 \(leaving 1 of 22 ranks idle\) left out"):
+        tune.sweep_deck(full)
 
 
 def test_rows_with_zero_sizes_are_left_out():
@@ -151,15 +152,17 @@ def test_rows_with_zero_sizes_are_left_out():
 
 
 def test_default_nbs_keep_one_block_per_process_row_and_column():
-    # N=2000 on grids 1x7 and 2x3: the widest side is 7, so NB <= 2000 / 7 = 285.7 -> NB 384 is out
-    sweep = tune.sweep_deck(base_deck(7, n=2000))
-    assert sweep.nbs == (64, 96, 128, 192, 256)
-    assert any("NB 384 left out" in note for note in sweep.notes)
+    # 8 ranks on grid 2x4: the widest side is 4, so at N=1500 NB <= 375: 384 is out; N then becomes a
+    # multiple of every NB kept, where 256 no longer fits either (768 / 4 = 192)
+    assert 384 in tune.sweep_deck(base_deck(8, n=1536)).nbs
+    sweep = tune.sweep_deck(base_deck(8, n=1500))
+    assert sweep.nbs == (64, 96, 128, 192) and sweep.grids == ((2, 4),)
+    assert sweep.base.n == 768 and any("NB 256, 384 left out" in note for note in sweep.notes)
 
 
 def test_explicit_nb_too_wide_is_deck_error():
-    with pytest.raises(DeckError, match=r"^NB 384: N=2000 .* grid 1x7 \(needs N >= 2688\)"):
-        tune.sweep_deck(base_deck(7, n=2000), nbs=[192, 384])
+    with pytest.raises(DeckError, match=r"^NB 384: N=1000 .* grid 2x3 \(needs N >= 1152\)"):
+        tune.sweep_deck(base_deck(7, n=1000), nbs=[192, 384])
 
 
 def test_grid_larger_than_the_rank_count_is_deck_error():
@@ -544,8 +547,8 @@ def test_cli_tune_deck(capsys):
     captured = capsys.readouterr()
     dat = hpl_pdinfo(captured.out)
     assert dat["ns"] == [20000] and dat["nbs"] == [128, 192]
-    assert list(zip(dat["ps"], dat["qs"])) == [(1, 7), (2, 3)]
-    assert "= 24 tests at N=20000 on 7 ranks" in captured.err
+    assert list(zip(dat["ps"], dat["qs"])) == [(2, 3)]
+    assert "= 12 tests at N=20000 on 7 ranks" in captured.err
 
 
 def test_cli_tune_deck_hpcc_and_options(capsys):
