@@ -87,7 +87,8 @@ class ScalebenchCheck(recorded('base')):
     def plan_settings(self):
         """The variables of this check that change its plan."""
         return plan.Settings(**{name: getattr(self, name) for name in ('threads_per_rank', 'ranks_per_node',
-                                                                       'heavy_cases') if hasattr(self, name)},
+                                                                       'heavy_cases', 'osu_buffers')
+                                if hasattr(self, name)},
                              environ=dict(os.environ))
 
     @run_after('setup')

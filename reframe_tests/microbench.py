@@ -106,6 +106,7 @@ class _OSUCheck(_Microbenchmark):
     placement = parameter(list(microbench.PLACEMENTS), loggable=True)
     osu_binary = variable(str, value='')  # '' = the program found under osu_dir or on PATH
     osu_options = variable(list, value=[])  # e.g. ['-m', '1:4194304'] (OMB 5.x and later)
+    osu_buffers = variable(str, value='host', loggable=True)  # device: GPU buffers, one GPU per rank
     output_description = 'no OSU table'
     program = ''
     figure, unit, extra = 'latency', 'us', ''  # the primary column per message size, and more figures
@@ -120,7 +121,7 @@ class _OSUCheck(_Microbenchmark):
             osu_dir = self.current_environ.extras.get('osu_dir')
             self.prerun_cmds.append(programs.locate(name, [osu_dir] if osu_dir else []))
             self.executable = f'"${programs.PROGRAM_VARIABLE}"'
-        self.executable_opts = [shlex.quote(str(option)) for option in self.osu_options]
+        self.executable_opts = [shlex.quote(str(option)) for option in (*self.case_plan.args, *self.osu_options)]
 
     def parse_outputs(self, read):
         return microbench.osu_measured(parse_osu(read(self.job.stdout)), self.figure, self.unit, self.extra)

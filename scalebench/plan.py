@@ -32,6 +32,7 @@ class CasePlan:
     job: JobPlan | None  # None: a check that runs no job (it compares other cases)
     hpl: HplPlan | None = None
     note: str = ""
+    args: tuple[str, ...] = ()  # the program's arguments the plan decides (OSU's -d cuda D D)
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class Settings:
     threads_per_rank: int = 1
     ranks_per_node: int | None = None
     heavy_cases: bool = False
+    osu_buffers: str = "host"  # host | device: where OSU's messages live on a GPU partition
     sweep_nbs: tuple[int, ...] | None = None  # the tuning sweep's NBs; None: scalebench.hpl.tune's
     # The submitting shell's variables: what it sets of OpenMP's placement or the BLAS kernel is kept.
     environ: Mapping[str, str] = field(default_factory=dict)
@@ -146,11 +148,6 @@ def _valid_pairs(partition: PartitionSpec, params: Params, settings: Settings | 
     return not isinstance(osu_pairs_layout(partition, params["placement"], params["pairs"]), str)
 
 
-def _plan_pairs(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    scale, ranks_per_node = osu_pairs_layout(partition, params["placement"], params["pairs"])  # type: ignore[misc]
-    return CasePlan(job_plan(partition, stack, scale, ranks_per_node=ranks_per_node, environ=settings.environ))
-
-
 def _valid_whole_nodes(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
     return microbench.whole_nodes_scale(partition.max_nodes).num_nodes * partition.cores_per_node >= 2
 
@@ -168,9 +165,46 @@ def _fixed(**values: Sequence[Any]) -> Callable[[Sequence[PartitionSpec]], Mappi
     return lambda partitions: {name: list(v) for name, v in values.items()}
 
 
+OSU_BUFFERS = ("host", "device")
+
+
+def _osu_plan(layout: Callable[[PartitionSpec, Params], tuple[Scale, int | None]], collective: bool = False,
+              ) -> Callable[[PartitionSpec, StackSpec, Params, Settings], CasePlan]:
+    """An OSU case: host buffers, or device buffers (-d cuda|rocm [D D]) with one GPU per rank bound to it."""
+    def plan(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
+        if settings.osu_buffers not in OSU_BUFFERS:
+            raise InputError(f"osu_buffers: {settings.osu_buffers!r} is not one of {', '.join(OSU_BUFFERS)}")
+        scale, ranks_per_node = layout(partition, params)
+        if settings.osu_buffers == "host":
+            return CasePlan(job_plan(partition, stack, scale, ranks_per_node=ranks_per_node, environ=settings.environ))
+        gpus = partition.gpus
+        if gpus is None or not gpus.runtime:
+            raise LeftOut(f"device buffers need GPUs with their arch (sm_* or gfx*) in the site file; "
+                          f"{partition.fullname} has {'none' if gpus is None else 'arch ' + repr(gpus.arch)}")
+        per_node = ranks_per_node or gpus.count  # a whole-node collective: one rank per GPU
+        if per_node > gpus.count:
+            raise LeftOut(f"device buffers: {per_node} ranks per node, {gpus.count} GPUs to give them")
+        job = job_plan(partition, stack, scale, ranks_per_node=per_node, gpus_per_node=per_node,
+                       environ=settings.environ)
+        return CasePlan(job, args=("-d", gpus.runtime) if collective else ("-d", gpus.runtime, "D", "D"))
+    return plan
+
+
+def _two_rank_layout(partition: PartitionSpec, params: Params) -> tuple[Scale, int | None]:
+    return _two_ranks(partition, params)  # type: ignore[return-value]
+
+
+def _pairs_layout(partition: PartitionSpec, params: Params) -> tuple[Scale, int | None]:
+    return osu_pairs_layout(partition, params["placement"], params["pairs"])  # type: ignore[return-value]
+
+
+def _whole_nodes_layout(partition: PartitionSpec, params: Params) -> tuple[Scale, int | None]:
+    return microbench.whole_nodes_scale(partition.max_nodes), None
+
+
 def _osu(name: str) -> CheckSpec:
     return CheckSpec(name, ("placement",), ("osu",), (), _fixed(placement=microbench.PLACEMENTS),
-                     _valid_two_ranks, _plan_two_ranks)
+                     _valid_two_ranks, _osu_plan(_two_rank_layout))
 
 
 CHECKS: dict[str, CheckSpec] = {spec.name: spec for spec in (
@@ -196,10 +230,11 @@ CHECKS: dict[str, CheckSpec] = {spec.name: spec for spec in (
     _osu("OSULatencyCheck"), _osu("OSUBandwidthCheck"), _osu("OSUBiBandwidthCheck"),
     CheckSpec("OSUMultiBandwidthCheck", ("placement", "pairs"), ("osu",), (),
               _fixed(placement=microbench.PLACEMENTS, pairs=OSU_PAIRS),
-              _valid_pairs, _plan_pairs),
+              _valid_pairs, _osu_plan(_pairs_layout)),
     # ReFrame lists inherited parameters first: placement comes from the OSU base class.
     CheckSpec("OSUCollectiveCheck", ("placement", "benchmark"), ("osu",), (),
-              _fixed(benchmark=OSU_COLLECTIVES, placement=("whole_nodes",)), _valid_whole_nodes, _plan_whole_nodes),
+              _fixed(benchmark=OSU_COLLECTIVES, placement=("whole_nodes",)), _valid_whole_nodes,
+              _osu_plan(_whole_nodes_layout, collective=True)),
 )}
 
 

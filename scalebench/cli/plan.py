@@ -24,7 +24,7 @@ HEADER = ("Check", "Partition", "Stack", "Nodes", "Ranks", "Ranks/node", "Thread
 _HPL_VARIABLES = {"scaling": str, "fixed_n": int, "nb": int, "memory_fraction": float, "threads_per_rank": int,
                   "ranks_per_node": int, "time_budget_s": float, "expected_efficiency": float, "trials": int,
                   "hpl_binary": str}
-_APP_VARIABLES = {"threads_per_rank": int, "ranks_per_node": int, "heavy_cases": bool}
+_APP_VARIABLES = {"threads_per_rank": int, "ranks_per_node": int, "heavy_cases": bool, "osu_buffers": str}
 
 
 def _typed(name: str, text: str, kind: type) -> Any:
@@ -101,6 +101,8 @@ def to_json(site: Path, cases: Sequence[PlannedCase]) -> dict[str, Any]:
             data["hpl"] = case.plan.hpl.to_json()
         if case.plan.note:
             data["note"] = case.plan.note
+        if case.plan.args:
+            data["args"] = list(case.plan.args)
         return data
 
     return {"site": str(site), "cases": [case_json(c) for c in cases if c.plan is not None],

@@ -39,10 +39,31 @@ def stack_binds(launcher_options: tuple[str, ...]) -> bool:
     return any(option.split("=")[0] in BINDING_FLAGS for option in launcher_options)
 
 
+def gpu_binding(launcher: str, ranks_per_node: int, gpus_per_node: int) -> tuple[tuple[str, ...], str]:
+    """(launcher options, summary) binding each rank to its own GPU: local rank i to GPU i (srun's
+    --gpu-bind=map_gpu, which sets CUDA_VISIBLE_DEVICES/ROCR_VISIBLE_DEVICES per rank)."""
+    if not gpus_per_node:
+        return (), ""
+    if launcher == "srun" and ranks_per_node == gpus_per_node:
+        option = f"--gpu-bind=map_gpu:{','.join(str(i) for i in range(gpus_per_node))}"
+        return (option,), f"; GPUs: one per rank ({option})"
+    if launcher == "srun":
+        return (), f"; GPUs: {gpus_per_node} per node shared by {ranks_per_node} rank(s), none bound"
+    return (), f"; GPUs: {launcher} binds none, the binary chooses (hpl.sh binds by local rank)"
+
+
 def binding(launcher: str, cpu_bind: str, features: tuple[str, ...], stack_options: tuple[str, ...],
-            threads_per_rank: int, kept: Mapping[str, str]) -> Binding:
-    """The binding of a job of `threads_per_rank` threads per rank. `kept`: variables the stack or the
-    submitting shell set already (their OpenMP placement wins)."""
+            threads_per_rank: int, kept: Mapping[str, str], ranks_per_node: int = 1,
+            gpus_per_node: int = 0) -> Binding:
+    """The binding of a job of `threads_per_rank` threads per rank (and of its GPUs). `kept`: variables
+    the stack or the submitting shell set already (their OpenMP placement wins)."""
+    gpu_options, gpu_summary = gpu_binding(launcher, ranks_per_node, gpus_per_node)
+    cores = _cpu_binding(launcher, cpu_bind, features, stack_options, threads_per_rank, kept)
+    return Binding(cores.launcher_options + gpu_options, cores.env_vars, cores.summary + gpu_summary)
+
+
+def _cpu_binding(launcher: str, cpu_bind: str, features: tuple[str, ...], stack_options: tuple[str, ...],
+                 threads_per_rank: int, kept: Mapping[str, str]) -> Binding:
     threads = {"OMP_NUM_THREADS": str(threads_per_rank)}  # the geometry: never left to the shell
     if cpu_bind == "none":
         return Binding((), threads, "the partition's own (cpu_bind: none)")

@@ -114,7 +114,8 @@ def job_plan(partition: PartitionSpec, stack: StackSpec, scale: str | Scale, *,
     options = partition.job_options
     stack_options = tuple(option.format(threads_per_rank=layout.threads_per_rank) for option in stack.launcher_options)
     bound = binding.binding(partition.launcher, partition.cpu_bind, stack.features, stack_options,
-                            layout.threads_per_rank, {**(environ or {}), **stack.env_vars})
+                            layout.threads_per_rank, {**(environ or {}), **stack.env_vars},
+                            layout.ranks_per_node, gpus_per_node)
     memory = ("0" if options.memory == "whole" else options.memory) if whole else None
     return JobPlan(
         scale=scale.name, nodes=layout.nodes, ranks_per_node=layout.ranks_per_node,

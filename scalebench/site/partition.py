@@ -51,6 +51,8 @@ class GpuSpec:
     fp64_gflops: float  # nominal FP64 peak per GPU (the vendor's data sheet)
     arch: str = ""
     model: str = ""
+    gres_type: str = ""  # slurm.conf's GRES type (h100): '' asks for any GPU
+    request: str = "gres"  # gres: --gres=gpu[:type]:N; gpus-per-node: --gpus-per-node=[type:]N
 
     @classmethod
     def from_site(cls, data: Mapping[str, Any] | None) -> GpuSpec | None:
@@ -58,11 +60,22 @@ class GpuSpec:
         if data is None:
             return None
         return cls(data["count"], parse_size(data["memory"]), float(data["fp64_tflops"]) * 1000,
-                   str(data.get("arch", "")), str(data.get("model", "")))
+                   str(data.get("arch", "")), str(data.get("model", "")), str(data.get("type", "")),
+                   str(data.get("request", "gres")))
+
+    @property
+    def runtime(self) -> str:
+        """The device runtime of OSU's device buffers (-d cuda|rocm): from the arch, '' when it says none."""
+        return "cuda" if self.arch.startswith("sm_") else "rocm" if self.arch.startswith("gfx") else ""
+
+    def slurm_option(self, count: str) -> str:
+        """The job's GPU request, for `count` GPUs per node (a number, or ReFrame's placeholder)."""
+        typed = f"{self.gres_type}:" if self.gres_type else ""
+        return f"--gres=gpu:{typed}{count}" if self.request == "gres" else f"--gpus-per-node={typed}{count}"
 
     def to_json(self) -> dict[str, Any]:
         return {"count": self.count, "memory": self.memory, "fp64_tflops": self.fp64_gflops / 1000,
-                "arch": self.arch, "model": self.model}
+                "arch": self.arch, "model": self.model, "type": self.gres_type, "request": self.request}
 
 
 @dataclass(frozen=True)

@@ -178,7 +178,7 @@ def _partition(part: dict[str, Any], where: str, source: str, site: dict[str, An
                                                        "to drive them")
         extras["gpus"] = gpus.to_json()
         config["devices"] = [{"type": "gpu", "arch": gpus.arch, "num_devices": gpus.count}]
-        config["resources"] = [{"name": "gpu", "options": ["--gres=gpu:{num_gpus_per_node}"]}]
+        config["resources"] = [{"name": "gpu", "options": [gpus.slurm_option("{num_gpus_per_node}")]}]
     if machine is not None:
         config["processor"] = {"arch": machine.microarch, "num_cpus": machine.cpus,
                                "num_cpus_per_core": machine.cpus_per_core, "num_sockets": machine.sockets,

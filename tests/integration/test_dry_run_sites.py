@@ -199,8 +199,9 @@ def test_gpu_hpl_runs_one_rank_per_gpu_with_the_vendor_binary(dry_runs):
     assert hpl
     for case in hpl:
         script = (Path(case["stagedir"]) / "rfm_job.sh").read_text()
-        assert case["num_tasks_per_node"] == 4 and "--gres=gpu:4" in script
-        assert re.search(r"^srun .*hpl\.sh --dat HPL\.dat$", script, re.MULTILINE), script
+        assert case["num_tasks_per_node"] == 4 and "#SBATCH --gres=gpu:h100:4" in script  # the GRES type asked for
+        launch = re.search(r"^srun .*hpl\.sh --dat HPL\.dat$", script, re.MULTILINE)
+        assert launch and "--gpu-bind=map_gpu:0,1,2,3" in launch.group(0).split(), script  # one GPU per rank
         assert "ignores pfact, bcast" in case["deck_source"]
 
 
