@@ -18,7 +18,7 @@ from scalebench import benchmarks, paths, plan, programs, textfile
 from scalebench.errors import ScalebenchError
 from scalebench.interconnect import transport
 from scalebench.results import references
-from scalebench.site import fabric
+from scalebench.site import container, fabric
 from scalebench.site.jobs import LeftOut
 from scalebench.site.partition import PartitionSpec, StackSpec
 
@@ -140,6 +140,15 @@ class ScalebenchCheck(recorded('base')):
 
     def partition_spec(self):
         return _partition_spec(self.current_system.name, self.current_partition)
+
+    def launch_program(self, program, args=(), directories=()):
+        """Launch `program` (found under `directories`, then on PATH) as the stack runs it: on the
+        host, or inside its container, where the job also looks for it."""
+        job, gpus = self.case_plan.job, self.partition_spec().gpus
+        launch = container.launch(program, args, job.container, directories,
+                                  gpus.runtime if gpus and job.gpus_per_node else '')
+        self.executable, self.executable_opts = launch.executable, list(launch.args)
+        self.prerun_cmds += list(launch.prerun)
 
     def stage_path(self, name):
         return os.path.join(self.stagedir, name)

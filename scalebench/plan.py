@@ -106,6 +106,9 @@ def _plan_scaling(partition: PartitionSpec, stack: StackSpec, params: Params, se
 # --- applications -------------------------------------------------------------------------------
 
 def _plan_app(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
+    if stack.container:  # LAMMPS's help probe and OpenFOAM's case preparation run on the host
+        raise LeftOut(f"stack {stack.stack} runs in a container: the application checks prepare their inputs "
+                      "on the host, which does not have the image's programs; not supported yet")
     return CasePlan(job_plan(partition, stack, params["scale"], threads_per_rank=settings.threads_per_rank,
                              ranks_per_node=settings.ranks_per_node, environ=settings.environ))
 

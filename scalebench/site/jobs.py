@@ -12,6 +12,7 @@ from typing import Any, Mapping
 
 from scalebench.errors import InputError, ScalebenchError
 from scalebench.site import binding, spack_lock
+from scalebench.site.container import ContainerSpec
 from scalebench.site.partition import PartitionSpec, StackSpec
 from scalebench.site.scales import Geometry, Scale, geometry
 
@@ -38,6 +39,7 @@ class JobPlan:
     spack_specs: str = ""  # the concrete programs of its spack.lock (scalebench.site.spack_lock)
     env_vars: Mapping[str, str] = field(default_factory=dict)  # the job's own: threads and their placement
     binding: str = ""  # how its ranks are bound, as the results record it
+    container: ContainerSpec | None = None  # the image the stack's programs run in
 
     @property
     def tasks_per_node(self) -> int:
@@ -73,7 +75,8 @@ class JobPlan:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data.update(tasks_per_node=self.tasks_per_node, idle_ranks=self.idle_ranks,
-                    launcher_options=list(self.launcher_options), env_vars=dict(self.env_vars))
+                    launcher_options=list(self.launcher_options), env_vars=dict(self.env_vars),
+                    container=self.container.to_json() if self.container else None)
         return data
 
 
@@ -123,6 +126,7 @@ def job_plan(partition: PartitionSpec, stack: StackSpec, scale: str | Scale, *,
         exclusive=whole and options.exclusive, memory=memory,
         hyperthreads=options.hyperthreads if whole else None,
         time_limit_s=None, gpus_per_node=gpus_per_node,
-        launcher_options=stack_options + bound.launcher_options,
+        launcher_options=stack_options + bound.launcher_options + (stack.container.launcher_options()
+                                                                  if stack.container else ()),
         stack=stack.stack, spack_lock=lock_digest, spack_specs=lock_specs, env_vars=bound.env_vars,
-        binding=bound.summary)
+        binding=bound.summary, container=stack.container)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from scalebench.errors import InputError
+from scalebench.site.container import ContainerSpec
 from scalebench.site.scales import Scale, ScaleSpec
 from scalebench.units import format_size, parse_size
 from scalebench.validation import require_count
@@ -159,6 +160,10 @@ class StackSpec:
     @property
     def launcher_options(self) -> tuple[str, ...]:
         return tuple(str(option) for option in self.extras.get("launcher_options", ()))
+
+    @property
+    def container(self) -> ContainerSpec | None:
+        return ContainerSpec.from_site(self.extras.get("container"))
 
     @classmethod
     def from_config(cls, name: str, features: tuple[str, ...], extras: Mapping[str, Any],

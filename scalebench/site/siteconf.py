@@ -156,6 +156,7 @@ def _partition(part: dict[str, Any], where: str, source: str, site: dict[str, An
                                                    f"(max_time_limit_s: {longest}): its jobs would pend for ever")
     extras.update({key: part[key] for key in (*_HPL_KEYS, "cpu_bind") if part.get(key) is not None})
     _check_binding(source, where, part, stacks)
+    _check_containers(source, where, part, stacks)
     gpus = GpuSpec.from_site(part.get("gpus"))
     config: dict[str, Any] = {
         "name": name,
@@ -184,6 +185,15 @@ def _partition(part: dict[str, Any], where: str, source: str, site: dict[str, An
                                "num_cpus_per_core": machine.cpus_per_core, "num_sockets": machine.sockets,
                                "num_cpus_per_socket": machine.cpus // machine.sockets}
     return config
+
+
+def _check_containers(source: str, where: str, part: dict[str, Any], stacks: dict[str, dict[str, Any]]) -> None:
+    """pyxis is a plugin of srun: another launcher would run the program outside the image."""
+    for name in part["environs"]:
+        runtime = (stacks[name].get("container") or {}).get("runtime")
+        if runtime == "pyxis" and part["launcher"] != "srun":
+            schema.fail(source, f"stacks[{name}].container.runtime", f"pyxis runs with srun; partition "
+                        f"{part['name']} launches with {part['launcher']} (use apptainer, or launcher: srun)")
 
 
 def _check_binding(source: str, where: str, part: dict[str, Any], stacks: dict[str, dict[str, Any]]) -> None:
@@ -227,6 +237,8 @@ def _stack(stack: dict[str, Any], source: str, modules_system: str) -> dict[str,
                               "launcher_options": [_launcher_option(source, f"{where}.launcher_options[{i}]", o)
                                                    for i, o in enumerate(stack.get("launcher_options", []))]}
     extras.update({key: str(stack[key]) for key in _STACK_PROGRAMS + ("hpl_profile", "blas") if stack.get(key)})
+    if stack.get("container"):
+        extras["container"] = dict(stack["container"])
     if stack.get("blas") and stack["blas"] not in blas_names():
         schema.fail(source, f"{where}.blas", f"{stack['blas']!r} is not one of {', '.join(blas_names())}"
                                              f"{did_you_mean(stack['blas'], blas_names())}")

@@ -200,7 +200,7 @@ def test_gpu_hpl_runs_one_rank_per_gpu_with_the_vendor_binary(dry_runs):
     for case in hpl:
         script = (Path(case["stagedir"]) / "rfm_job.sh").read_text()
         assert case["num_tasks_per_node"] == 4 and "#SBATCH --gres=gpu:h100:4" in script  # the GRES type asked for
-        launch = re.search(r"^srun .*hpl\.sh --dat HPL\.dat$", script, re.MULTILINE)
+        launch = re.search(r"^srun .*hpl\.sh.* --dat HPL\.dat$", script, re.MULTILINE)  # in an image or not
         assert launch and "--gpu-bind=map_gpu:0,1,2,3" in launch.group(0).split(), script  # one GPU per rank
         assert "ignores pfact, bcast" in case["deck_source"]
 
@@ -231,3 +231,32 @@ def test_every_job_loads_its_stacks_modules_and_binds_its_ranks(dry_runs, name):
         assert f"export OMP_NUM_THREADS={case['num_cpus_per_task']}" in script
         checked += 1
     assert checked > 0
+
+
+def test_a_containerised_hpl_looks_for_its_program_inside_the_image(dry_runs):
+    _, run_dir, _ = dry_runs["gpu-h100"]
+    checked = set()
+    for case in cases_of(run_dir):
+        if not case["display_name"].startswith("HPLCheck") or case["result"] != "pass":
+            continue
+        script = (Path(case["stagedir"]) / "rfm_job.sh").read_text()
+        launch = next(line for line in script.splitlines() if line.startswith("srun "))
+        if case["environ"] == "nvhpc-hpl":  # on the host: the job checks the program before launching it
+            assert "command -v hpl.sh" in script and launch.endswith(" hpl.sh --dat HPL.dat")
+            continue
+        # in the image: no check on the host (hpl.sh is not there), the launched command checks
+        assert "command -v" not in script.split(launch)[0], case["display_name"]
+        words = shlex.split(launch)
+        inner = words[words.index("-c") + 1]
+        assert "command -v /workspace/hpl.sh" in inner and 'exec "$SCALEBENCH_PROGRAM" "$@"' in inner
+        assert words[-3:] == ["scalebench", "--dat", "HPL.dat"] and "--gpu-bind=map_gpu:0,1,2,3" in words
+        if case["environ"] == "hpl-pyxis":
+            assert "--container-image=nvcr.io#nvidia/hpc-benchmarks:24.03" in words
+            assert "--container-mounts=$PWD:$PWD" in words and "--container-workdir=$PWD" in words
+        else:
+            start = words.index("apptainer")
+            assert words[start:start + 3] == ["apptainer", "exec", "--nv"]
+            assert "/apps/images/hpc-benchmarks-24.03.sif" in words and "/scratch" in words
+        assert "export UCX_LOG_LEVEL=info" in script  # the transport evidence reaches the image's MPI
+        checked.add(case["environ"])
+    assert checked == {"hpl-pyxis", "hpl-apptainer"}
