@@ -72,6 +72,9 @@ class ScalebenchCheck(recorded('base')):
 
     # Where `scalebench references freeze` wrote the references this check is held to.
     references_dir = variable(str, value=str(paths.SITE_CONFIGS / 'references'))
+    # -S reservation=NAME [-S reservation_time_limit=72h]: every job of the run in that Slurm reservation.
+    reservation = variable(str, value='')
+    reservation_time_limit = variable(str, value='')
 
     def params(self):
         return {axis: getattr(self, axis) for axis in plan.CHECKS[self.catalog_name].axes}
@@ -89,7 +92,13 @@ class ScalebenchCheck(recorded('base')):
         return plan.Settings(**{name: getattr(self, name) for name in ('threads_per_rank', 'ranks_per_node',
                                                                        'heavy_cases', 'osu_buffers')
                                 if hasattr(self, name)},
-                             environ=dict(os.environ))
+                             environ=dict(os.environ), reservation=self.asked_reservation())
+
+    def asked_reservation(self):
+        try:
+            return plan.asked_reservation(self.reservation, self.reservation_time_limit)
+        except ScalebenchError as err:
+            raise ConfigError(str(err)) from None
 
     @run_after('setup')
     def apply_plan(self):

@@ -46,7 +46,8 @@ class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('HPLCheck'))
             scaling=self.scaling, fixed_n=self.fixed_n, nb=self.nb, memory_fraction=self.memory_fraction,
             threads_per_rank=self.threads_per_rank, ranks_per_node=self.ranks_per_node,
             time_budget_s=self.time_budget_s, expected_efficiency=self.expected_efficiency, trials=self.trials,
-            binary=self.hpl_binary, decks_dir=self.decks_dir), environ=dict(os.environ))
+            binary=self.hpl_binary, decks_dir=self.decks_dir), environ=dict(os.environ),
+            reservation=self.asked_reservation())
 
     @run_after('setup')
     def set_executable(self):

@@ -15,10 +15,12 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from scalebench.apps.lammps import load_lammps_workloads
 from scalebench.apps.openfoam import load_openfoam_cases
 from scalebench.errors import InputError
+from scalebench.units import parse_duration
+from scalebench.validation import check_name
 from scalebench.hpl.plan import HplPlan, HplSettings, plan_hpl, plan_tuning
 from scalebench.interconnect import microbench
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
-from scalebench.site.partition import PartitionSpec, StackSpec
+from scalebench.site.partition import PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import SCALING_MODES, Scale, node_scale, scale_names, scaling_series
 from scalebench.site.thresholds import SCREEN_MIN_NODES
 
@@ -47,6 +49,7 @@ class Settings:
     sweep_nbs: tuple[int, ...] | None = None  # the tuning sweep's NBs; None: scalebench.hpl.tune's
     # The submitting shell's variables: what it sets of OpenMP's placement or the BLAS kernel is kept.
     environ: Mapping[str, str] = field(default_factory=dict)
+    reservation: Reservation | None = None  # -S reservation=NAME [-S reservation_time_limit=72h]: every job in it
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,16 @@ class CheckSpec:
     valid: Callable[[PartitionSpec, Params, Settings], bool]
     plan: Callable[[PartitionSpec, StackSpec, Params, Settings], CasePlan]
     directory: str = "reframe_tests"  # tuning checks run only when named: reframe_tests/tuning
+
+
+def asked_reservation(name: str, time_limit: str = "") -> Reservation | None:
+    """-S reservation=NAME [-S reservation_time_limit=72h]: every job of the run in that reservation."""
+    if not name:
+        if time_limit:
+            raise InputError("reservation_time_limit: set with reservation=NAME, the reservation it is the length of")
+        return None
+    check_name("reservation", name)
+    return Reservation(name, parse_duration(time_limit, "reservation_time_limit") if time_limit else None)
 
 
 def system_scale_names(partitions: Iterable[PartitionSpec]) -> list[str]:
@@ -82,19 +95,20 @@ def hpl_series(partition: PartitionSpec) -> list[Scale]:
 
 
 def _plan_hpl(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    plan = plan_hpl(partition, stack, params["scale"], settings.hpl, settings.environ)
+    plan = plan_hpl(partition, stack, params["scale"], settings.hpl, settings.environ, settings.reservation)
     return CasePlan(plan.job, plan)
 
 
 def _plan_node_health(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
     """hpcc on one node: HPL, DGEMM and STREAM of that node, whatever HPL binary the stack names."""
     hpcc = replace(settings.hpl, binary=settings.hpl.binary or "hpcc", profile=settings.hpl.profile or "hpcc")
-    plan = plan_hpl(partition, stack, params["scale"], hpcc, settings.environ)
+    plan = plan_hpl(partition, stack, params["scale"], hpcc, settings.environ, settings.reservation)
     return CasePlan(plan.job, plan)
 
 
 def _plan_tuning(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    plan = plan_tuning(partition, stack, settings.hpl, settings.environ, nbs=settings.sweep_nbs)
+    plan = plan_tuning(partition, stack, settings.hpl, settings.environ, nbs=settings.sweep_nbs,
+                       reservation=settings.reservation)
     return CasePlan(plan.job, plan)
 
 
@@ -103,14 +117,20 @@ def _plan_scaling(partition: PartitionSpec, stack: StackSpec, params: Params, se
     return CasePlan(None, note=f"speedup and efficiency over HPLCheck at {names}")
 
 
+def _job(partition: PartitionSpec, stack: StackSpec, scale: str | Scale, settings: Settings,
+         **layout: Any) -> JobPlan:
+    """job_plan with what the run's settings say of every job: the shell's variables, a reservation."""
+    return job_plan(partition, stack, scale, environ=settings.environ, reservation=settings.reservation, **layout)
+
+
 # --- applications -------------------------------------------------------------------------------
 
 def _plan_app(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
     if stack.container:  # LAMMPS's help probe and OpenFOAM's case preparation run on the host
         raise LeftOut(f"stack {stack.stack} runs in a container: the application checks prepare their inputs "
                       "on the host, which does not have the image's programs; not supported yet")
-    return CasePlan(job_plan(partition, stack, params["scale"], threads_per_rank=settings.threads_per_rank,
-                             ranks_per_node=settings.ranks_per_node, environ=settings.environ))
+    return CasePlan(_job(partition, stack, params["scale"], settings, threads_per_rank=settings.threads_per_rank,
+                         ranks_per_node=settings.ranks_per_node))
 
 
 def _valid_openfoam(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
@@ -131,7 +151,7 @@ def _valid_two_ranks(partition: PartitionSpec, params: Params, settings: Setting
 
 def _plan_two_ranks(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
     scale, ranks_per_node = _two_ranks(partition, params)  # type: ignore[misc]
-    return CasePlan(job_plan(partition, stack, scale, ranks_per_node=ranks_per_node, environ=settings.environ))
+    return CasePlan(_job(partition, stack, scale, settings, ranks_per_node=ranks_per_node))
 
 
 def osu_pairs_layout(partition: PartitionSpec, placement: str, pairs: int) -> tuple[Scale, int] | str:
@@ -156,8 +176,7 @@ def _valid_whole_nodes(partition: PartitionSpec, params: Params, settings: Setti
 
 
 def _plan_whole_nodes(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    return CasePlan(job_plan(partition, stack, microbench.whole_nodes_scale(partition.max_nodes),
-                             environ=settings.environ))
+    return CasePlan(_job(partition, stack, microbench.whole_nodes_scale(partition.max_nodes), settings))
 
 
 def _scales(partitions: Sequence[PartitionSpec]) -> dict[str, list[Any]]:
@@ -179,7 +198,7 @@ def _osu_plan(layout: Callable[[PartitionSpec, Params], tuple[Scale, int | None]
             raise InputError(f"osu_buffers: {settings.osu_buffers!r} is not one of {', '.join(OSU_BUFFERS)}")
         scale, ranks_per_node = layout(partition, params)
         if settings.osu_buffers == "host":
-            return CasePlan(job_plan(partition, stack, scale, ranks_per_node=ranks_per_node, environ=settings.environ))
+            return CasePlan(_job(partition, stack, scale, settings, ranks_per_node=ranks_per_node))
         gpus = partition.gpus
         if gpus is None or not gpus.runtime:
             raise LeftOut(f"device buffers need GPUs with their arch (sm_* or gfx*) in the site file; "
@@ -187,8 +206,7 @@ def _osu_plan(layout: Callable[[PartitionSpec, Params], tuple[Scale, int | None]
         per_node = ranks_per_node or gpus.count  # a whole-node collective: one rank per GPU
         if per_node > gpus.count:
             raise LeftOut(f"device buffers: {per_node} ranks per node, {gpus.count} GPUs to give them")
-        job = job_plan(partition, stack, scale, ranks_per_node=per_node, gpus_per_node=per_node,
-                       environ=settings.environ)
+        job = _job(partition, stack, scale, settings, ranks_per_node=per_node, gpus_per_node=per_node)
         return CasePlan(job, args=("-d", gpus.runtime) if collective else ("-d", gpus.runtime, "D", "D"))
     return plan
 

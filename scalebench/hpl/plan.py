@@ -21,7 +21,7 @@ from scalebench.hpl.grid import grid_choice
 from scalebench.hpl.tune import SweepDeck, sweep_deck, sweep_hpccinf_txt, sweep_hpl_dat
 from scalebench.site.blas import stack_blas
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
-from scalebench.site.partition import PartitionSpec, StackSpec
+from scalebench.site.partition import PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import Scale, check_scaling, node_scale
 from scalebench.units import format_duration, format_size
 from scalebench.validation import is_number, require_positive
@@ -157,7 +157,8 @@ def _rules(partition: PartitionSpec, settings: HplSettings) -> tuple[Rules, Froz
 
 
 def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale,
-             settings: HplSettings | None = None, environ: Mapping[str, str] | None = None) -> HplPlan:
+             settings: HplSettings | None = None, environ: Mapping[str, str] | None = None,
+             reservation: Reservation | None = None) -> HplPlan:
     """The HPL case at `scale_name` on a partition and stack; LeftOut with the reason when the
     partition cannot run it (no such scale, no memory for one block per rank, a time limit it
     cannot grant even at the smallest N)."""
@@ -170,7 +171,7 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
     rpn, threads, gpus = _geometry(partition, profile, scale_name, settings)
     shell = environ or {}
     job = job_plan(partition, stack, scale_name, threads_per_rank=threads, ranks_per_node=rpn,
-                   whole_nodes=True, gpus_per_node=gpus, environ=shell)
+                   whole_nodes=True, gpus_per_node=gpus, environ=shell, reservation=reservation)
     rules, frozen, deck_source = _rules(partition, settings)
     if "max_grid_aspect" in partition.hpl:
         rules = replace(rules, max_grid_aspect=partition.hpl["max_grid_aspect"])
@@ -227,7 +228,7 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
 
     trials = settings.trials or int(partition.hpl.get("trials", 1))
     the_deck, predicted, limit = _fit_time_limit(the_deck, partition, rules, trials,
-                                                 settings.expected_efficiency * working_node * job.nodes)
+                                                 settings.expected_efficiency * working_node * job.nodes, job.longest_s)
     job = replace(job, time_limit_s=limit)
     linked = stack_blas(stack.extras.get("blas"), job.spack_specs, binary)
     coretype = blas.choose_coretype(stack.env_vars, shell, partition.microarch, linked)
@@ -264,12 +265,13 @@ def _nb(settings: HplSettings, frozen: FrozenDeck | None, profile: BinaryProfile
 
 
 def plan_tuning(partition: PartitionSpec, stack: StackSpec, settings: HplSettings | None = None,
-                environ: Mapping[str, str] | None = None, nbs: tuple[int, ...] | None = None) -> HplPlan:
+                environ: Mapping[str, str] | None = None, nbs: tuple[int, ...] | None = None,
+                reservation: Reservation | None = None) -> HplPlan:
     """A tuning sweep on one node: every grid of all its ranks (and the grid leaving ranks idle
     where the plan would), NB x BCAST x DEPTH, each solved once, at the one-node N or the smaller N
     whose whole sweep takes about the rules' tuning_time_budget_s and fits the partition's longest job."""
     settings = replace(settings or HplSettings(), trials=1)
-    one = plan_hpl(partition, stack, node_scale(1), settings, environ)
+    one = plan_hpl(partition, stack, node_scale(1), settings, environ, reservation)
     rules = _rules(partition, settings)[0]
     max_aspect = float(partition.hpl.get("max_grid_aspect") or rules.max_grid_aspect)
     expected = settings.expected_efficiency * one.rpeak_gflops
@@ -284,7 +286,7 @@ def plan_tuning(partition: PartitionSpec, stack: StackSpec, settings: HplSetting
         if n < base.n:
             base = deck.with_sizes(base, n, f"tuning: N held so the {sweep.tests} solves of the sweep take about "
                                             f"{format_duration(rules.tuning_time_budget_s)} (memory allows N={base.n})")
-        base, predicted, limit = _fit_time_limit(base, partition, rules, sweep.tests, expected)
+        base, predicted, limit = _fit_time_limit(base, partition, rules, sweep.tests, expected, one.job.longest_s)
         sweep = sweep_deck(base, nbs=nbs, max_aspect=max_aspect, bcasts=fixed.get("bcast"), depths=fixed.get("depth"),
                            candidate_nbs=one.profile.sweep_nbs)
     except DeckError as err:
@@ -295,15 +297,16 @@ def plan_tuning(partition: PartitionSpec, stack: StackSpec, settings: HplSetting
 
 
 def _fit_time_limit(the_deck: Deck, partition: PartitionSpec, rules: Rules, trials: int,
-                    expected_gflops: float) -> tuple[Deck, float, int]:
+                    expected_gflops: float, longest_s: int | None = None) -> tuple[Deck, float, int]:
     """(deck, predicted seconds of all trials, time limit): safety x prediction + allowance. Beyond
-    the partition's longest job N shrinks to fit; LeftOut when not even the smallest N fits."""
+    the partition's longest job (or its reservation's, longest_s) N shrinks to fit; LeftOut when not
+    even the smallest N fits."""
     def limit_for(n: int) -> tuple[float, float]:
         predicted = trials * deck.predicted_seconds(n, expected_gflops)
         return predicted, rules.time_limit_safety * predicted + rules.time_limit_allowance_s
 
     predicted, limit = limit_for(the_deck.n)
-    allowed = partition.max_time_limit_s
+    allowed = longest_s or partition.max_time_limit_s
     if allowed is None or limit <= allowed:
         return the_deck, predicted, math.ceil(limit)
     smallest = the_deck.nb * max(the_deck.p, the_deck.q)
@@ -312,8 +315,10 @@ def _fit_time_limit(the_deck: Deck, partition: PartitionSpec, rules: Rules, tria
     if n < smallest:
         need = limit_for(smallest)[1]
         raise LeftOut(f"time limit: even N={smallest} needs {format_duration(need)} with the safety margin; "
-                      f"{partition.fullname} allows {format_duration(allowed)} (max_time_limit_s)")
-    capped = deck.with_sizes(the_deck, n, f"{the_deck.n_policy}, capped to N={n} by the partition's "
+                      f"{partition.fullname} allows {format_duration(allowed)} "
+                      f"({'its reservation' if longest_s else 'max_time_limit_s'})")
+    whose = "its reservation's" if longest_s else "the partition's"
+    capped = deck.with_sizes(the_deck, n, f"{the_deck.n_policy}, capped to N={n} by {whose} "
                                           f"{format_duration(allowed)} time limit (memory and scaling gave "
                                           f"N={the_deck.n})")
     predicted, limit = limit_for(n)

@@ -12,7 +12,7 @@ from typing import Any, Mapping
 from scalebench.errors import InputError
 from scalebench.site.container import ContainerSpec
 from scalebench.site.scales import Scale, ScaleSpec
-from scalebench.units import format_size, parse_size
+from scalebench.units import format_size, parse_duration, parse_size
 from scalebench.validation import require_count
 
 # Slurm-like schedulers: the plan writes their options (--nodes, --mem) itself.
@@ -80,6 +80,27 @@ class GpuSpec:
 
 
 @dataclass(frozen=True)
+class Reservation:
+    """A Slurm reservation a case's job runs in (sbatch --reservation), and how long its jobs may run."""
+
+    name: str
+    time_limit_s: int | None = None  # None: the partition's longest job
+    from_nodes: int = 1  # cases of at least this many nodes use it
+
+    @classmethod
+    def from_site(cls, data: Mapping[str, Any] | None, max_nodes: int) -> Reservation | None:
+        """From a partition's `reservation:` (shape checked by the site schema) or from to_json()."""
+        if not data:
+            return None
+        limit = data.get("time_limit_s", data.get("time_limit"))
+        return cls(str(data["name"]), None if limit is None else parse_duration(limit, "reservation.time_limit"),
+                   int(data.get("from_nodes") or max_nodes))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "time_limit_s": self.time_limit_s, "from_nodes": self.from_nodes}
+
+
+@dataclass(frozen=True)
 class PartitionSpec:
     system: str
     name: str
@@ -100,6 +121,14 @@ class PartitionSpec:
     gpus: GpuSpec | None = None
     hpl: Mapping[str, Any] = field(default_factory=dict)  # hpl_* extras: time_budget_s, trials, ...
     cpu_bind: str = "cores"  # how ranks are bound (scalebench.site.binding): cores | threads | none
+    reservation: Reservation | None = None  # where its largest cases run (a full-system HPL)
+
+    def reservation_for(self, nodes: int, asked: Reservation | None = None) -> Reservation | None:
+        """The reservation a job of `nodes` nodes runs in: the one asked for on the command line, else
+        the partition's for cases of at least its from_nodes."""
+        if asked is not None:
+            return asked
+        return self.reservation if self.reservation and nodes >= self.reservation.from_nodes else None
 
     @property
     def fullname(self) -> str:
@@ -144,6 +173,7 @@ class PartitionSpec:
                 job_options=JobOptions.from_site(extras.get("job_options"), f"{where}.job_options",
                                                  parse_size(extras["memory_per_node"], f"{where}.memory_per_node")),
                 gpus=GpuSpec.from_site(extras.get("gpus")), cpu_bind=str(extras.get("cpu_bind", "cores")),
+                reservation=Reservation.from_site(extras.get("reservation"), extras["max_nodes"]),
                 hpl={key[len("hpl_"):]: value for key, value in extras.items() if key.startswith("hpl_")})
         except KeyError as err:
             raise InputError(f"{where}: missing {err.args[0]!r} (describe the partition in a site file)") from None

@@ -20,7 +20,7 @@ from scalebench.errors import InputError, ScalebenchError
 from scalebench.hpl import peak
 from scalebench.site import binding, fabric, host, modules, rundir, spack_lock
 from scalebench.site.blas import blas_names
-from scalebench.site.partition import GpuSpec, JobOptions
+from scalebench.site.partition import GpuSpec, JobOptions, Reservation
 from scalebench.site.scales import ScaleSpec
 from scalebench.units import format_size, parse_duration, parse_size
 from scalebench.validation import did_you_mean, excerpt, is_number
@@ -155,6 +155,12 @@ def _partition(part: dict[str, Any], where: str, source: str, site: dict[str, An
         schema.fail(source, f"{where}.time_limit", f"{part['time_limit']} is longer than the partition's longest job "
                                                    f"(max_time_limit_s: {longest}): its jobs would pend for ever")
     extras.update({key: part[key] for key in (*_HPL_KEYS, "cpu_bind") if part.get(key) is not None})
+    if part.get("reservation"):
+        reserved = Reservation.from_site(part["reservation"], part["max_nodes"])
+        if reserved.from_nodes > part["max_nodes"]:
+            schema.fail(source, f"{where}.reservation.from_nodes", f"{reserved.from_nodes} nodes, but the partition "
+                                                                   f"has {part['max_nodes']}: no case would use it")
+        extras["reservation"] = reserved.to_json()
     _check_binding(source, where, part, stacks)
     _check_containers(source, where, part, stacks)
     gpus = GpuSpec.from_site(part.get("gpus"))

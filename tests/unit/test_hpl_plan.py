@@ -9,9 +9,11 @@ import yaml
 from scalebench import paths
 from scalebench.cli import main
 from scalebench.hpl import deck
+from scalebench.errors import InputError
 from scalebench.hpl.plan import HplSettings, plan_hpl, plan_tuning
+from scalebench.plan import asked_reservation
 from scalebench.site.jobs import LeftOut
-from scalebench.site.partition import GpuSpec, PartitionSpec, StackSpec
+from scalebench.site.partition import GpuSpec, PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import ScaleSpec
 
 GiB = 2**30
@@ -214,3 +216,28 @@ def test_a_frozen_nb_outside_the_binary_profile_is_not_used(tmp_path):
     plan = plan_hpl(GPU, NVIDIA, "1_node", HplSettings(decks_dir=tmp_path))
     assert plan.deck.nb == 1024
     assert "the frozen deck's NB 256 is outside binary profile nvidia-hpl's range 512-1024" in plan.deck_source
+
+
+def test_a_full_system_hpl_runs_in_the_partitions_reservation_with_its_time():
+    reserved = PartitionSpec(**{**ZEN4.__dict__, "max_time_limit_s": 86400,
+                                "reservation": Reservation("fullsystem", 7 * 86400, from_nodes=1024)})
+    full, smaller = plan_hpl(reserved, XHPL, "1024_nodes"), plan_hpl(reserved, XHPL, "512_nodes")
+    capped = plan_hpl(ZEN4, XHPL, "1024_nodes")
+    assert full.job.reservation.name == "fullsystem" and smaller.job.reservation is None
+    assert "--reservation=fullsystem" in full.job.scheduler_options("slurm")
+    assert "--reservation" not in " ".join(smaller.job.scheduler_options("slurm"))
+    # a day caps N at the partition; the reservation's week lets it use the memory the nodes have
+    assert "capped to N=" in capped.n_policy and "capped" not in full.n_policy
+    assert full.deck.n > capped.deck.n and 86400 < full.job.time_limit_s <= 7 * 86400
+    assert full.to_json()["job"]["reservation"] == {"name": "fullsystem", "time_limit_s": 604800, "from_nodes": 1024}
+
+
+def test_a_reservation_asked_for_on_the_command_line_takes_every_job():
+    asked = asked_reservation("hpl", "3d")
+    plan = plan_hpl(ZEN4, XHPL, "2_nodes", reservation=asked)
+    assert plan.job.reservation == asked and "--reservation=hpl" in plan.job.scheduler_options("slurm")
+    assert asked_reservation("") is None
+    with pytest.raises(InputError, match="reservation_time_limit: set with reservation=NAME"):
+        asked_reservation("", "3d")
+    with pytest.raises(InputError, match="reservation: 'a b' must be letters"):
+        asked_reservation("a b")
