@@ -8,6 +8,7 @@ input, one line naming it; 3 an internal error: one line pointing to a log file 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
@@ -118,11 +119,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """One ReFrame session into a fresh run directory, then (optionally) its report."""
+    from scalebench import loaders, textfile
     from scalebench.site.rundir import new_run_dir
 
     reframe = Path(sys.executable).with_name("reframe")
     if not os.access(reframe, os.X_OK):
         raise InputError(f"reframe: no executable {reframe} (install it with scripts/install.sh)")
+    textfile.read_bytes(args.config, "--config", loaders.CONFIG_LIMIT)  # named here, not by ReFrame's exit 1
+    if not Path(args.checks).exists():
+        raise InputError(f"--checks: {args.checks} does not exist")
     run_dir = new_run_dir(Path(args.results))
     try:
         run_dir.mkdir(parents=True, exist_ok=False)
@@ -132,6 +137,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     env = dict(os.environ, SCALEBENCH_RUN_DIR=str(run_dir))
     print(f"scalebench run: {' '.join(command)}\n  run directory: {run_dir}", flush=True)
     status = subprocess.call(command, env=env)
+    if status:
+        with contextlib.suppress(OSError):
+            run_dir.rmdir()  # ReFrame stopped before writing anything (an option it refused): leave nothing
     if status == 0 and not (run_dir / "report.json").exists():
         # ReFrame exits 0 and writes no report when its filters select no test case.
         filters = " ".join(args.reframe_args) or "(none)"
@@ -173,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="report from run reports under RESULTS")
     p.add_argument("results", nargs="+", type=path_arg, help="run directories, report files or results/")
-    p.add_argument("--out", default=None, type=path_arg, help="output directory (default results/reports/<time>)")
+    p.add_argument("--out", default=None, type=path_arg, help="output directory (default reports/<UTC time> in the results directory of RESULTS)")
     p.add_argument("--format", default="md,html,csv", help="comma-separated: md, html, csv, txt (default md,html,csv)")
     p.add_argument("--thresholds", default=None, type=path_arg,
                    help="acceptance thresholds (YAML) to add verdicts to the report")

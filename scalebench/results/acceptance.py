@@ -182,6 +182,8 @@ def load(path: Path, rows: Sequence[Record]) -> list[Criterion]:
     data = loaders.load_yaml(path, "thresholds")
     if not isinstance(data, dict) or set(data) != {"criteria"} or not isinstance(data["criteria"], list):
         raise InputError(f"{path}: expected one key, criteria, holding a list of criteria")
+    if not data["criteria"]:  # nothing checked is no verdict: it must not pass, nor let references freeze
+        raise InputError(f"{path}: criteria: an empty list; an acceptance needs at least one criterion")
     known, units = _known_figures(rows), _units(rows)
     return [_criterion(entry, f"{path}: criteria[{i}]", known, units) for i, entry in enumerate(data["criteria"])]
 

@@ -87,6 +87,7 @@ class Session:
     cmdline: str = ""
     run_provenance: dict[str, Any] = field(default_factory=dict)  # the run directory's provenance.json
     source: str = "report"  # report | perflogs
+    identity: str = ""  # one session however many copies of it are read (store.session_identity)
 
     @property
     def git_describe(self) -> str:

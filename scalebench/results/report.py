@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from scalebench import paths
 from scalebench.errors import InputError, ResultsError
 from scalebench.results import acceptance, compare, regressions, screening, series
 from scalebench.results.chart_worker import ChartWorker, draw_here
@@ -20,7 +19,9 @@ from scalebench.results.document import (Block, Heading, Text, bullets, charts_o
                                          render_text)
 from scalebench.results.sections import (application_section, failures_section, hpl_section, micro_section,
                                          other_section, provenance_section, transport_section)
+from scalebench.results.perflogs import run_dir_of
 from scalebench.results.store import Record, Session, find_reports, load, paused_gc, write_csv
+from scalebench.validation import excerpt_text
 
 FORMATS = ("md", "html", "csv", "txt")  # txt: every section as aligned plain text, for terminals
 WORKER_FROM_BYTES = 8_000_000  # run reports from which charts are drawn by a worker process (~8 000 figures)
@@ -58,8 +59,24 @@ def build_document(sessions: Sequence[Session], warnings: Sequence[str], rows: S
     return blocks
 
 
-def default_out_dir() -> Path:
-    return paths.RESULTS / "reports" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+def results_dir_of(path: Path) -> Path:
+    """The results directory a given path belongs to: the one holding runs/ when the path is runs/, a
+    run directory or a file of one; else the directory given (or the file's)."""
+    path = Path(os.path.abspath(path))
+    where = run_dir_of(path) if path.suffix == ".log" and path.is_file() else path.parent if path.is_file() else path
+    if where.name == "runs":
+        return where.parent
+    return where.parent.parent if where.parent.name == "runs" else where
+
+
+def default_out_dir(results: Sequence[str | Path]) -> Path:
+    """reports/<UTC time>/ beside the results: in the one results directory every given path belongs to.
+    Never the repository's by default (the results may be elsewhere, the repository read-only)."""
+    dirs = sorted({results_dir_of(Path(p)) for p in results})
+    if len(dirs) != 1:
+        raise InputError(f"--out: the results given are in {len(dirs)} results directories "
+                         f"({excerpt_text(', '.join(map(str, dirs)), 200)}); say where the report goes with --out")
+    return dirs[0] / "reports" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
 
 
 def _claim(out_dir: Path, formats: Sequence[str]) -> tuple[dict[str, Path], Path]:
@@ -120,31 +137,33 @@ def write_report(results: Sequence[str | Path], out_dir: Path | None = None, for
 
 def _write_report(results: Sequence[str | Path], out_dir: Path | None, formats: Sequence[str],
                   thresholds: Path | None) -> Written:
+    chosen = out_dir is not None
+    out_dir = out_dir or default_out_dir(results)  # before anything is read: a refusal comes first
     # A big report's pictures are drawn by a worker process, which imports matplotlib while the run
     # reports are read; for a small one, starting a second Python costs more than it saves.
     pictures = bool({"md", "html"} & set(formats))
     big = pictures and sum(path.stat().st_size for path in find_reports(results)) >= WORKER_FROM_BYTES
     worker = ChartWorker() if big else None
     try:
-        return _write_files(results, out_dir, formats, thresholds, pictures, worker)
+        return _write_files(results, out_dir, chosen, formats, thresholds, pictures, worker)
     finally:
         if worker is not None:
             worker.close()
 
 
-def _write_files(results: Sequence[str | Path], out_dir: Path | None, formats: Sequence[str],
+def _write_files(results: Sequence[str | Path], out_dir: Path, chosen: bool, formats: Sequence[str],
                  thresholds: Path | None, pictures: bool, worker: ChartWorker | None) -> Written:
     sessions, warnings, rows = load(results)
     verdicts = None
     if thresholds is not None:
         verdicts = acceptance.evaluate(acceptance.load(thresholds, rows), series.build(rows))
     blocks = build_document(sessions, warnings, rows, verdicts, thresholds)
-    out_dir = out_dir or default_out_dir()
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         files, files_dir = _claim(out_dir, formats)
     except OSError as err:
-        raise ResultsError(f"--out: cannot write into {out_dir}: {err.strerror or err}") from err
+        default = "" if chosen else " (the default, beside the results: name another with --out)"
+        raise ResultsError(f"--out: cannot write into {out_dir}{default}: {err.strerror or err}") from err
     charts = list(dict.fromkeys(charts_of(blocks)))
     if worker is not None:
         worker.submit(charts)  # drawn while the text formats are written

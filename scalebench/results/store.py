@@ -12,18 +12,21 @@ from __future__ import annotations
 import contextlib
 import csv
 import gc
+import hashlib
 import io
 import json
 import math
 import os
 import re
+import shlex
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 from scalebench import benchmarks, loaders, textfile
 from scalebench.errors import InputError, ResultsError
 from scalebench.results.perflogs import load_perflogs, run_dir_of
+from scalebench.site.rundir import DRY_RUN_MARK, dry_run_requested
 from scalebench.validation import excerpt_text
 from scalebench.results.records import (PROVENANCE_KEYS, Case, Record, Session, check_case, count, derived, interval,
                                         number, params_from_name, run_provenance, text)
@@ -35,20 +38,47 @@ __all__ = ["Case", "Record", "Session", "find_reports", "find_sources", "ingest"
 _NOT_SEARCHED = {"stage", "output"}
 
 
-def _walk(entry: Path) -> Iterator[Path]:
-    """Files under `entry`, skipping the benchmark-file trees of run directories."""
+def _walk(entry: Path, warnings: list[str]) -> Iterator[Path]:
+    """Files under `entry`, skipping the benchmark-file trees of run directories, dry runs' directories
+    and symbolic links to directories (each said in `warnings`)."""
     for root, dirs, files in os.walk(entry, onerror=_raise_unreadable):
-        dirs[:] = sorted(d for d in dirs if d not in _NOT_SEARCHED)
+        if DRY_RUN_MARK in files:
+            dirs[:] = []
+            warnings.append(_dry_run_warning(Path(root)))
+            continue
+        kept = []
+        for name in sorted(d for d in dirs if d not in _NOT_SEARCHED):
+            if os.path.islink(os.path.join(root, name)):
+                # A link may lead anywhere, outside the results or back into them: read what is named.
+                warnings.append(f"skipped {os.path.join(root, name)}: a symbolic link to a directory "
+                                f"({_link_target(os.path.join(root, name))}), not followed; give its target "
+                                "to read it")
+            else:
+                kept.append(name)
+        dirs[:] = kept
         for name in files:
             yield Path(root, name)
+
+
+def _link_target(path: str) -> str:
+    try:
+        return f"to {excerpt_text(os.readlink(path), 200)}"
+    except OSError as err:
+        return f"unreadable: {err.strerror}"
+
+
+def _dry_run_warning(run_dir: Path) -> str:
+    return f"skipped {run_dir}: a ReFrame dry run (its {DRY_RUN_MARK} file), nothing measured"
 
 
 def _raise_unreadable(err: OSError) -> None:
     raise ResultsError(f"results: cannot read {err.filename}: {err.strerror}")
 
 
-def find_sources(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
-    """(JSON files that may be run reports, perflog files) under the given files/directories."""
+def find_sources(paths: Iterable[str | Path], warnings: list[str] | None = None) -> tuple[list[Path], list[Path]]:
+    """(JSON files that may be run reports, perflog files) under the given files/directories; what is
+    skipped on the way (dry runs, links to directories) is said in `warnings`."""
+    warnings = warnings if warnings is not None else []
     reports: set[Path] = set()
     perflogs: set[Path] = set()
     for entry in map(Path, paths):
@@ -59,7 +89,12 @@ def find_sources(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
                                "give run directories, report files or results/")
         if not entry.is_file() and not entry.is_dir():
             raise ResultsError(f"results: {entry} is not a file or a directory")
-        for path in [entry] if entry.is_file() else _walk(entry):
+        if entry.is_file():
+            run_dir = run_dir_of(entry) if entry.suffix == ".log" else entry.parent
+            if (run_dir / DRY_RUN_MARK).exists():
+                warnings.append(_dry_run_warning(run_dir))
+                continue
+        for path in [entry] if entry.is_file() else _walk(entry, warnings):
             if path.suffix == ".json" and path.name != "provenance.json":
                 reports.add(path)
             elif path.suffix == ".log" and (entry.is_file() or "perflogs" in path.parts):
@@ -166,12 +201,24 @@ def skip_reasons(log: Path) -> dict[tuple[str, str, str, str], str]:
 
 
 def load_session(path: Path, warnings: list[str] | None = None) -> Session | None:
-    """One report; None if the JSON is not a ReFrame run report. Raises ResultsError if it is broken.
-    A test case that cannot be read, or holds a value that cannot be (records.check_case), is left out
-    with a warning naming the file and the case."""
-    warnings = warnings if warnings is not None else []
+    """One report; None if the JSON is not a ReFrame run report. Raises ResultsError if it is broken,
+    DryRunReport if ReFrame wrote it for a dry run. A test case that cannot be read, or holds a value
+    that cannot be (records.check_case), is left out with a warning naming the file and the case."""
+    parsed = read_report(path)
+    return None if parsed is None else session_of(path, parsed, warnings)
+
+
+class ParsedReport(NamedTuple):
+    info: dict[str, Any]
+    runs: list[dict[str, Any]]
+    identity: str  # session_identity
+
+
+def read_report(path: Path) -> ParsedReport | None:
+    """A run report's session_info, runs and identity; None if the JSON is not a ReFrame run report."""
     try:
-        data = loaders.load_json(path, "run report")
+        raw = textfile.read_bytes(path, "run report", loaders.REPORT_LIMIT)
+        data = loaders.parse_json(raw, str(path))
     except InputError as err:
         raise ResultsError(f"{path}: not readable JSON ({err})") from err
     if not isinstance(data, dict) or "session_info" not in data or "runs" not in data:
@@ -181,6 +228,15 @@ def load_session(path: Path, warnings: list[str] | None = None) -> Session | Non
             isinstance(run, dict) and isinstance(run.get("testcases"), list) for run in runs):
         raise ResultsError(f"{path}: malformed ReFrame report (session_info must be an object, runs a list "
                            "of objects with a list of testcases)")
+    if _dry_run_session(info):
+        raise DryRunReport(f"{path}: a ReFrame dry run (its command line has --dry-run), nothing measured")
+    return ParsedReport(info, runs, session_identity(info, raw))
+
+
+def session_of(path: Path, parsed: ParsedReport, warnings: list[str] | None = None) -> Session:
+    """The Session of a report read by read_report (see load_session)."""
+    warnings = warnings if warnings is not None else []
+    info, runs = parsed.info, parsed.runs
     start = text(info.get("time_start", ""))
     provenance = run_provenance(path.parent, warnings)
     # The last run holds the final outcome of retried cases; earlier runs are the retries. A case is a
@@ -218,7 +274,38 @@ def load_session(path: Path, warnings: list[str] | None = None) -> Session | Non
         elapsed = None
     return Session(report, start, elapsed, cases, hostname=text(info.get("hostname") or ""),
                    version=text(info.get("version") or ""), cmdline=text(info.get("cmdline") or ""),
-                   run_provenance=provenance)
+                   run_provenance=provenance, identity=parsed.identity)
+
+
+class DryRunReport(ResultsError):
+    """A run report ReFrame wrote for a dry run: its cases 'pass' without having run."""
+
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_CMDLINE_PARSED = 100_000  # characters of a command line split as a shell would; a longer one by spaces
+
+
+def session_identity(info: dict[str, Any], raw: bytes) -> str:
+    """What makes two reports one session: ReFrame's session UUID, else (an older or edited report
+    without one) the report's content."""
+    uuid = info.get("uuid")
+    if isinstance(uuid, str) and _UUID.fullmatch(uuid):
+        return f"uuid:{uuid.lower()}"
+    return f"sha256:{hashlib.sha256(raw).hexdigest()}"
+
+
+def _dry_run_session(info: dict[str, Any]) -> bool:
+    """ReFrame's own record of a dry run: its command line (session_info.cmdline, quoted as a shell
+    would) asks for one. ReFrame 4.10 stores no other mark: the cases of a dry run 'pass' with every
+    performance value null."""
+    cmdline = info.get("cmdline")
+    if not isinstance(cmdline, str):
+        return False
+    try:
+        words = shlex.split(cmdline) if len(cmdline) <= _CMDLINE_PARSED else cmdline.split()
+    except ValueError:  # unbalanced quotes: not written by ReFrame, but still words
+        words = cmdline.split()
+    return dry_run_requested(words)
 
 
 @contextlib.contextmanager
@@ -256,24 +343,39 @@ def load(paths: Iterable[str | Path]) -> tuple[list[Session], list[str], list[Re
 
 
 def _ingest(paths: Iterable[str | Path]) -> tuple[list[Session], list[str]]:
-    """Every session under `paths`; ResultsError when there is none (an empty report is no answer)."""
+    """Every session under `paths`, each once however many copies of it there are; ResultsError when
+    there is none (an empty report is no answer)."""
     paths = list(paths)
-    report_files, perflog_files = find_sources(paths)
+    warnings: list[str] = []
+    report_files, perflog_files = find_sources(paths, warnings)
     named = {Path(p) for p in paths if Path(p).is_file()}
     sessions: list[Session] = []
-    warnings: list[str] = []
-    reported: set[Path] = set()  # run directories whose report.json was read
+    reported: set[Path] = set()  # run directories whose report.json was read (or is a dry run's)
+    read_from: dict[str, Path] = {}  # session identity -> the report it was read from
+    measured: set[tuple[Any, ...]] = set()  # cases read from reports, by content (see _fingerprint)
     for path in report_files:
         try:
-            session = load_session(path, warnings)
+            parsed = read_report(path)
+        except DryRunReport as err:
+            warnings.append(f"skipped {err}")
+            reported.add(path.parent)
+            continue
         except ResultsError as err:
             warnings.append(f"skipped {err}")
             continue
-        if session is not None:
-            sessions.append(session)
-            reported.add(path.parent)
-        elif path in named:
-            warnings.append(f"skipped {path}: not a ReFrame run report (no session_info and runs)")
+        if parsed is None:
+            if path in named:
+                warnings.append(f"skipped {path}: not a ReFrame run report (no session_info and runs)")
+            continue
+        reported.add(path.parent)
+        first = read_from.setdefault(parsed.identity, path)
+        if first is not path:
+            if not _same_file(first, path):
+                warnings.append(f"skipped {path}: a copy of the session read from {first} ({parsed.identity})")
+            continue
+        session = session_of(path, parsed, warnings)
+        sessions.append(session)
+        measured.update(_fingerprints(session))
     by_run: dict[Path, list[Path]] = {}
     for path in perflog_files:
         by_run.setdefault(run_dir_of(path), []).append(path)
@@ -281,16 +383,38 @@ def _ingest(paths: Iterable[str | Path]) -> tuple[list[Session], list[str]]:
         if run_dir in reported:
             continue  # the report holds the same figures, and more
         session = load_perflogs(run_dir, files, warnings)
-        if session is not None:
-            warnings.append(f"{run_dir}: no usable report.json (run interrupted or still going): "
-                            f"read {sum(len(c.figures) for c in session.cases)} figure(s) from its perflogs")
-            sessions.append(session)
+        if session is None:
+            continue
+        prints = _fingerprints(session)
+        if prints and prints <= measured:
+            warnings.append(f"skipped the perflogs of {run_dir}: a copy of a session already read "
+                            "(the same cases with the same figures)")
+            continue
+        measured |= prints
+        warnings.append(f"{run_dir}: no usable report.json (run interrupted or still going): "
+                        f"read {sum(len(c.figures) for c in session.cases)} figure(s) from its perflogs")
+        sessions.append(session)
     if not any(session.cases for session in sessions):
         given = ", ".join(map(str, paths)) or "(nothing)"
         more = f"; {len(warnings) - 1} more" if len(warnings) > 1 else ""
         why = f" ({excerpt_text(warnings[0], 300)}{more})" if warnings else ""
         raise ResultsError(f"results: no usable ReFrame run report or perflog in {excerpt_text(given, 200)}{why}")
     return sessions, warnings
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """One file named twice (a run directory and its report.json both given): no copy to warn of."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _fingerprints(session: Session) -> set[tuple[Any, ...]]:
+    """The measured cases of a session by content: a perflog copy of a run has no session UUID, but the
+    same cases with the same figures as the run's report."""
+    return {(c.name, c.system, c.partition, c.environ, tuple(sorted((k, v[0]) for k, v in c.figures.items())))
+            for c in session.cases if any(v[0] is not None for v in c.figures.values())}
 
 
 def _reference(ref: tuple[Any, Any, Any]) -> Any:

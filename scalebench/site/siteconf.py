@@ -367,12 +367,13 @@ def load_site(path: Path, argv: list[str] | None = None) -> dict[str, Any]:
     """A ReFrame site configuration from a site file, writing into this invocation's run directory
     (a database query writes none: its log goes to the results directory's reframe-queries.log)."""
     config = site_systems(path)
-    if database_query(sys.argv if argv is None else argv):
+    argv = sys.argv if argv is None else argv
+    if database_query(argv):
         root = rundir.results_root()
         root.mkdir(parents=True, exist_ok=True)
         run, log = root / "queries", root / "reframe-queries.log"
     else:
-        run = rundir.claim_run_dir()
+        run = rundir.claim_run_dir(dry_run=rundir.dry_run_requested(argv))
         root, log = rundir.results_root(), None
         for stack in config["environments"]:  # each Spack stack's lock, kept by content in the results
             if stack["extras"].get("spack_lock"):

@@ -208,3 +208,13 @@ def test_the_full_system_hpl_fits_the_partitions_longest_job(dry_runs):
     assert (options["--nodes"], options["--ntasks"], options["--ntasks-per-node"]) == ("1024", "16384", "16")
     assert "capped to N=" in full["n_policy"] and "time limit" in full["n_policy"]
     assert shlex.split(options["--time"].replace(":", " "))[0] == "23"
+
+
+def test_a_dry_run_is_marked_and_never_read_as_a_run(dry_runs, tmp_path):
+    """Issue 27.4: after dry runs, `scalebench report results/` listed their cases as PASS, Runs 1."""
+    runs = [str(run_dir) for _, run_dir, _ in dry_runs.values()]
+    assert all((Path(run) / "DRY-RUN").is_file() for run in runs)
+    proc = subprocess.run([str(VENV_BIN / "scalebench"), "report", *runs, "--out", str(tmp_path / "r")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "a ReFrame dry run" in proc.stderr, proc.stderr
+    assert not (tmp_path / "r").exists()

@@ -1,6 +1,7 @@
 """Results store ingest and the Markdown/terminal report, on a real ReFrame 4.10 run report."""
 import json
 import shutil
+import uuid
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,7 @@ def test_malformed_reports_and_cases_are_skipped_with_a_warning_naming_the_file(
     partial.mkdir()
     data = json.loads(REAL_REPORT.read_text())
     del data["runs"][0]["testcases"][0]["system"]
+    data["session_info"]["uuid"] = str(uuid.uuid4())  # another session, not a copy
     (partial / "report.json").write_text(json.dumps(data))
     sessions, warnings = results.ingest([results_dir])
     assert len(sessions) == 2
@@ -210,7 +212,7 @@ def test_concurrent_runs_and_reports_lose_nothing(tmp_path):
         run_dir = tmp_path / "runs" / f"20260101T000000Z-host-{i}"
         run_dir.mkdir(parents=True)
         data = json.loads(REAL_REPORT.read_text())
-        data["session_info"]["hostname"] = f"host{i}"
+        data["session_info"].update(hostname=f"host{i}", uuid=str(uuid.uuid4()))
         (run_dir / "report.json").write_text(json.dumps(data))
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(8)]
