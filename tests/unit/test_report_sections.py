@@ -28,9 +28,8 @@ def study(tmp_path_factory):
 
 
 def _document(paths):
-    sessions, warnings = results.ingest(paths)
-    rows = list(results.records(sessions))
-    return report.build_document(sessions, warnings, rows), rows
+    loaded = results.load(paths, index=False)
+    return report.build_document(loaded.table, loaded.warnings), loaded.table
 
 
 def _section(blocks, title):
@@ -61,10 +60,9 @@ def test_registry_maps_checks_to_sections_and_directions():
 
 
 def test_sized_figures_become_one_row_per_message_size(study):
-    sessions, _ = results.ingest([study])
-    rows = [r for r in results.records(sessions) if r.benchmark == "OSUBandwidthCheck" and r.stack == "ucx"]
-    assert len(rows) == len(rr.MESSAGE_SIZES) and {r.figure for r in rows} == {"bandwidth"}
-    assert sorted(r.param("msg_size") for r in rows) == sorted(rr.MESSAGE_SIZES)
+    rows = results.load([study], index=False).table.with_cases().filter(benchmark="OSUBandwidthCheck", stack="ucx")
+    assert rows.height == len(rr.MESSAGE_SIZES) and set(rows["figure"]) == {"bandwidth"}
+    assert sorted(rows["msg_size"]) == sorted(rr.MESSAGE_SIZES)
 
 
 def test_hpl_section_scales_over_nodes_with_the_linear_line(study):
@@ -163,8 +161,7 @@ def test_unregistered_checks_land_in_other_results(tmp_path):
 def test_repeats_are_summarised_by_their_median(tmp_path):
     for i, rate in enumerate((100.0, 130.0, 90.0)):
         rr.write_run(tmp_path, f"run{i}", rr.lammps("ucx", {1: rate, 2: 2 * rate}))
-    sessions, _ = results.ingest([tmp_path])
-    (one,) = series.select(series.build(results.records(sessions)), figure="timesteps_per_s")
+    (one,) = series.select(series.build(results.load([tmp_path]).table), figure="timesteps_per_s")
     assert one.points == {1: 100.0, 2: 200.0} and one.runs == {1: 3, 2: 3}
 
 
@@ -187,10 +184,9 @@ def test_written_files_md_html_csv(study, tmp_path):
     assert len(uris) == 4 and all(png_colours(base64.b64decode(u)) > 2 for u in uris)
     for heading in ("HPL", "Applications", "Microbenchmarks", "Provenance"):
         assert f">{heading}</h2>" in page
-    sessions, _ = results.ingest([study])
     with table.open() as handle:
         lines = list(csv.DictReader(handle))
-    assert len(lines) == len(list(results.records(sessions)))
+    assert len(lines) == written.table.record_count
     assert all(None not in line for line in lines)  # as many cells as columns on every line
     openfoam = next(line for line in lines if line["benchmark"] == "OpenFOAMCheck")
     assert openfoam["param_case"] == "cavity" and openfoam["case"].startswith("OpenFOAMCheck %scale=")
@@ -262,9 +258,9 @@ def test_registry_mistakes_are_named(tmp_path, text, message):
 
 
 def test_big_reports_draw_charts_in_a_worker_process(study, tmp_path, monkeypatch):
-    """The same pictures from the worker process (used from WORKER_FROM_BYTES of run reports)."""
+    """The same pictures from the worker process (used from WORKER_FROM_RECORDS figures)."""
     here = report.write_report([study], tmp_path / "here", formats=("html",)).files["html"].read_text()
-    monkeypatch.setattr(report, "WORKER_FROM_BYTES", 0)
+    monkeypatch.setattr(report, "WORKER_FROM_RECORDS", 0)
     written = report.write_report([study], tmp_path / "worker", formats=("html",))
     assert written.warnings == []
     page = written.files["html"].read_text()
@@ -277,7 +273,7 @@ def test_a_failing_worker_leaves_the_charts_to_this_process(study, tmp_path, mon
     def no_processes(*args, **kwargs):
         raise OSError("no processes here")
 
-    monkeypatch.setattr(report, "WORKER_FROM_BYTES", 0)
+    monkeypatch.setattr(report, "WORKER_FROM_RECORDS", 0)
     monkeypatch.setattr(chart_worker, "ProcessPoolExecutor", no_processes)
     written = report.write_report([study], tmp_path / "out", formats=("md",))
     assert any("chart worker failed (OSError: no processes here)" in w for w in written.warnings)
