@@ -20,7 +20,7 @@ from scalebench.results.chart_worker import ChartWorker, draw_here
 from scalebench.results.document import (Block, Heading, Text, bullets, charts_of, render_html, render_markdown,
                                          render_text)
 from scalebench.results.sections import (application_section, failures_section, hpl_section, micro_section,
-                                         other_section, provenance_section, transport_section)
+                                         other_section, over_time_section, provenance_section, transport_section)
 from scalebench.results.store import Loaded, load, paused_gc, results_dir_of
 from scalebench.results.table import Table, figure_units
 from scalebench.validation import excerpt_text
@@ -47,6 +47,7 @@ def build_document(results: Table, warnings: Sequence[str], verdicts: Sequence[a
     blocks += micro_section(all_series)
     blocks += transport_section(results)
     blocks += other_section(all_series)
+    blocks += over_time_section(results, all_series)
     if len({s.key.stack for s in all_series if s.bench.fom == s.key.figure}) > 1:
         comparison = compare.compare(all_series, "stack")
         if any(len(group.values) > 1 for group in comparison.groups):  # some system ran several stacks

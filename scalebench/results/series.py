@@ -39,7 +39,11 @@ class SeriesKey:
     @property
     def variant(self) -> str:
         """The parameters that tell series of one benchmark apart, e.g. 'workload=lj'."""
-        return " ".join(f"{k}={v}" for k, v in self.params)
+        return variant_of(self.params)
+
+
+def variant_of(params: tuple[tuple[str, Any], ...]) -> str:
+    return " ".join(f"{k}={v}" for k, v in params)
 
 
 @dataclass(frozen=True)
@@ -105,9 +109,20 @@ def record_params(params: dict[str, Any], msg_size: int | None) -> tuple[tuple[s
     return pairs if msg_size is None else tuple(sorted((*pairs, ("msg_size", msg_size))))
 
 
-def build(table: Table, axis: str | None = None, benchmark_names: Sequence[str] | None = None) -> list[Series]:
-    """Series of the usable records (optionally of some benchmarks), on the registry's x axis
-    unless `axis` is given; sorted by system, partition, benchmark, figure, parameters, stack."""
+KEY = ["system", "partition", "stack", "benchmark", "figure", "named"]  # a series; named: its parameters' id
+
+
+@dataclass(frozen=True)
+class Points:
+    """The usable figures as points of series: KEY columns, x, value, unit, cores and case; only the
+    cases using the most cores at each x (see the module's docstring)."""
+
+    rows: pl.DataFrame
+    named: dict[int, tuple[tuple[str, Any], ...]]  # the parameters each `named` id stands for
+    benches: dict[str, Benchmark]
+
+
+def points(table: Table, axis: str | None = None, benchmark_names: Sequence[str] | None = None) -> Points:
     rows = table.records.filter(pl.col("usable")).select("case", "figure", "msg_size", "value", "unit").join(
         table.cases.select("case", "system", "partition", "stack", "benchmark", "params", *_CASE_AXES.values()),
         on="case", how="left", maintain_order="left")
@@ -135,23 +150,27 @@ def build(table: Table, axis: str | None = None, benchmark_names: Sequence[str] 
     x = pl.col("x_param")
     for along, column in _CASE_AXES.items():
         x = pl.when(pl.col("along") == along).then(pl.col(column)).otherwise(x)
-    key = ["system", "partition", "stack", "benchmark", "figure", "named"]
     rows = rows.with_columns(x=x).filter(pl.col("x").is_not_null()).with_columns(
-        unit=pl.col("unit").first().over(key), cores=pl.col("cores").fill_null(0))
-    # At one x, only the cases using the most cores count (see the module's docstring).
-    rows = rows.filter(pl.col("cores") == pl.col("cores").max().over([*key, "x"]))
-    points = rows.group_by([*key, "x"], maintain_order=True).agg(
+        unit=pl.col("unit").first().over(KEY), cores=pl.col("cores").fill_null(0))
+    rows = rows.filter(pl.col("cores") == pl.col("cores").max().over([*KEY, "x"]))
+    return Points(rows.select(*KEY, "x", "value", "unit", "cores", "case"), {i: k for k, i in named.items()}, benches)
+
+
+def build(table: Table, axis: str | None = None, benchmark_names: Sequence[str] | None = None) -> list[Series]:
+    """Series of the usable records (optionally of some benchmarks), on the registry's x axis
+    unless `axis` is given; sorted by system, partition, benchmark, figure, parameters, stack."""
+    found = points(table, axis, benchmark_names)
+    medians = found.rows.group_by([*KEY, "x"], maintain_order=True).agg(
         pl.col("unit").first(), median=exact_median("value"), runs=pl.len())
-    kept_of = {i: kept for kept, i in named.items()}
     grouped: dict[tuple[Any, ...], tuple[str, dict[int, float], dict[int, int]]] = {}
-    for system, partition, stack, bench_name, figure, kept_id, x_value, unit, median, runs in points.iter_rows():
-        entry = grouped.setdefault((system, partition, stack, bench_name, figure, kept_of[kept_id]), (unit, {}, {}))
+    for system, partition, stack, bench_name, figure, kept_id, x_value, unit, median, runs in medians.iter_rows():
+        entry = grouped.setdefault((system, partition, stack, bench_name, figure, found.named[kept_id]), (unit, {}, {}))
         entry[1][x_value], entry[2][x_value] = median, runs
     out = []
-    for key_values, (unit, medians, runs) in grouped.items():
-        bench = benches[key_values[3]]
-        order = sorted(medians)
-        out.append(Series(SeriesKey(*key_values), bench, axis or bench.x, unit, {x: medians[x] for x in order},
+    for key_values, (unit, values, runs) in grouped.items():
+        bench = found.benches[key_values[3]]
+        order = sorted(values)
+        out.append(Series(SeriesKey(*key_values), bench, axis or bench.x, unit, {x: values[x] for x in order},
                           {x: runs[x] for x in order}))
     return sorted(out, key=lambda s: (s.key.where, s.key.benchmark, s.key.figure, s.key.variant, s.key.stack))
 

@@ -379,3 +379,29 @@ def test_skipped_cases_are_one_line_per_reason(tmp_path):
         "local:default: scale 2_nodes needs 2 nodes; the partition has 1: HPLCheck %scale=2_nodes, "
         "LAMMPSCheck (2 variants) [openmpi]",
         "local:default: scale 4_nodes needs 4 nodes; the partition has 1: HPLCheck %scale=4_nodes [openmpi]"]
+
+
+def test_nightly_results_are_one_point_per_day_with_the_spread_of_its_runs(tmp_path):
+    """Over time: each day's median and its runs' lowest and highest, relative to the median of all runs at
+    that scale; three days of six runs are three points, whatever the number of runs."""
+    rates = {"20260101": (100.0, 110.0), "20260102": (90.0, 100.0, 95.0), "20260105": (120.0,)}
+    for day, values in rates.items():
+        for i, rate in enumerate(values):
+            rr.write_run(tmp_path, f"{day}T0{i}0000Z-n-{i}", rr.lammps("ucx", {1: rate, 4: 3 * rate}),
+                         start=f"{day}T0{i}0000+0000")
+    blocks, _ = _document([tmp_path])
+    section = _section(blocks, "Over time")
+    (chart,) = _charts(section)
+    assert [p.title for p in chart.panels] == ["Timesteps/s at 1 process(es) (cluster:cpu)",
+                                               "Timesteps/s at 4 process(es) (cluster:cpu)"]
+    for panel in chart.panels:
+        (line,) = panel.lines
+        assert line.xs == (0, 1, 4) and line.ys == pytest.approx((1.05, 0.95, 1.2))
+        assert line.low == pytest.approx((1.0, 0.9, 1.2)) and line.high == pytest.approx((1.1, 1.0, 1.2))
+    (summary,) = _tables(section)
+    assert summary.rows[0][3:] == ("ucx", "1 process(es)", "3", "1.050", "1.200", "+14.3%", "10.0%")
+    one_day = tmp_path / "one"
+    rr.write_run(one_day, "a", rr.lammps("ucx", {1: 100.0}), start="20260101T000000+0000")
+    rr.write_run(one_day, "b", rr.lammps("ucx", {1: 101.0}), start="20260101T010000+0000")
+    blocks, _ = _document([one_day])
+    assert not any(isinstance(b, document.Heading) and b.text == "Over time" for b in blocks)
