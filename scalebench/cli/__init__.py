@@ -117,8 +117,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from scalebench.results.store import load
 
     loaded = load(args.results)
-    _say(loaded.warnings, loaded.notes)
     blocks = compare.blocks(compare.compare(series.build(loaded.table), args.by, args.baseline), level=1)
+    _say(loaded.warnings, loaded.notes)  # once there is an answer: an error stays one line
     print((render_markdown(blocks, lambda chart: "") if args.format == "md" else render_text(blocks)).rstrip())
     return 0
 

@@ -38,12 +38,12 @@ from typing import Sequence
 
 import polars as pl
 
-from scalebench import loaders, textfile
+from scalebench import benchmarks, loaders, textfile
 from scalebench.errors import InputError
-from scalebench.units import format_size
-from scalebench.results.records import Session
+from scalebench.results.records import Session, bounds
 from scalebench.results.table import CASE_SCHEMA, RECORD_SCHEMA, SESSION_SCHEMA, Table, from_sessions
-from scalebench.validation import excerpt_text
+from scalebench.units import format_size
+from scalebench.validation import C_INT_MAX, excerpt_text
 
 FORMAT = "v1"
 INDEX_DIR = "index"
@@ -314,9 +314,32 @@ def assemble(parts: Sequence[Session | Indexed]) -> Table:
                                                      maintain_order="left")
         records = read_verified(segment, "records").join(cases.select("case"), on="case", how="semi",
                                                          maintain_order="left")
+        why = _unsound(cases, records)
+        if why:
+            raise SegmentUnreadable(segment, why)
         sessions = sessions.join(wanted.select("session", "report"), on="session", how="inner", maintain_order="left")
         pieces.append(_placed_frames(sessions, cases, records, wanted.select("session", "order")))
     return _renumber(pieces)
+
+
+def _unsound(cases: pl.DataFrame, records: pl.DataFrame) -> str:
+    """What in a segment's rows ingest would not have kept (a file edited since: its sha256 manifest
+    catches damage, not an edit that rewrote it too), or ''. The figures' ranges are check_case's."""
+    counts = cases.filter(pl.any_horizontal(~pl.col(c).is_between(0, C_INT_MAX) for c in ("num_nodes", "num_tasks",
+                                                                                           "cores")))
+    if not counts.is_empty():
+        return f"a count out of range in {excerpt_text(counts['name'][0], 80)}"
+    usable = records.filter("usable").join(cases.select("case", "benchmark", "measured"), on="case", how="left")
+    if not usable.filter(~pl.col("measured") | ~pl.col("value").is_finite()).is_empty():
+        return "a figure no measurement gives"
+    for benchmark, name, unit in usable.select("benchmark", "perf_var", "unit").unique().iter_rows():
+        low, included, high, words = bounds(benchmarks.lookup(benchmark), name, unit)
+        value = pl.col("value")
+        wrong = usable.filter((pl.col("benchmark") == benchmark) & (pl.col("perf_var") == name)
+                              & (pl.col("unit") == unit) & ~((value >= low if included else value > low) & (value <= high)))
+        if not wrong.is_empty():
+            return f"figure {excerpt_text(name, 40)} of {excerpt_text(benchmark, 40)} is {wrong['value'][0]:g}, not {words}"
+    return ""
 
 
 def _placed_frames(sessions: pl.DataFrame, cases: pl.DataFrame, records: pl.DataFrame, placed: pl.DataFrame

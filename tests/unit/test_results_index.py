@@ -144,6 +144,24 @@ def test_a_damaged_index_file_is_never_read_as_results(results, tmp_path):
             assert len(segments(tree)) == 2
 
 
+def test_an_edited_index_is_checked_as_ingest_checks_a_report(results, tmp_path):
+    """Rows rewritten with their manifest (an edit, not damage): a figure ingest would leave out is
+    caught by check_case's own ranges, and the reports are read from their JSON."""
+    report.write_report([results], tmp_path / "first", ("csv",))
+    (segment,) = segments(results)
+    records = pl.read_parquet(segment / "records.parquet")
+    records = records.with_columns(value=pl.when(pl.col("perf_var") == "rmax").then(-5.0).otherwise(pl.col("value")))
+    (segment / "records.parquet").unlink()
+    records.write_parquet(segment / "records.parquet")
+    manifest = json.loads((segment / "manifest.json").read_text())
+    manifest["files"]["records.parquet"] = hashlib.sha256((segment / "records.parquet").read_bytes()).hexdigest()
+    (segment / "manifest.json").write_text(json.dumps(manifest))
+    written = report.write_report([results], tmp_path / "edited", TEXT)
+    assert same(outputs(written), outputs(report.write_report([results], tmp_path / "json", TEXT, index=False)))
+    assert any(n.startswith(f"index: skipped {segment}: figure rmax of HPLCheck is -5, not positive")
+               for n in written.notes), written.notes
+
+
 def test_rebuild_reads_every_report_again_and_rewrites_nothing(results, tmp_path):
     first = outputs(report.write_report([results], tmp_path / "a", TEXT))
     before = digests(results / "index")
