@@ -139,6 +139,7 @@ def write_report(results: Sequence[str | Path], out_dir: Path | None = None, for
     with paused_gc():  # see results.paused_gc: the whole report handles the 100 000s of records
         chosen = out_dir is not None
         out_dir = out_dir or default_out_dir(results)  # before anything is read: a refusal comes first
+        split_csv = split_csv and "csv" in formats
         loaded = load(results, index=index, rebuild=rebuild)
         # A big report's pictures are drawn by a worker process, while this one writes the text formats;
         # for a small one, starting a second Python costs more than it saves.
