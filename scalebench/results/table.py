@@ -1,10 +1,12 @@
 """The results as columns: every session, case and figure ingest vetted, in three polars frames that the
-report, acceptance, bake-off and references query (and the index keeps, scalebench.results.index).
+report, acceptance and the bake-off query (references and screening read the Case objects of the cases
+they need, made from them), and that the index keeps (scalebench.results.index).
 
 Why polars: ReFrame 4.10 already depends on it (pinned in requirements.txt, with wheels for every
 supported Python on x86_64 and aarch64), so it adds no dependency to install or keep up; its Rust
-group-by and median run on all cores, and it reads and writes Parquet itself (no pyarrow). DuckDB would
-add a 20 MB wheel and a second query language for the same few group-bys.
+group-by and median run on all cores, and it reads and writes Parquet itself (no pyarrow). DuckDB or
+pyarrow would add a large binary wheel per platform to pin and test, and DuckDB a second query language
+(SQL) for the same few group-bys.
 
 A year of nightly runs is ~1 000 000 figures and ~200 000 cases: Python loops over them were most of a
 report's time. Here a loop runs per distinct value (a parameter combination, a deck, a provenance
