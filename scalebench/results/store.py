@@ -33,8 +33,8 @@ from scalebench.results.table import Table, concat, from_sessions
 from scalebench.site.rundir import DRY_RUN_MARK, dry_run_requested
 from scalebench.validation import excerpt_text
 
-__all__ = ["Case", "Loaded", "Session", "find_reports", "find_sources", "ingest", "load", "load_session",
-           "paused_gc", "results_dir_of", "skip_reasons"]
+__all__ = ["Case", "Loaded", "Session", "find_sources", "ingest", "load", "paused_gc", "read_report",
+           "results_dir_of", "session_of", "skip_reasons"]
 
 # Directories of a run that hold benchmark files, never run reports: not searched.
 _NOT_SEARCHED = {"stage", "output"}
@@ -103,11 +103,6 @@ def find_sources(paths: Iterable[str | Path], warnings: list[str] | None = None)
             elif path.suffix == ".log" and (entry.is_file() or "perflogs" in path.parts):
                 perflogs.add(path)
     return sorted(reports), sorted(perflogs)
-
-
-def find_reports(paths: Iterable[str | Path]) -> list[Path]:
-    """Every ReFrame JSON report under the given files/directories, in a stable order."""
-    return find_sources(paths)[0]
 
 
 # Lines a scheduler or MPI launcher writes into a job's output when it ends a job or a rank: they say
@@ -203,14 +198,6 @@ def skip_reasons(log: Path) -> dict[tuple[str, str, str, str], str]:
     return {(m["name"], m["system"], m["partition"], m["environ"]): m["reason"] for m in _SKIP_LINE.finditer(text)}
 
 
-def load_session(path: Path, warnings: list[str] | None = None) -> Session | None:
-    """One report; None if the JSON is not a ReFrame run report. Raises ResultsError if it is broken,
-    DryRunReport if ReFrame wrote it for a dry run. A test case that cannot be read, or holds a value
-    that cannot be (records.check_case), is left out with a warning naming the file and the case."""
-    parsed = read_report(path)
-    return None if parsed is None else session_of(path, parsed, warnings)
-
-
 class ParsedReport(NamedTuple):
     info: dict[str, Any]
     runs: list[dict[str, Any]]
@@ -240,7 +227,8 @@ def read_report(path: Path, raw: bytes | None = None) -> ParsedReport | None:
 
 
 def session_of(path: Path, parsed: ParsedReport, warnings: list[str] | None = None) -> Session:
-    """The Session of a report read by read_report (see load_session)."""
+    """The Session of a report read by read_report. A test case that cannot be read, or holds a value that
+    cannot be (records.check_case), is left out with a warning naming the file and the case."""
     warnings = warnings if warnings is not None else []
     info, runs = parsed.info, parsed.runs
     start = text(info.get("time_start", ""))
