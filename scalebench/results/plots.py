@@ -110,11 +110,12 @@ def render(chart: Chart, colour: dict[str, str] | None = None) -> bytes:
     return buffer.getvalue()
 
 
-def render_all(charts: Sequence[Chart]) -> dict[Chart, bytes]:
-    """Each distinct chart drawn once. What matplotlib has to say while drawing (a glyph missing from
-    the font, a log axis over one value) is about a picture, not the results: it does not reach
-    stderr, where a command's warnings about the results go."""
-    colour = colours(charts)
+def render_all(charts: Sequence[Chart], everything: Sequence[Chart] | None = None) -> dict[Chart, bytes]:
+    """Each distinct chart drawn once, coloured as all of `everything` (default: `charts`) are. What
+    matplotlib has to say while drawing (a glyph missing from the font, a log axis over one value) is
+    about a picture, not the results: it does not reach stderr, where a command's warnings about the
+    results go."""
+    colour = colours(everything or charts)
     quiet = logging.getLogger("matplotlib")
     level = quiet.level
     quiet.setLevel(logging.ERROR)

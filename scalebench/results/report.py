@@ -21,12 +21,12 @@ from scalebench.results.document import (Block, Heading, Text, bullets, charts_o
                                          render_text)
 from scalebench.results.sections import (application_section, failures_section, hpl_section, micro_section,
                                          other_section, over_time_section, provenance_section, transport_section)
-from scalebench.results.store import Loaded, load, paused_gc, results_dir_of
+from scalebench.results.store import Loaded, find_sources, load, paused_gc, results_dir_of
 from scalebench.results.table import Table, figure_units
 from scalebench.validation import excerpt_text
 
 FORMATS = ("md", "html", "csv", "txt", "parquet")  # txt: every section as aligned text; parquet: the tidy table
-WORKER_FROM_RECORDS = 8_000  # figures from which charts are drawn by a worker process
+WORKER_FROM_BYTES = 8_000_000  # run reports from which charts are drawn by a worker process (~8 000 figures)
 DEFAULT_FORMATS = ("md", "html", "csv")
 
 
@@ -140,12 +140,15 @@ def write_report(results: Sequence[str | Path], out_dir: Path | None = None, for
         chosen = out_dir is not None
         out_dir = out_dir or default_out_dir(results)  # before anything is read: a refusal comes first
         split_csv = split_csv and "csv" in formats
-        loaded = load(results, index=index, rebuild=rebuild)
-        # A big report's pictures are drawn by a worker process, while this one writes the text formats;
-        # for a small one, starting a second Python costs more than it saves.
+        warnings: list[str] = []
+        sources = find_sources(results, warnings)
+        # A big report's pictures are drawn by a worker process, which imports matplotlib while the
+        # results are read; for a small one, starting a second Python costs more than it saves.
         pictures = bool({"md", "html"} & set(formats))
-        worker = ChartWorker() if pictures and loaded.table.record_count >= WORKER_FROM_RECORDS else None
+        big = pictures and sum(path.stat().st_size for path in sources[0]) >= WORKER_FROM_BYTES
+        worker = ChartWorker() if big else None
         try:
+            loaded = load(results, index=index, rebuild=rebuild, sources=(*sources, warnings))
             return _write_files(loaded, out_dir, chosen, formats, thresholds, split_csv, pictures, worker)
         finally:
             if worker is not None:

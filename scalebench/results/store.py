@@ -334,18 +334,26 @@ class Loaded:
         return self.table.materialize(cases)
 
 
-def load(paths: Iterable[str | Path], *, index: bool = True, rebuild: bool = False) -> Loaded:
-    """Everything under `paths`, each session once however many copies of it there are, read from the
-    index beside the results where it holds a run report (and written into it where not: `index`;
-    `rebuild` reads every report again and writes them all); ResultsError when there is nothing."""
+Sources = tuple[list[Path], list[Path], list[str]]  # find_sources' run reports and perflogs, and its warnings
+
+
+def load(paths: Iterable[str | Path], *, index: bool = True, rebuild: bool = False,
+         sources: Sources | None = None) -> Loaded:
+    """Everything under `paths` (or in `sources`, found already), each session once however many copies
+    of it there are, read from the index beside the results where it holds a run report (and written
+    into it where not: `index`; `rebuild` reads every report again and writes them all); ResultsError
+    when there is nothing."""
     paths = list(paths)
+    if sources is None:
+        found: list[str] = []
+        sources = (*find_sources(paths, found), found)
     with paused_gc():
         skip: set[Path] = set()
         notes: list[str] = []
         while True:
             indexes: dict[Path, Index] = {}
             try:
-                loaded = _load(paths, indexes if index else None, rebuild, frozenset(skip))
+                loaded = _load(paths, sources, indexes if index else None, rebuild, frozenset(skip))
             except SegmentUnreadable as err:  # a segment's cases or records damaged: load again without it
                 skip.add(err.segment)
                 notes.append(f"index: skipped {err.segment}: {err.why}; its run reports are read again (the "
@@ -373,10 +381,10 @@ def results_dir_of(path: Path) -> Path:
     return where.parent.parent if where.parent.name == "runs" else where
 
 
-def _load(paths: list[str | Path], indexes: dict[Path, Index] | None, rebuild: bool,
+def _load(paths: list[str | Path], sources: Sources, indexes: dict[Path, Index] | None, rebuild: bool,
           skip: frozenset[Path]) -> Loaded:
-    warnings: list[str] = []
-    report_files, perflog_files = find_sources(paths, warnings)
+    report_files, perflog_files = sources[:2]
+    warnings = list(sources[2])
     named = {Path(p) for p in paths if Path(p).is_file()}
     parts: list[Session | Indexed] = []
     reported: set[Path] = set()  # run directories whose report.json was read (or is a dry run's)

@@ -258,9 +258,9 @@ def test_registry_mistakes_are_named(tmp_path, text, message):
 
 
 def test_big_reports_draw_charts_in_a_worker_process(study, tmp_path, monkeypatch):
-    """The same pictures from the worker process (used from WORKER_FROM_RECORDS figures)."""
+    """The same pictures from the worker process (used from WORKER_FROM_BYTES of run reports)."""
     here = report.write_report([study], tmp_path / "here", formats=("html",)).files["html"].read_text()
-    monkeypatch.setattr(report, "WORKER_FROM_RECORDS", 0)
+    monkeypatch.setattr(report, "WORKER_FROM_BYTES", 0)
     written = report.write_report([study], tmp_path / "worker", formats=("html",))
     assert written.warnings == []
     page = written.files["html"].read_text()
@@ -273,7 +273,7 @@ def test_a_failing_worker_leaves_the_charts_to_this_process(study, tmp_path, mon
     def no_processes(*args, **kwargs):
         raise OSError("no processes here")
 
-    monkeypatch.setattr(report, "WORKER_FROM_RECORDS", 0)
+    monkeypatch.setattr(report, "WORKER_FROM_BYTES", 0)
     monkeypatch.setattr(chart_worker, "ProcessPoolExecutor", no_processes)
     written = report.write_report([study], tmp_path / "out", formats=("md",))
     assert any("chart worker failed (OSError: no processes here)" in w for w in written.warnings)
@@ -292,13 +292,16 @@ def test_a_hung_worker_is_stopped(monkeypatch):
         document.Line("s", (1, 2), (1.0, 2.0), "s"),)),))
     worker = chart_worker.ChartWorker()
     worker.submit([chart])
-    monkeypatch.setattr(chart_worker, "draw_here", lambda charts: {c: b"png" for c in charts})
+    deadline = clock.monotonic() + 30
+    while not worker._futures[0].running() and clock.monotonic() < deadline:  # the worker has begun (and hangs)
+        clock.sleep(0.05)
+    monkeypatch.setattr(chart_worker, "draw_here", lambda charts, everything=None: {c: b"png" for c in charts})
     start = clock.monotonic()
     assert worker.result() == {chart: b"png"}
     assert "TimeoutError" in worker.failure and clock.monotonic() - start < 20
 
 
-def _sleep_then_draw(charts):
+def _sleep_then_draw(charts, everything=None):
     import time as clock
 
     clock.sleep(60)
