@@ -100,7 +100,6 @@ class _New:
     identity: str
     session: Session
     warnings: list[str]
-    report: Path
 
 
 class SegmentUnreadable(Exception):
@@ -194,7 +193,7 @@ class Index:
 
     def add(self, path: Path, digest: str, identity: str, session: Session, warnings: Sequence[str]) -> None:
         """A report read from its JSON, to go into this process's new segment."""
-        self._new.setdefault(digest, _New(digest, identity, session, [_template(w, path) for w in warnings], path))
+        self._new.setdefault(digest, _New(digest, identity, session, [_template(w, path) for w in warnings]))
         self.remember(path, digest)
 
     def remember(self, path: Path, digest: str) -> None:
@@ -206,8 +205,11 @@ class Index:
     def write(self) -> None:
         """The new segment (the reports read from JSON and the stats learned); a note when it cannot be
         written: the report stands on what it read, only the next one reads the JSON again."""
-        kept = self._open().keys() | self._new.keys()  # stats of reports that are not indexed are not kept
-        self._new_stats = {k: d for k, d in self._new_stats.items() if d in kept and self._stats.get(k) != d}
+        # Kept: the stats of indexed reports, not known yet, and older than a clock's granularity (a report
+        # modified as it was looked at could keep its size and times: git's "racy" entries).
+        kept, now = self._open().keys() | self._new.keys(), time.time_ns()
+        self._new_stats = {k: d for k, d in self._new_stats.items()
+                           if d in kept and self._stats.get(k) != d and now - k[2] > _RACY_NS}
         if not self._new and not self._new_stats:
             return
         name = f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{socket.gethostname()}-{os.getpid()}-" \
@@ -227,8 +229,10 @@ class Index:
             manifest = {"format": FORMAT, "ingest": ingest_version(), "files": files}
             _write_new(tmp / "manifest.json", json.dumps(manifest, indent=1).encode())
             os.rename(tmp, final)
-        except OSError as err:
+        except BaseException as err:
             shutil.rmtree(tmp, ignore_errors=True)  # this process's own partial files: nothing else is touched
+            if not isinstance(err, OSError):
+                raise  # Ctrl-C: the segment is not half there
             self.notes.append(f"index: not written ({err.strerror or err}); nothing kept, the next report reads the "
                               f"run reports again")
             return
@@ -242,11 +246,8 @@ class Index:
         sessions = table.sessions.drop("report").with_columns(
             digest=pl.Series([n.digest for n in news], dtype=pl.Utf8),
             warnings=pl.Series([n.warnings for n in news], dtype=pl.List(pl.Utf8)))
-        # A report modified within the clock's granularity of being looked at could keep its size and
-        # times: only the stats of reports older than that are kept (git's "racy" entries).
-        now = time.time_ns()
-        stats = [(*key, digest) for key, digest in self._new_stats.items() if now - key[2] > _RACY_NS]
-        stat_frame = pl.DataFrame(stats, schema=_STAT_SCHEMA, orient="row")
+        stat_frame = pl.DataFrame([(*key, digest) for key, digest in self._new_stats.items()], schema=_STAT_SCHEMA,
+                                  orient="row")
         return sessions, table.cases.drop("report"), table.records, stat_frame
 
 
