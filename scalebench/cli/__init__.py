@@ -187,7 +187,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="report from run reports under RESULTS")
     p.add_argument("results", nargs="+", type=path_arg, help="run directories, report files or results/")
-    p.add_argument("--out", default=None, type=path_arg, help="output directory (default reports/<UTC time> in the results directory of RESULTS)")
+    p.add_argument("--out", default=None, type=path_arg,
+                   help="output directory (default reports/<UTC time> in the results directory of RESULTS)")
     p.add_argument("--format", default="md,html,csv",
                    help="comma-separated: md, html, csv, txt, parquet (default md,html,csv)")
     p.add_argument("--thresholds", default=None, type=path_arg,

@@ -334,12 +334,13 @@ def _unsound(cases: pl.DataFrame, records: pl.DataFrame) -> str:
     if not usable.filter(~pl.col("measured") | ~pl.col("value").is_finite()).is_empty():
         return "a figure no measurement gives"
     kinds = usable.select("benchmark", "perf_var", "unit").unique()
-    ranges = pl.DataFrame([(*kind, *bounds(benchmarks.lookup(kind[0]), kind[1], kind[2])) for kind in kinds.iter_rows()],
+    ranges = pl.DataFrame([(*kind, *bounds(benchmarks.lookup(kind[0]), kind[1], kind[2]))
+                           for kind in kinds.iter_rows()],
                           schema={"benchmark": pl.Utf8, "perf_var": pl.Utf8, "unit": pl.Utf8, "low": pl.Float64,
                                   "included": pl.Boolean, "high": pl.Float64, "words": pl.Utf8}, orient="row")
     value = pl.col("value")
-    wrong = usable.join(ranges, on=["benchmark", "perf_var", "unit"]).filter(
-        ~(pl.when("included").then(value >= pl.col("low")).otherwise(value > pl.col("low")) & (value <= pl.col("high"))))
+    above_low = pl.when("included").then(value >= pl.col("low")).otherwise(value > pl.col("low"))
+    wrong = usable.join(ranges, on=["benchmark", "perf_var", "unit"]).filter(~(above_low & (value <= pl.col("high"))))
     if not wrong.is_empty():
         first = wrong.row(0, named=True)
         return (f"figure {excerpt_text(first['perf_var'], 40)} of {excerpt_text(first['benchmark'], 40)} is "

@@ -134,7 +134,8 @@ def points(table: Table, axis: str | None = None, benchmark_names: Sequence[str]
     named: dict[tuple[tuple[str, Any], ...], int] = {}
     combos: dict[str, list[Any]] = {"benchmark": [], "params": [], "msg_size": [], "along": [], "x_param": [],
                                     "named": []}
-    for bench_name, params, size in rows.select("benchmark", "params", "msg_size").unique(maintain_order=True).iter_rows():
+    distinct = rows.select("benchmark", "params", "msg_size").unique(maintain_order=True)
+    for bench_name, params, size in distinct.iter_rows():
         bench = benches.get(bench_name) or benches.setdefault(bench_name, lookup(bench_name))
         along = axis or bench.x
         pairs = record_params(json.loads(params), size)

@@ -132,7 +132,8 @@ class Table:
         figures: dict[int, dict[str, tuple[float | None, str]]] = {}
         references: dict[int, dict[str, tuple[Any, ...]]] = {}
         wanted = self.records.join(rows.select("case"), on="case", how="semi", maintain_order="left")
-        for case, name, value, unit, refs in wanted.select("case", "perf_var", "value", "unit", "references").iter_rows():
+        for case, name, value, unit, refs in wanted.select("case", "perf_var", "value", "unit",
+                                                           "references").iter_rows():
             figures.setdefault(case, {})[name] = (value, unit)
             references.setdefault(case, {})[name] = tuple(json.loads(refs))
         out: dict[int, tuple[int, Case]] = {}

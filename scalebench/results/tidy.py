@@ -36,7 +36,8 @@ def frame(table: Table) -> pl.DataFrame:
     provenance = [pl.col(f"shown_{f.name}" if _KEPT_IN[f.name] == "provenance" else f.name).alias(column)
                   for column, f in _CSV_PROVENANCE]
     return rows.select(*CSV_LEADING[:-1], pl.col("name").alias("case"),
-                       *(pl.col(f"\0{i}").alias(column) for i, column in enumerate(columns)), "num_nodes", "num_tasks", "cores",
+                       *(pl.col(f"\0{i}").alias(column) for i, column in enumerate(columns)),
+                       "num_nodes", "num_tasks", "cores",
                        "figure", "value", "unit", "reference", "result", *provenance, "git_describe", "reframe_version",
                        "hostname", "report")
 

@@ -113,7 +113,8 @@ def test_an_unchanged_report_is_not_read_again_and_a_changed_one_is(results, tmp
     # Known by size, times and inode, as git knows a file; only what holds no session is read again.
     assert {p.parent.name for p in reads if p.name == "report.json"} == {"broken", "dry"}
     study = results / "runs" / "20260101T000000Z-head-0" / "report.json"
-    study.write_text(study.read_text().replace('"time_start": "20260101T000000+0000"', '"time_start": "20260301T000000+0000"'))
+    study.write_text(study.read_text().replace('"time_start": "20260101T000000+0000"',
+                                               '"time_start": "20260301T000000+0000"'))
     changed = report.write_report([results], tmp_path / "c", ("csv",))
     assert "20260301T000000+0000" in changed.files["csv"].read_text()
     assert len(segments(results)) == 2 and all(digests(results / "index")[k] == v for k, v in written.items())

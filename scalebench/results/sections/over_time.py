@@ -44,7 +44,8 @@ def over_time_section(results: Table, all_series: Sequence[Series]) -> list[Bloc
     rows = rows.join(results.cases.select("case", "session"), on="case", how="left").join(
         days, on="session", how="left").filter(pl.col("day").is_not_null())
     # The smallest and largest scale of each series: where drift and noise matter most.
-    rows = rows.filter((pl.col("x") == pl.col("x").min().over(series.KEY)) | (pl.col("x") == pl.col("x").max().over(series.KEY)))
+    x = pl.col("x")
+    rows = rows.filter((x == x.min().over(series.KEY)) | (x == x.max().over(series.KEY)))
     overall = rows.group_by([*series.KEY, "x"]).agg(overall=exact_median("value"))
     daily = rows.group_by([*series.KEY, "x", "day"]).agg(median=exact_median("value"), low=pl.col("value").min(),
                                                          high=pl.col("value").max(), runs=pl.len())

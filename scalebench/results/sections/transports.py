@@ -61,7 +61,8 @@ def transport_section(results: Table) -> list[Block]:
         fabric=pl.col("shown_fabric").filter(pl.col("shown_fabric") != "").first(),
         ping_pong=pl.col("case").filter((pl.col("result") == "pass") & pl.col("benchmark").is_in(list(_PING_PONG))),
     )
-    ping_pong = results.cases_by_id(pl.col("case").is_in(groups["ping_pong"].explode().drop_nulls().to_list()))
+    ids = groups["ping_pong"].explode(empty_as_null=True).drop_nulls().to_list()
+    ping_pong = results.cases_by_id(pl.col("case").is_in(ids))
     rows, fabric_rows = [], []
     for system, partition, stack, declared, used, wrong, declared_fabric, ids in sorted(
             groups.iter_rows(), key=lambda g: (f"{g[0]}:{g[1]}", g[2])):
