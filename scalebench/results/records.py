@@ -1,5 +1,5 @@
-"""What ingest makes of a run: Cases, Sessions and the tidy Records, and the one check every case passes
-before anything reads it (scalebench.results.store and .perflogs build cases; `check_case` vets them).
+"""What ingest makes of a run: Cases and Sessions, and the one check every case passes before anything
+reads it (scalebench.results.store and .perflogs build cases; `check_case` vets them).
 
 A run report is written by ReFrame from whatever a check computed, and may have been edited since:
 a value that cannot be a measurement (a negative Rmax, an efficiency of 1e300 %, Rpeak 0, -1 nodes, a
@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from scalebench import loaders
 from scalebench.benchmarks import Benchmark, lookup, provenance, split_sized
@@ -87,41 +87,11 @@ class Session:
     cmdline: str = ""
     run_provenance: dict[str, Any] = field(default_factory=dict)  # the run directory's provenance.json
     source: str = "report"  # report | perflogs
+    identity: str = ""  # one session however many copies of it are read (store.session_identity)
 
     @property
     def git_describe(self) -> str:
         return str(self.run_provenance.get("git_describe") or "")
-
-
-class Record(NamedTuple):
-    """One tidy row: a case's figure with everything needed to group, compare and trace it.
-
-    A NamedTuple, not a dataclass: ingest builds one per figure (100 000s) and tuples are cheap."""
-
-    system: str
-    partition: str
-    stack: str
-    benchmark: str
-    case: str
-    params: tuple[tuple[str, Any], ...]  # sorted (name, value) pairs, incl. msg_size of sized figures
-    num_nodes: int | None
-    num_tasks: int | None
-    cores: int | None
-    figure: str
-    value: float | None
-    unit: str
-    reference: Any
-    result: str
-    report: str
-    usable: bool  # a measured value (see Case.measured)
-    origin: Case
-    session: Session
-
-    def param(self, name: str) -> Any:
-        for key, value in self.params:
-            if key == name:
-                return value
-        return None
 
 
 # --- values as a report holds them -------------------------------------------------------------------

@@ -351,15 +351,16 @@ def load_site(path: Path, argv: list[str] | None = None) -> dict[str, Any]:
     (a database query writes none: its log goes to the results directory's reframe-queries.log)."""
     config = site_systems(path)
     argv = sys.argv if argv is None else argv
+    dry_run = rundir.dry_run_requested(argv)
     system = config["systems"][0]
     names = modules.module_names(config["environments"])
-    stubs = modules.check(system["name"], system["modules_system"], names, "--dry-run" in argv)
+    stubs = modules.check(system["name"], system["modules_system"], names, dry_run)
     if database_query(argv):
         root = rundir.results_root()
         root.mkdir(parents=True, exist_ok=True)
         run, log = root / "queries", root / "reframe-queries.log"
     else:
-        run = rundir.claim_run_dir()
+        run = rundir.claim_run_dir(dry_run=dry_run)
         root, log = rundir.results_root(), None
         for stack in config["environments"]:  # each Spack stack's lock, kept by content in the results
             if stack["extras"].get("spack_lock"):

@@ -587,10 +587,54 @@ def class_references_and_screen(b: Builder) -> None:
               "--thresholds", thresholds, "--references-dir", b.out()], "error")
 
 
+def class_runs_counted_once(b: Builder) -> None:
+    """Issues 27 and 30: copies of a session, dry runs, symbolic links, acceptance without criteria, where
+    a report goes and a run that cannot start."""
+    thresholds = b.file("t.yaml", "criteria:\n  - {benchmark: HPLCheck, figure: efficiency, min: 50%}\n")
+    copied = Path(b.results([]))
+    for name in ("copy1", "copy2", "copy3"):
+        shutil.copytree(copied / "runs" / "good", copied / "runs" / name)
+
+    def one_run_each(r: Result) -> str:
+        rows = [line for line in r.stdout.splitlines() if line.startswith("local:default")]
+        if len(rows) != 3 or any(line.split()[-1] != "1" for line in rows):
+            return f"copies counted as runs: {rows}"
+        return "" if r.stderr.count("a copy of the session") == 3 else "the copies are not named"
+    b.add("copies", "report over a run and 3 copies", ["report", str(copied), "--out", b.out(), "--format", "txt"],
+          "ok", check=one_run_each)
+    b.add("copies", "references freeze from one session and 3 copies", ["references", "freeze", str(copied),
+          "--system", "local", "--thresholds", thresholds, "--references-dir", b.out()], "error",
+          words=("fewer than 3",))
+    dry = Path(b.results([]))
+    (dry / "runs" / "good" / "DRY-RUN").write_text("")
+    for command in (["report", "--out", b.out()], ["accept", "--thresholds", thresholds], ["compare"], ["screen"]):
+        b.add("dry run", f"{command[0]} of a dry run only", [command[0], str(dry), *command[1:]], "error",
+              words=("a ReFrame dry run",))
+    empty = b.file("empty.yaml", "criteria: []\n")
+    results = b.results([])
+    for command in (["accept"], ["references", "freeze", "--system", "cluster", "--references-dir", b.out()]):
+        words = 2 if command[0] == "references" else 1
+        b.add("no criteria", f"{command[0]} with criteria: []", [*command[:words], results, *command[words:],
+              "--thresholds", empty], "error", words=("at least one criterion",))
+    beside = b.results([])
+    b.add("report out", "report without --out", ["report", beside, "--format", "csv"], "ok",
+          check=lambda r: "" if r.stdout.splitlines()[-1].startswith(f"Report: {beside}/reports/")
+          else f"written elsewhere: {r.stdout.splitlines()[-1]!r}")
+    b.add("report out", "report of two results directories without --out",
+          ["report", b.results([]), b.results([]), "--format", "csv"], "error", words=("--out",))
+    linked = Path(b.results([]))
+    (linked / "runs" / "loop").symlink_to(linked)
+    b.add("links", "report with a symlink loop in runs/", ["report", str(linked), "--out", b.out(), "--format", "csv"],
+          "ok", check=lambda r: "" if "symbolic link" in r.stderr else "the link is not named")
+    nothing = b.out()
+    b.add("run", "run --config /nonexistent.py", ["run", "--results", nothing, "--config", "/nonexistent.py"],
+          "error", words=("--config",), check=lambda r: f"{nothing} created" if Path(nothing).exists() else "")
+
+
 CLASSES = (class_references_and_screen, class1_not_regular, class1_other_commands, class2_random_bytes, class2_structures, class2_long_arguments,
            class3_spack,
            class4_rows_and_cuts, class5_reports,
-           class6_numbers, class7_messages, class8_freeze)
+           class6_numbers, class7_messages, class8_freeze, class_runs_counted_once)
 
 
 def snapshot(root: Path) -> Dict[str, str]:

@@ -260,3 +260,13 @@ def test_a_containerised_hpl_looks_for_its_program_inside_the_image(dry_runs):
         assert "export UCX_LOG_LEVEL=info" in script  # the transport evidence reaches the image's MPI
         checked.add(case["environ"])
     assert checked == {"hpl-pyxis", "hpl-apptainer"}
+
+
+def test_a_dry_run_is_marked_and_never_read_as_a_run(dry_runs, tmp_path):
+    """Issue 27.4: after dry runs, `scalebench report results/` listed their cases as PASS, Runs 1."""
+    runs = [str(run_dir) for _, run_dir, _ in dry_runs.values()]
+    assert all((Path(run) / "DRY-RUN").is_file() for run in runs)
+    proc = subprocess.run([str(VENV_BIN / "scalebench"), "report", *runs, "--out", str(tmp_path / "r")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "a ReFrame dry run" in proc.stderr, proc.stderr
+    assert not (tmp_path / "r").exists()
