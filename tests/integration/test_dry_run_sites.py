@@ -205,13 +205,17 @@ def test_gpu_hpl_runs_one_rank_per_gpu_with_the_vendor_binary(dry_runs):
         assert "ignores pfact, bcast" in case["deck_source"]
 
 
-def test_the_full_system_hpl_fits_the_partitions_longest_job(dry_runs):
+def test_the_full_system_hpl_runs_in_its_reservation(dry_runs):
     _, run_dir, _ = dry_runs["zen4-ib"]
-    full = next(c for c in cases_of(run_dir) if c["display_name"] == "HPLCheck %scale=1024_nodes")
+    cases = {c["display_name"]: c for c in cases_of(run_dir)}
+    full = cases["HPLCheck %scale=1024_nodes"]
     options = sbatch((Path(full["stagedir"]) / "rfm_job.sh").read_text())
     assert (options["--nodes"], options["--ntasks"], options["--ntasks-per-node"]) == ("1024", "16384", "16")
-    assert "capped to N=" in full["n_policy"] and "time limit" in full["n_policy"]
-    assert shlex.split(options["--time"].replace(":", " "))[0] == "23"
+    assert options["--reservation"] == "fullsystem" and "capped to N=" not in full["n_policy"]
+    hours = int(shlex.split(options["--time"].replace(":", " "))[0])
+    assert 24 < hours <= 72  # longer than the partition's day, within the reservation's three
+    half = sbatch((Path(cases["HPLCheck %scale=512_nodes"]["stagedir"]) / "rfm_job.sh").read_text())
+    assert "--reservation" not in half  # smaller cases run in the partition
 
 
 @pytest.mark.parametrize("name", [*SITES])
