@@ -181,6 +181,11 @@ def _message(error: ValidationError) -> str:
         return f"{excerpt(value)} is not {schema.get('x-what') or 'of the form ' + error.validator_value}"
     if kind == "not":
         return "not allowed here"
+    if kind == "dependentRequired":
+        given = next(iter(k for k in error.validator_value if k in value and any(
+            d not in value for d in error.validator_value[k])), "?")
+        missing = [d for d in error.validator_value.get(given, ()) if d not in value]
+        return f"{given} goes with {', '.join(missing)}: give both"
     return error.message
 
 

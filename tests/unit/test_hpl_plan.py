@@ -176,7 +176,7 @@ def test_nb_without_a_table_entry_is_the_rules_and_the_check_and_frozen_decks_wi
 
 
 @pytest.mark.parametrize("entry, message", [
-    ({"dgemm_env": "SCALEBENCH_DGEMM_N"}, "dgemm_env and dgemm_n go together"),
+    ({"dgemm_env": "SCALEBENCH_DGEMM_N"}, "dgemm_env goes with dgemm_n: give both"),
     ({"dgemm_env": "A B", "dgemm_n": 2048}, "dgemm_env: 'A B' is not a variable name"),
     ({"dgemm_env": "N", "dgemm_n": 0}, "dgemm_n"),
 ])

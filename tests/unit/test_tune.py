@@ -477,18 +477,18 @@ def test_rules_for_uses_decks_dir_rules_yaml_when_present(tmp_path):
 
 
 @pytest.mark.parametrize("text, key", [
-    ("nb: 0\n", "nb: must be a positive integer"),
-    ("nbb: 192\n", "unknown key(s) nbb"),
+    ("nb: 0\n", "nb: must be a positive whole number (>= 1), got 0"),
+    ("nbb: 192\n", "unknown key 'nbb' (did you mean 'nb'?)"),
     ("algorithm:\n  bcast: 9ring\n", "algorithm.bcast: '9ring'"),
-    ("algorithm:\n  lookahead: 1\n", "algorithm: unknown key(s) lookahead"),
+    ("algorithm:\n  lookahead: 1\n", "algorithm: unknown key 'lookahead'"),
     ("algorithm:\n  l1_transposed: 'no'\n", "algorithm.l1_transposed: must be true or false"),
-    ("algorithm: [1]\n", "algorithm: expected a mapping"),
-    ("grid: {p: 0, q: 2}\n", "grid.p: must be a positive integer"),
-    ("grid: {q: 2}\n", "grid.p: missing"),
+    ("algorithm: [1]\n", "algorithm: must be a mapping"),
+    ("grid: {p: 0, q: 2}\n", "grid.p: must be a positive whole number"),
+    ("grid: {q: 2}\n", "grid: missing 'p'"),
     ("grid: {p: 2, q: 3, ranks: 5}\n", "grid.ranks: 5 is fewer"),
     ("grid_rule: diagonal\n", "grid_rule: 'diagonal' is not one of near_square, flat"),
-    ("provenance: yesterday\n", "provenance: expected a mapping"),
-    ("- nb: 192\n", "expected a mapping"),
+    ("provenance: yesterday\n", "provenance: must be a mapping"),
+    ("- nb: 192\n", "must be a mapping"),
     ("nb: [\n", "not valid YAML"),
 ])
 def test_malformed_frozen_deck_names_file_and_key(tmp_path, text, key):
