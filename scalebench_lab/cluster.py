@@ -186,17 +186,15 @@ def node_addr(index: int) -> str:
 
 
 def load_link_profiles(path: Path | None = None) -> dict[str, dict]:
-    import yaml  # project dependency; only --shape needs it
-
-    from scalebench import paths
+    """The shaped links of site_configs/link_profiles.yaml, read and checked as every project file is."""
+    from scalebench import loaders, paths, schema
 
     path = path or paths.SITE_CONFIGS / "link_profiles.yaml"
     try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except OSError as err:
-        raise ClusterError(f"cannot read link profiles {path}: {err.strerror}") from None
-    if not isinstance(data, dict) or not all(isinstance(v, dict) and "rate" in v for v in data.values()):
-        raise ClusterError(f"{path}: expected 'NAME: {{rate: ..., burst: ..., latency: ...}}' entries")
+        data = loaders.load_yaml(path, "link profiles") or {}
+        schema.check(data, "link_profiles.yaml", str(path))
+    except ScalebenchError as err:
+        raise ClusterError(str(err)) from None
     return data
 
 
