@@ -108,16 +108,21 @@ def positive_count(value: object, name: str) -> int:
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
 
+# A name becomes one component of a path (a frozen deck's directory, a perflog's): far below NAME_MAX.
+NAME_MAX_CHARS = 64
+
+
 def is_name(value: Any) -> bool:
     """A system, partition or stack name (see check_name)."""
-    return isinstance(value, str) and bool(_NAME.fullmatch(value)) and value not in (".", "..")
+    return (isinstance(value, str) and len(value) <= NAME_MAX_CHARS and bool(_NAME.fullmatch(value))
+            and value not in (".", ".."))
 
 
 def check_name(where: str, value: Any) -> str:
     """System, partition and stack names end up in paths (perflogs, frozen decks): no separators."""
     if not is_name(value):
-        raise InputError(f"{where}: {excerpt(value)} must be letters, digits, '_', '.' and '-' only "
-                         "(not a valid name: it becomes a path)")
+        raise InputError(f"{where}: {excerpt(value)} must be at most {NAME_MAX_CHARS} letters, digits, '_', '.' "
+                         "and '-' (not a valid name: it becomes a path)")
     return value
 
 

@@ -631,10 +631,65 @@ def class_runs_counted_once(b: Builder) -> None:
           "error", words=("--config",), check=lambda r: f"{nothing} created" if Path(nothing).exists() else "")
 
 
+def class_site_files(b: Builder) -> None:
+    """Issues 27 and 30: a site file's every key given values of every wrong YAML type, repeated keys,
+    YAML 1.1 spellings, sizes without a unit and rules between keys: one named line each (exit 2),
+    never a traceback or a plan; the shapes it may have (GPUs, containers, a reservation) plan."""
+    import yaml
+
+    site = yaml.safe_load((REPO / "site_configs" / "sites" / "example.yaml").read_text())
+    wrong = [None, True, 7, -1, 1.5, [1], {"a": 1}, "", "x" * 300]
+
+    def plan(name: str, data: Any, expect: str | tuple[str, ...] = "error", words: tuple[str, ...] = ()) -> None:
+        path = b.file("site.yaml", data if isinstance(data, str) else yaml.safe_dump(data, sort_keys=False))
+        b.add("site file", name, ["plan", path], expect, words=words)
+
+    def edited(where: str, key: str, value: Any) -> dict:
+        data = json.loads(json.dumps(site))
+        target = data if where == "top" else data["partitions"][0] if where == "partition" else data["stacks"][0]
+        target[key] = value
+        return data
+
+    for where, keys in (("top", ("system", "hostnames", "modules_system", "partitions", "stacks")),
+                        ("partition", ("name", "scheduler", "launcher", "access", "max_nodes", "cores_per_node",
+                                       "memory_per_node", "clock_ghz", "microarch", "environs", "features", "scales",
+                                       "job_options", "gpus", "time_limit", "max_time_limit_s", "hpl_trials",
+                                       "cpu_bind", "reservation")),
+                        ("stack", ("name", "features", "env_vars", "launcher_options", "modules", "hpl_binary",
+                                   "blas", "container", "transport", "fabric"))):
+        for key in keys:
+            for value in wrong:
+                # a few of these values are right for a few keys (descr-like text): only a traceback or a
+                # hang is wrong then
+                plan(f"{where}.{key}: {str(value)[:20]!r}", edited(where, key, value), ("ok", "error"))
+            plan(f"{where}.{key}: repeated", yaml.safe_dump(edited(where, key, None), sort_keys=False), ("ok", "error"))
+    text = (REPO / "site_configs" / "sites" / "example.yaml").read_text()
+    plan("cores_per_node written twice", text.replace("cores_per_node: 128", "cores_per_node: 64\n    cores_per_node: 128"),
+         words=("repeated",))
+    plan("criteria-like key twice at the top", "system: a\nsystem: b\n" + text.split("\n", 8)[-1], words=("repeated",))
+    for key, value, words in (("memory_per_node", 768, ("unit",)), ("memory_per_node", "768", ("unit",)),
+                              ("memory_per_node", "1B", ("unit",)), ("time_limit", "72", ("duration",)),
+                              ("exclusive_yes", None, ("true or false",))):
+        data = edited("partition", key, value) if value is not None else edited("partition", "job_options", {"exclusive": "yes"})
+        plan(f"partition {key}={value!r}", data, words=words)
+    plan("time_limit beyond max_time_limit_s", edited("partition", "time_limit", "72h"), words=("longest job",))
+    plan("modules without a module system", edited("stack", "modules", ["openmpi/5"]), words=("modules_system",))
+    plan("modul_system misspelt", edited("top", "modul_system", "lmod"), words=("did you mean",))
+    plan("pyxis under mpirun", edited("partition", "launcher", "mpirun") | {
+        "stacks": [dict(site["stacks"][0], container={"runtime": "pyxis", "image": "x"}), site["stacks"][1]]},
+        words=("pyxis",))
+    gpu = edited("partition", "gpus", {"count": 4, "memory": "80GB", "fp64_tflops": 67, "arch": "sm_90", "type": "h100"})
+    plan("a typed GPU partition", gpu, "ok")
+    plan("a reservation", edited("partition", "reservation", {"name": "full", "time_limit": "3d"}), "ok")
+    plan("a reservation beyond the partition", edited("partition", "reservation",
+         {"name": "full", "time_limit": "3d", "from_nodes": 100000}), words=("from_nodes",))
+    plan("an apptainer stack", edited("stack", "container", {"runtime": "apptainer", "image": "/x.sif"}), "ok")
+
+
 CLASSES = (class_references_and_screen, class1_not_regular, class1_other_commands, class2_random_bytes, class2_structures, class2_long_arguments,
            class3_spack,
            class4_rows_and_cuts, class5_reports,
-           class6_numbers, class7_messages, class8_freeze, class_runs_counted_once)
+           class6_numbers, class7_messages, class8_freeze, class_runs_counted_once, class_site_files)
 
 
 def snapshot(root: Path) -> Dict[str, str]:

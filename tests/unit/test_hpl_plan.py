@@ -239,5 +239,5 @@ def test_a_reservation_asked_for_on_the_command_line_takes_every_job():
     assert asked_reservation("") is None
     with pytest.raises(InputError, match="reservation_time_limit: set with reservation=NAME"):
         asked_reservation("", "3d")
-    with pytest.raises(InputError, match="reservation: 'a b' must be letters"):
+    with pytest.raises(InputError, match="reservation: 'a b' must be at most 64 letters"):
         asked_reservation("a b")

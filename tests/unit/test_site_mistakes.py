@@ -107,3 +107,10 @@ def test_intra_node_osu_pairs_run_on_one_node(tmp_path):
         nodes = 1 if placement == "intra_node" else 2
         assert (case["job"]["nodes"], case["job"]["tasks"]) == (nodes, 2 * pairs), case["name"]
     assert {c["params"]["placement"] for c in cases} == {"intra_node", "inter_node"}
+
+
+def test_a_name_too_long_for_a_path_is_refused(tmp_path):
+    # it becomes a directory name (a frozen deck's): 300 characters gave "File name too long" (exit 3)
+    path = site_with(tmp_path, lambda d: d.update(system="x" * 300))
+    assert "system: 'xxx" in error_line(scalebench("plan", str(path))) and "at most 64" in error_line(
+        scalebench("plan", str(path)))

@@ -413,7 +413,7 @@ def test_freeze_without_hard_links(tmp_path, monkeypatch):
 ])
 def test_freeze_rejects_names_that_are_not_plain_path_parts(tmp_path, system, partition):
     ranking = _ranking(SWEEP_ROWS)
-    with pytest.raises(InputError, match=r"^(system|partition): .* must be letters, digits"):
+    with pytest.raises(InputError, match=r"^(system|partition): .* must be at most 64 letters, digits"):
         frozen.freeze(ranking[0], system, partition, "a.out", tmp_path)
     assert list(tmp_path.iterdir()) == []
 
