@@ -19,7 +19,7 @@ from scalebench.hpl.deck import Deck, DeckRequest, Rules
 from scalebench.hpl.frozen import FrozenDeck, base_rules, frozen_deck
 from scalebench.hpl.grid import grid_choice
 from scalebench.hpl.tune import SweepDeck, sweep_deck, sweep_hpccinf_txt, sweep_hpl_dat
-from scalebench.site.blas import stack_blas
+from scalebench.site.blas import stack_blas, threads_variables
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
 from scalebench.site.partition import PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import Scale, check_scaling, node_scale
@@ -232,8 +232,9 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
     job = replace(job, time_limit_s=limit)
     linked = stack_blas(stack.extras.get("blas"), job.spack_specs, binary)
     coretype = blas.choose_coretype(stack.env_vars, shell, partition.microarch, linked)
-    env = {"OPENBLAS_NUM_THREADS": str(job.threads_per_rank), "MKL_NUM_THREADS": str(job.threads_per_rank),
-           "OPENBLAS_VERBOSE": "2"}
+    env = {name: str(job.threads_per_rank) for name in threads_variables(linked.name)}
+    if linked.name in ("openblas", None):  # OpenBLAS then prints the kernel it chose
+        env["OPENBLAS_VERBOSE"] = "2"
     if coretype.value:
         env["OPENBLAS_CORETYPE"] = coretype.value
     if profile.dgemm_env:  # the DGEMM ceiling, timed by the binary in the same job

@@ -22,6 +22,12 @@ def blas_names() -> list[str]:
     return list(_table()["names"])
 
 
+def threads_variables(blas: str | None) -> list[str]:
+    """The thread-count variables the BLAS reads besides OMP_NUM_THREADS: all of them when not known."""
+    table = _table()["threads_variables"]
+    return [table[blas]] if blas in table else [] if blas else sorted(set(table.values()))
+
+
 def blas_packages() -> list[str]:
     """The Spack packages that provide a BLAS."""
     return list(_table()["spack_packages"])

@@ -241,3 +241,17 @@ def test_a_reservation_asked_for_on_the_command_line_takes_every_job():
         asked_reservation("", "3d")
     with pytest.raises(InputError, match="reservation: 'a b' must be at most 64 letters"):
         asked_reservation("a b")
+
+
+@pytest.mark.parametrize("blas, variables", [
+    ("aocl", {"BLIS_NUM_THREADS"}), ("mkl", {"MKL_NUM_THREADS"}), ("libsci", set()),
+    ("openblas", {"OPENBLAS_NUM_THREADS", "OPENBLAS_VERBOSE"}),
+    (None, {"OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS", "OPENBLAS_VERBOSE"}),  # not known: all
+])
+def test_the_thread_count_goes_to_the_variable_the_stacks_blas_reads(blas, variables):
+    hybrid = PartitionSpec(**{**ZEN4.__dict__, "hpl": {"ranks_per_node": 8, "threads_per_rank": 16}})
+    stack = StackSpec("s", "s", ("hpl",), {"hpl_binary": "xhpl", **({"blas": blas} if blas else {})})
+    plan = plan_hpl(hybrid, stack, "1_node")
+    assert set(plan.env_vars) - {"SCALEBENCH_DGEMM_N", "OPENBLAS_CORETYPE"} == variables
+    assert all(plan.env_vars[v] == "16" for v in variables if v.endswith("_THREADS"))
+    assert plan.job.env_vars["OMP_NUM_THREADS"] == "16"  # every job, whatever its BLAS
