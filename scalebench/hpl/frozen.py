@@ -165,21 +165,6 @@ def _read_grid(path: Path, grid: Any) -> tuple[tuple[int, int] | None, int | Non
     return (p, q), ranks
 
 
-def load_frozen(system: str, partition: str, decks_dir: Path = paths.HPL_DECKS,
-                base: Rules | None = None) -> Rules | None:
-    """The frozen deck's Rules merged over `base` (default: decks_dir's rules.yaml); None if not frozen."""
-    found = frozen_deck(system, partition, decks_dir, base)
-    return found.rules if found else None
-
-
-def rules_for(system: str, partition: str, decks_dir: Path = paths.HPL_DECKS,
-              base: Rules | None = None) -> Rules:
-    """Rules for generating a partition's decks: its frozen deck (nb, algorithm, any other rules
-    key it sets) merged over hpl_decks/rules.yaml, or the plain rules when none is frozen."""
-    base = base or base_rules(Path(decks_dir))
-    return load_frozen(system, partition, decks_dir, base) or base
-
-
 def frozen_deck(system: str, partition: str, decks_dir: Path = paths.HPL_DECKS,
                 base: Rules | None = None) -> FrozenDeck | None:
     """The partition's frozen deck merged over `base` (default: decks_dir's rules.yaml); None if

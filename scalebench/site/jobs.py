@@ -13,7 +13,7 @@ from typing import Any, Mapping
 from scalebench.errors import InputError, ScalebenchError
 from scalebench.site import binding, spack_lock
 from scalebench.site.container import ContainerSpec
-from scalebench.site.partition import PartitionSpec, Reservation, StackSpec
+from scalebench.site.partition import SLURM_SCHEDULERS, PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import Geometry, Scale, geometry
 
 
@@ -66,7 +66,7 @@ class JobPlan:
     def scheduler_options(self, scheduler: str) -> list[str]:
         """Options a check adds to its job: Slurm gets the node count and memory from the plan (not
         from tasks / tasks per node, which idle ranks would round down)."""
-        if scheduler not in ("slurm", "squeue"):
+        if scheduler not in SLURM_SCHEDULERS:
             return []
         options = [f"--nodes={self.nodes}"]
         if self.memory is not None:

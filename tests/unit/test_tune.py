@@ -444,19 +444,30 @@ def test_idle_rank_winner_records_the_launched_ranks(tmp_path):
 
 # --- frozen decks as rules ------------------------------------------------------------------------
 
+def _frozen_rules(system, partition, decks):
+    """The frozen deck's rules merged over decks/rules.yaml, None when none is frozen."""
+    found = frozen.frozen_deck(system, partition, decks)
+    return found.rules if found else None
+
+
+def _rules_for(system, partition, decks):
+    """What the plan decks with: the frozen deck's rules, else decks/rules.yaml's."""
+    return _frozen_rules(system, partition, decks) or frozen.base_rules(decks)
+
+
 def test_rules_for_merges_the_frozen_deck_over_rules_yaml(tmp_path):
     base = RULES
-    assert frozen.load_frozen("dev", "cpu", tmp_path) is None
-    assert frozen.rules_for("dev", "cpu", tmp_path) == base
+    assert _frozen_rules("dev", "cpu", tmp_path) is None
+    assert _rules_for("dev", "cpu", tmp_path) == base
     ranking = _ranking(SWEEP_ROWS)
     frozen.freeze(ranking[0], "dev", "cpu", "a.out", tmp_path, ranking=ranking)
-    rules = frozen.rules_for("dev", "cpu", tmp_path)
+    rules = _rules_for("dev", "cpu", tmp_path)
     assert rules.nb == 256
     assert (rules.algorithm.bcast, rules.algorithm.depth) == ("longM", 0)
     assert rules.memory_fraction == base.memory_fraction == 0.8
     assert rules.lcm_rounding_max_memory_loss == base.lcm_rounding_max_memory_loss
     assert replace(rules.algorithm, bcast=base.algorithm.bcast, depth=base.algorithm.depth) == base.algorithm
-    assert frozen.load_frozen("dev", "cpu", tmp_path) == rules
+    assert _frozen_rules("dev", "cpu", tmp_path) == rules
     # and a deck made from them carries the winner
     made = deck.make_deck(DeckRequest(1, 2, 16 * GiB), rules)
     dat = hpl_pdinfo(deck.hpl_dat(made))
@@ -466,14 +477,14 @@ def test_rules_for_merges_the_frozen_deck_over_rules_yaml(tmp_path):
 def test_rules_for_partial_hand_written_deck(tmp_path):
     (tmp_path / "dev").mkdir()
     (tmp_path / "dev" / "gpu.yaml").write_text("nb: 128\nmemory_fraction: 0.6\nalgorithm:\n  bcast: 2ring\n")
-    rules = frozen.rules_for("dev", "gpu", tmp_path)
+    rules = _rules_for("dev", "gpu", tmp_path)
     assert (rules.nb, rules.memory_fraction, rules.algorithm.bcast) == (128, 0.6, "2ring")
     assert rules.algorithm.depth == RULES.algorithm.depth
 
 
 def test_rules_for_uses_decks_dir_rules_yaml_when_present(tmp_path):
     (tmp_path / "rules.yaml").write_text("nb: 96\nmemory_fraction: 0.5\n")
-    assert frozen.rules_for("dev", "cpu", tmp_path) == Rules(nb=96, memory_fraction=0.5)
+    assert _rules_for("dev", "cpu", tmp_path) == Rules(nb=96, memory_fraction=0.5)
 
 
 @pytest.mark.parametrize("text, key", [
@@ -496,7 +507,7 @@ def test_malformed_frozen_deck_names_file_and_key(tmp_path, text, key):
     path = tmp_path / "dev" / "cpu.yaml"
     path.write_text(text)
     with pytest.raises(InputError) as caught:
-        frozen.rules_for("dev", "cpu", tmp_path)
+        _rules_for("dev", "cpu", tmp_path)
     assert str(caught.value).startswith(f"{path}: ") and key in str(caught.value)
 
 
