@@ -129,12 +129,15 @@ def test_every_job_script_asks_slurm_for_what_the_scale_needs(dry_runs, name):
             assert nodes == (int(scale.split("_")[0]) if scale.endswith(("node", "nodes")) else 1), case["display_name"]
         assert 1 <= nodes <= part["max_nodes"] and nodes <= tasks <= nodes * per_node, case["display_name"]
         assert tasks * int(options["--cpus-per-task"]) <= nodes * part["cores_per_node"]
-        hours, minutes, seconds = (int(v) for v in options["--time"].split(":"))
-        if "--reservation" in options:  # a job in the partition's reservation may last as long as it
-            assert options["--reservation"] == part["reservation"]["name"]
-            assert 3600 * hours + 60 * minutes + seconds <= parse_duration(part["reservation"]["time_limit"])
-        elif "max_time_limit_s" in part:
-            assert 3600 * hours + 60 * minutes + seconds <= parse_duration(part["max_time_limit_s"])
+        if "--time" not in options:  # Slurm's default for the partition, which the site file leaves to it
+            assert "time_limit" not in part and not case["display_name"].startswith("HPL"), case["display_name"]
+        else:
+            hours, minutes, seconds = (int(v) for v in options["--time"].split(":"))
+            if "--reservation" in options:  # a job in the partition's reservation may last as long as it
+                assert options["--reservation"] == part["reservation"]["name"]
+                assert 3600 * hours + 60 * minutes + seconds <= parse_duration(part["reservation"]["time_limit"])
+            elif "max_time_limit_s" in part:
+                assert 3600 * hours + 60 * minutes + seconds <= parse_duration(part["max_time_limit_s"])
         if case["display_name"].startswith("HPL") or nodes > 1:  # whole nodes, as the site's job_options say
             sharing = part.get("job_options", {})
             memory = sharing.get("memory", "whole")
