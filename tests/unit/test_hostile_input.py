@@ -238,8 +238,8 @@ def test_an_include_outside_the_tree_is_named_not_read(tmp_path, capsys, include
 # --- 4. parsed rows were trusted ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("field, value, reason", [
-    ("gflops", "-4.2610e+00", "Gflops -4.261 is not positive"),
-    ("gflops", "0.0000e+00", "Gflops 0 is not positive"),
+    ("gflops", "-4.2610e+00", "Gflops -4.261 Gflop/s is not positive"),
+    ("gflops", "0.0000e+00", "Gflops 0 Gflop/s is not positive"),
     ("n", 0, "N=0: HPL takes 1 to 2147483647"),
     ("p", 0, "P=0: HPL takes 1 to 2147483647"),
     ("residual", "nan", "residual is not finite (nan)"),
