@@ -269,9 +269,15 @@ def load_quantities(path: Path | None = None) -> dict[str, Quantity]:
 
 
 @functools.lru_cache(maxsize=None)
+def quantities() -> dict[str, Quantity]:
+    """The packaged quantity registry, read once per process."""
+    return load_quantities()
+
+
+@functools.lru_cache(maxsize=None)
 def units() -> dict[str, Quantity]:
-    """Every unit of the packaged quantity registry -> its quantity, read once per process."""
-    return {unit: quantity for quantity in load_quantities().values() for unit in quantity.factors}
+    """Every unit of the packaged quantity registry -> its quantity."""
+    return {unit: quantity for quantity in quantities().values() for unit in quantity.factors}
 
 
 def quantity_of(unit: str) -> Quantity | None:

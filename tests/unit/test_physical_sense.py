@@ -227,3 +227,121 @@ def test_openfoam_times_that_cannot_be_or_fall_are_named():
     assert out["warnings"] == ["ExecutionTime 1e+308 s is beyond 3.2e+08 s, more than any machine measures: dropped",
                                "ExecutionTime falls from 5 s to 4 s: it is a total since the start"]
     assert out["final_execution_time_s"] == 4.0 and out["n_execution_time_lines"] == 3
+
+
+# --- 4. run-report figures at ingest ---------------------------------------------------------------------
+
+def _ingest(tmp_path, *cases):
+    import reframe_reports as rr
+    from scalebench.results.store import load
+
+    rr.write_run(tmp_path / "results", "r", list(cases))
+    _, warnings, rows = load([tmp_path / "results"])
+    return warnings, {(r.case, r.figure): (r.value, r.unit) for r in rows}, tmp_path / "results" / "runs" / "r" / "report.json"
+
+
+def _hpl(figures, num_nodes=1, num_tasks=2, scale="1_node", **extra):
+    import reframe_reports as rr
+
+    return rr.testcase("HPLCheck", figures, params={"scale": scale}, num_nodes=num_nodes, num_tasks=num_tasks, **extra)
+
+
+@pytest.mark.parametrize("rmax", [(0.9, "Tflop/s"), (900000.0, "Mflop/s"), (9.0e11, "flop/s"), (900.0, "Gflop/s")])
+def test_a_figure_in_another_unit_of_its_quantity_is_converted(tmp_path, rmax):
+    warnings, rows, _ = _ingest(tmp_path, _hpl({"rmax": rmax, "rpeak_gflops": (1000.0, "Gflop/s"),
+                                               "efficiency": (90.0, "%")}))
+    assert warnings == []
+    value, unit = rows[("HPLCheck %scale=1_node", "rmax")]
+    assert unit == "Gflop/s" and value == pytest.approx(900.0, rel=1e-12)
+
+
+def test_a_reference_is_converted_with_its_figure(tmp_path):
+    from scalebench.results.store import load
+    import reframe_reports as rr
+
+    case = _hpl({"rmax": (0.9, "Tflop/s")})
+    case["perfvalues"]["local:default:rmax"][1] = 0.85  # ReFrame's reference, in the figure's unit
+    rr.write_run(tmp_path / "results", "r", [case])
+    (row,) = load([tmp_path / "results"])[2]
+    assert row.value == pytest.approx(900.0) and row.reference == pytest.approx(850.0)
+
+
+@pytest.mark.parametrize("figures, warning", [
+    ({"rmax": (900.0, "furlongs")}, "figure rmax: unit 'furlongs' is not Gflop/s and cannot be converted to it: dropped"),
+    ({"rmax": (900.0, "GB/s")}, "figure rmax: unit 'GB/s' is not Gflop/s and cannot be converted to it: dropped"),
+    ({"rmax": ("900", "Gflop/s")}, "figure rmax: '900' is not a number: dropped"),
+    ({"rmax": (True, "Gflop/s")}, "figure rmax: True is not a number: dropped"),
+    ({"rmax": ("fast", "Gflop/s")}, "figure rmax: 'fast' is not a number: dropped"),
+])
+def test_a_figure_that_is_no_number_or_in_a_foreign_unit_is_dropped_by_name(tmp_path, capsys, figures, warning):
+    warnings, rows, report = _ingest(tmp_path, _hpl({**figures, "n": (10000.0, "N")}))
+    assert warnings == [f"HPLCheck %scale=1_node in {report}: {warning}"]
+    assert ("HPLCheck %scale=1_node", "rmax") not in rows and ("HPLCheck %scale=1_node", "n") in rows
+    status, _, err = cli(capsys, "report", str(tmp_path / "results"), "--out", str(tmp_path / "out"), "--format", "md")
+    assert status == 0 and f"warning: HPLCheck %scale=1_node in {report}: {warning}" in err
+
+
+def test_a_figure_of_another_partition_never_replaces_the_cases_own(tmp_path):
+    case = _hpl({"rmax": (900.0, "Gflop/s")})
+    case["perfvalues"]["other:gpu:rmax"] = [500000.0, 0, None, None, "Gflop/s", "pass"]
+    warnings, rows, report = _ingest(tmp_path, case)
+    assert rows[("HPLCheck %scale=1_node", "rmax")] == (900.0, "Gflop/s")
+    assert warnings == [f"HPLCheck %scale=1_node in {report}: figure rmax: recorded for other:gpu, not this case's "
+                        f"local:default: dropped"]
+
+
+@pytest.mark.parametrize("figures, counts, reason", [
+    ({"rmax": (900000.0, "Gflop/s"), "rpeak_gflops": (1000.0, "Gflop/s"), "efficiency": (90.0, "%")}, {},
+     "figures contradict each other (efficiency = rmax / rpeak_gflops): efficiency 90 % but rmax / rpeak_gflops "
+     "gives 9e+04 %"),
+    ({"rmax": (45.74, "Gflop/s"), "n": (8256.0, "N"), "time": (0.5, "s")}, {},
+     "figures contradict each other (rmax = hpl_rate(n, time)): rmax 45.74 is not what HPL computes for N=8256 in "
+     "0.5 s"),
+    ({"rmax": (900.0, "Gflop/s")}, {"num_nodes": 4, "num_tasks": 2}, "num_tasks: 2 tasks cannot fill 4 nodes"),
+    ({"rmax": (3.0e6, "Gflop/s")}, {"num_nodes": 1, "num_tasks": 2},
+     "figure rmax: 3e+06 Gflop/s on 2 tasks is beyond 1e+06 Gflop/s per process, more than any processor reaches"),
+    ({"rmax": (900.0, "Gflop/s")}, {"num_nodes": 1, "num_tasks": 2, "extra": {"hpl_deck": {"p": 2, "q": 2}}},
+     "hpl_deck: a 2x2 grid needs 4 tasks, the case ran 2"),
+])
+def test_a_case_whose_figures_contradict_each_other_is_skipped_by_name(tmp_path, figures, counts, reason):
+    good = _hpl({"rmax": (45.74, "Gflop/s"), "rpeak_gflops": (64.0, "Gflop/s"), "efficiency": (71.46875, "%"),
+                 "n": (8256.0, "N"), "time": (8.2, "s")}, scale="1_core", num_tasks=1)
+    warnings, rows, report = _ingest(tmp_path, good, _hpl(figures, **counts))
+    assert warnings == [f"skipped HPLCheck %scale=1_node in {report}: {reason}"]
+    assert {case for case, _ in rows} == {"HPLCheck %scale=1_core"}  # the real run's figures agree
+
+
+def test_hpcc_pingpong_figures_out_of_order_are_skipped(tmp_path):
+    import reframe_reports as rr
+
+    figures = {"pingpong_latency_min": (2.0, "us"), "pingpong_latency_avg": (1.0, "us"),
+               "pingpong_latency_max": (3.0, "us")}
+    good = _hpl({"rmax": (45.74, "Gflop/s")})
+    warnings, rows, report = _ingest(tmp_path, good, rr.testcase("HPCCNetworkCheck", figures, params={}, num_tasks=2))
+    assert warnings == [f"skipped HPCCNetworkCheck in {report}: figures contradict each other (pingpong_latency_min "
+                        f"<= pingpong_latency_avg <= pingpong_latency_max): pingpong_latency_min 2, "
+                        f"pingpong_latency_avg 1, pingpong_latency_max 3"]
+
+
+def test_a_figure_dropped_from_a_perflog_is_named(tmp_path):
+    from scalebench.results.store import load
+
+    real = (__import__("pathlib").Path(__file__).parents[1] / "data" / "reframe" / "hpl_local_perflog.log").read_text()
+    header, *lines = real.splitlines()
+    columns = header.split("|")
+    edited = []
+    for line in lines:
+        cells = dict(zip(columns, line.split("|")))
+        if cells["perf_var"] == "rmax":
+            cells["perf_unit"] = "Tflop/s"
+            cells["perf_value"] = str(float(cells["perf_value"]) / 1000)
+        if cells["perf_var"] == "n":
+            cells["perf_value"] = "lots"
+        edited.append("|".join(cells[c] for c in columns))
+    path = tmp_path / "runs" / "r" / "perflogs" / "local" / "default" / "HPLCheck.log"
+    path.parent.mkdir(parents=True)
+    path.write_text("\n".join([header, *edited]) + "\n")
+    _, warnings, rows = load([tmp_path])
+    assert any(w.endswith("figure n: 'lots' is not a number: dropped") for w in warnings)
+    rmax = [r for r in rows if r.figure == "rmax"]
+    assert rmax and all(r.unit == "Gflop/s" and r.value > 1 for r in rmax)
