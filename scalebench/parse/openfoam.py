@@ -135,14 +135,19 @@ class OpenfoamLog:
     @property
     def seconds_per_step_mean(self) -> Optional[float]:
         times = self.exec_times
-        if len(times) < 2:
+        if len(times) < 2 or self._falls:
             return None
         return _finite_or_none((times[-1] - times[0]) / (len(times) - 1))
 
     @property
     def seconds_per_step_median(self) -> Optional[float]:
         deltas = self.step_deltas
-        return _finite_or_none(statistics.median(deltas)) if deltas else None
+        return _finite_or_none(statistics.median(deltas)) if deltas and not self._falls else None
+
+    @property
+    def _falls(self) -> bool:
+        """A cumulative time that falls: no time per step can be made of it (named in problems)."""
+        return any(b < a for a, b in zip(self.exec_times, self.exec_times[1:]))
 
     def to_dict(self) -> Dict[str, Any]:
         pair = self.last_complete_pair

@@ -227,6 +227,7 @@ def test_openfoam_times_that_cannot_be_or_fall_are_named():
     assert out["warnings"] == ["ExecutionTime 1e+308 s is beyond 3.2e+08 s, more than any machine measures: dropped",
                                "ExecutionTime falls from 5 s to 4 s: it is a total since the start"]
     assert out["final_execution_time_s"] == 4.0 and out["n_execution_time_lines"] == 3
+    assert out["seconds_per_step_mean"] is None and out["seconds_per_step_median"] is None  # no step takes -1 s
 
 
 # --- 4. run-report figures at ingest ---------------------------------------------------------------------
