@@ -6,8 +6,8 @@ Run: .venv/bin/python scripts/bench/probe_cli.py [--seed 14] [--cuts 3] [--keep 
 Each probe is an argument list, the exit it must give (0 ok, 1 FAILED, 2 bad input) and what its
 output must or must not say. Classes 1-8 are those of issue 14; 30.x those of issue 30 (run-report units
 and partitions, HPL rows timed 0.00 and appended runs, impossible values and contradictions in every
-parser, ranks beyond a C int, files that fail to read, unreadable directories and symbolic-link loops
-for spack validate, run as an unprivileged user when the probe runs as root). It counts as
+parser, ranks beyond a C int, unreadable directories and symbolic-link loops for spack validate (a file
+that fails to read, /proc/self/mem, is among class 1's paths), run as an unprivileged user when the probe runs as root). It counts as
   traceback     the command raised, or exited 3 (internal error);
   hang          no answer within the hard limit;
   wrong answer  any other exit than the one expected, an error that is not one line, or output that
@@ -898,27 +898,6 @@ def class30_7_c_ints(b: Builder) -> None:
               check=lambda r, d=decks: "a deck was written" if Path(d).exists() else "")
 
 
-def class30_10_unreadable_regular_file(b: Builder) -> None:
-    if not os.path.exists("/proc/self/mem"):
-        return
-    path, words = "/proc/self/mem", ("cannot read",)
-    results = b.results([])
-    for kind in sorted(KINDS):
-        b.add("30.10", f"parse {kind}: {path}", ["parse", kind, path], "error", words=words)
-    b.add("30.10", f"tune rank: {path}", ["tune", "rank", path], "error", words=words)
-    b.add("30.10", f"tune freeze: {path}", ["tune", "freeze", path, "--system", "s", "--partition", "p",
-                                            "--decks-dir", b.out()], "error", words=words)
-    b.add("30.10", f"accept --thresholds {path}", ["accept", results, "--thresholds", path], "error", words=words)
-    b.add("30.10", f"report --thresholds {path}", ["report", results, "--thresholds", path, "--out", b.out()],
-          "error", words=words)
-    b.add("30.10", f"plan {path}", ["plan", path], "error", words=words)
-    run = Path(b.results([], good=False)) / "runs" / "r"
-    run.mkdir(parents=True)
-    (run / "report.json").symlink_to(path)
-    b.add("30.10", f"report: a run's report.json is {path}", ["report", str(run.parents[1]), "--out", b.out()],
-          "error", words=("no usable",))
-
-
 def class30_11_spack_permissions(b: Builder) -> None:
     """Unreadable directories (as an unprivileged user) and symbolic-link loops in spack validate."""
     top = Path(tempfile.mkdtemp(prefix="scalebench-probe-spack-"))  # under /tmp: every parent searchable
@@ -952,7 +931,7 @@ CLASSES = (class_references_and_screen, class1_not_regular, class1_other_command
            class4_rows_and_cuts, class5_reports,
            class6_numbers, class7_messages, class8_freeze, class_runs_counted_once, class_site_files,
            class30_4_run_report_figures, class30_5_hpl_rows, class30_6_parsers, class30_7_c_ints,
-           class30_10_unreadable_regular_file, class30_11_spack_permissions)
+           class30_11_spack_permissions)  # 30.10 (/proc/self/mem) is among class 1's paths
 
 
 def snapshot(root: Path) -> Dict[str, str]:

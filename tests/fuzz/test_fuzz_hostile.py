@@ -52,7 +52,7 @@ def special(tmp_path_factory):
 
 @pytest.mark.parametrize("reader", sorted(READERS))
 @pytest.mark.parametrize("what", ["fifo", "symlink to a fifo", "directory", "empty name", "missing file",
-                                  "/dev/zero"])
+                                  "/dev/zero", "/proc/self/mem"])
 def test_what_is_not_a_regular_file_is_refused_by_name(special, reader, what):
     if what not in special:
         pytest.skip(f"{what} does not exist on this machine")

@@ -8,20 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from scalebench.cli import main
+from cli_calls import cli, one_error_line
 from scalebench.spack.validate import validate_tree
 from scalebench.validation import C_INT_MAX
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    try:
-        status = main(list(args))
-    except SystemExit as stop:
-        status = stop.code
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def hpl_text(*rows: str, threshold: str = "16.0") -> str:
@@ -32,12 +23,6 @@ def hpl_text(*rows: str, threshold: str = "16.0") -> str:
 
 
 GOOD_ROW = "WR11C2R4        10000   192     1     2               6.50             1.0256e+02"
-
-
-def one_error_line(err: str) -> str:
-    lines = err.splitlines()
-    assert len(lines) == 1 and len(lines[0]) < 1000, err[:2000]
-    return lines[0]
 
 
 # --- 10. a regular file that cannot be read -----------------------------------------------------------

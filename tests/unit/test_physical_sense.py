@@ -8,20 +8,11 @@ import json
 import pytest
 
 from hpl_outputs import hpcc_output, hpl_output, tv
-from scalebench.cli import main
+from cli_calls import cli
 from scalebench.parse import parse_text
 from scalebench.parse.hpl import parse_hpl
 
 DEFAULT_ROW = (tv(), 10000, 192, 1, 2, 6.50, 1.0256e2, "PASSED")
-
-
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    try:
-        status = main(list(args))
-    except SystemExit as stop:
-        status = stop.code
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def hpl_rows(*rows: str, threshold: str = "16.0", banner: bool = True) -> str:
