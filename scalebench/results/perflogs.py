@@ -10,7 +10,7 @@ from scalebench.errors import InputError
 from scalebench.loaders import REPORT_LIMIT
 from scalebench.benchmarks import lookup
 from scalebench.results.records import (PROVENANCE_KEYS, Case, FigureDropped, Session, check_case, count, derived,
-                                        figure, params_from_name, run_provenance)
+                                        figure_value, params_from_name, run_provenance)
 
 _REFERENCE_FIELDS = ("perf_ref", "perf_lower_thres", "perf_upper_thres")
 
@@ -54,7 +54,7 @@ def _rows(path: Path, warnings: list[str]) -> list[dict[str, str]]:
 
 def _case(rows: list[dict[str, str]], path: Path, run_provenance: dict[str, Any], dropped: list[str]) -> Case:
     """A case from its perflog lines; a figure that is no number or in a unit that cannot be converted
-    (records.figure) is left out, and why is appended to `dropped`."""
+    (records.figure_value) is left out, and why is appended to `dropped`."""
     first = rows[0]
     name = first.get("display_name", "")
     bench = lookup(name.split(" ")[0])
@@ -62,7 +62,7 @@ def _case(rows: list[dict[str, str]], path: Path, run_provenance: dict[str, Any]
     for row in rows:
         var = row["perf_var"]
         try:
-            value, unit, factor = figure(bench, var, _value(row["perf_value"]), row.get("perf_unit", ""))
+            value, unit, factor = figure_value(bench, var, _value(row["perf_value"]), row.get("perf_unit", ""))
         except FigureDropped as err:
             dropped.append(f"figure {var}: {err}: dropped")
             continue

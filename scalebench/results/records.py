@@ -8,7 +8,7 @@ warning names the file, the case and the value; so is a case whose figures contr
 (benchmarks.yaml `relations`: efficiency against Rmax / Rpeak, ...), whose tasks are fewer than its
 nodes or its HPL grid, or whose rate is beyond what its processes can reach (quantities.yaml).
 One figure is dropped, with a warning, when it is no number (a string, a boolean), was recorded for
-another partition, or in a unit its quantity cannot convert to the registry's (`figure`); a figure in
+another partition, or in a unit its quantity cannot convert to the registry's (`figure_value`); a figure in
 another unit of its quantity (Tflop/s, Mflop/s for Gflop/s) is converted.
 """
 from __future__ import annotations
@@ -139,7 +139,7 @@ def _conversion(bench: Benchmark, name: str, unit: str) -> tuple[float, str]:
 _conversions: dict[tuple[str, str, str], tuple[float, str] | str] = {}
 
 
-def figure(bench: Benchmark, name: str, value: Any, unit: Any) -> tuple[float | None, str, float]:
+def figure_value(bench: Benchmark, name: str, value: Any, unit: Any) -> tuple[float | None, str, float]:
     """(value, unit, factor) of a recorded figure in the registry's unit (benchmarks.yaml `unit`): a value
     in another unit of its quantity is converted (factor: what it was multiplied by); None for no value
     (ReFrame's null, NaN, infinity). FigureDropped when the value is no number (a string, a boolean) or the
@@ -339,26 +339,27 @@ _PER_PROCESS = {unit: q.per_process_max / factor for q in quantities().values() 
 
 def _broken(relation: Relation, figures: dict[str, tuple[float | None, str]]) -> str:
     """How the case's figures break `relation` ('' when they keep it, or one of them is missing)."""
-    values = [figures.get(name, (None, ""))[0] for name in relation.figures]
-    if any(value is None for value in values):
+    found = [figures.get(name, (None, ""))[0] for name in relation.figures]
+    if any(value is None for value in found):
         return ""
+    values = [float(value) for value in found]  # type: ignore[arg-type]
+    names = relation.figures
     if relation.kind == "order":
-        if all(a <= b * (1 + 1e-9) for a, b in zip(values, values[1:])):  # type: ignore[operator]
+        if all(a <= b * (1 + 1e-9) for a, b in zip(values, values[1:])):
             return ""
-        return ", ".join(f"{name} {value:g}" for name, value in zip(relation.figures, values))
+        return ", ".join(f"{name} {value:g}" for name, value in zip(names, values))
     if relation.kind == "ratio":
         derived, top, bottom = values
-        scale = 100.0 if figures[relation.figures[0]][1] == "%" else 1.0
-        expected = scale * top / bottom if bottom else math.inf  # type: ignore[operator]
-        if math.isclose(derived, expected, rel_tol=RATIO_TOLERANCE):  # type: ignore[arg-type]
+        percent = figures[names[0]][1] == "%"
+        expected = (100.0 if percent else 1.0) * top / bottom if bottom else math.inf
+        if math.isclose(derived, expected, rel_tol=RATIO_TOLERANCE):
             return ""
-        percent = " %" if scale == 100.0 else ""
-        return (f"{relation.figures[0]} {derived:g}{percent} but {relation.figures[1]} / {relation.figures[2]} "
-                f"gives {expected:.4g}{percent}")
+        unit = " %" if percent else ""
+        return f"{names[0]} {derived:g}{unit} but {names[1]} / {names[2]} gives {expected:.4g}{unit}"
     rate, n, time_s = values
-    if not (float(n).is_integer() and n >= 1):  # type: ignore[union-attr, operator]
-        return f"{relation.figures[1]} {n:g} is no matrix order"
-    low, high = rate_bounds(int(n), time_s, 0.005)  # type: ignore[arg-type]  # HPL prints the time to 0.01 s
-    if low <= rate <= high:  # type: ignore[operator]
+    if not (n.is_integer() and n >= 1):
+        return f"{names[1]} {n:g} is no matrix order"
+    low, high = rate_bounds(int(n), time_s, 0.005)  # HPL prints its time to 0.01 s
+    if low <= rate <= high:
         return ""
-    return f"{relation.figures[0]} {rate:g} is not what HPL computes for N={int(n)} in {time_s:g} s"  # type: ignore
+    return f"{names[0]} {rate:g} is not what HPL computes for N={int(n)} in {time_s:g} s"

@@ -28,7 +28,7 @@ from scalebench.errors import InputError, ResultsError
 from scalebench.results.index import INDEX_DIR, Index, Indexed, SegmentUnreadable, assemble
 from scalebench.results.perflogs import load_perflogs, run_dir_of
 from scalebench.results.records import (PROVENANCE_KEYS, Case, FigureDropped, Session, check_case, count, derived,
-                                        figure, interval, number, params_from_name, run_provenance, text)
+                                        figure_value, interval, number, params_from_name, run_provenance, text)
 from scalebench.results.table import Table, concat, from_sessions
 from scalebench.site.rundir import DRY_RUN_MARK, dry_run_requested
 from scalebench.validation import excerpt_text
@@ -147,10 +147,11 @@ def _job_messages(testcase: dict[str, Any], report: str) -> tuple[str, ...]:
 def _case(testcase: dict[str, Any], report: str, start: str, provenance: dict[str, Any],
           dropped: list[str] | None = None) -> Case:
     """A test case of a run report as a Case (vetted by records.check_case before anyone reads it). A
-    figure of another partition, no number or in a unit that cannot be converted (records.figure) is
+    figure of another partition, no number or in a unit that cannot be converted (records.figure_value) is
     left out, and why is appended to `dropped`; a figure in another unit of its quantity is converted."""
     figures, references = {}, {}
-    bench = benchmarks.lookup(text(testcase.get("name", "")).split(" ")[0] or text(testcase.get("unique_name", "")))
+    benchmark = text(testcase.get("name", "")).split(" ")[0] or text(testcase.get("unique_name", ""))
+    bench = benchmarks.lookup(benchmark)
     own = f"{testcase['system']}:{testcase['partition']}"
     for key, entry in (testcase.get("perfvalues") or {}).items():
         # [value, ref, lower, upper, unit, result], keyed <system>:<partition>:<figure>
@@ -158,7 +159,7 @@ def _case(testcase: dict[str, Any], report: str, start: str, provenance: dict[st
         try:
             if where and where != own:
                 raise FigureDropped(f"recorded for {excerpt_text(where, 80)}, not this case's {own}")
-            value, unit, factor = figure(bench, name, entry[0], entry[4] or "")
+            value, unit, factor = figure_value(bench, name, entry[0], entry[4] or "")
         except FigureDropped as err:
             if dropped is not None:
                 dropped.append(f"figure {excerpt_text(name, 80)}: {err}: dropped")
@@ -179,7 +180,7 @@ def _case(testcase: dict[str, Any], report: str, start: str, provenance: dict[st
         report=report, session_start=start,
         system=testcase["system"], partition=testcase["partition"], environ=testcase["environ"],
         stack=testcase.get("stack") or testcase["environ"],
-        benchmark=text(testcase.get("name", "")).split(" ")[0] or text(testcase.get("unique_name", "")),
+        benchmark=benchmark,
         name=text(testcase.get("display_name") or testcase.get("name", "")),
         params=params, num_nodes=count(testcase.get("num_nodes"), "num_nodes"), num_tasks=num_tasks,
         result=text(testcase.get("result") or "unknown"),
