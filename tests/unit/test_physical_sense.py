@@ -238,7 +238,8 @@ def _hpl(figures, num_nodes=1, num_tasks=2, scale="1_node", **extra):
     return rr.testcase("HPLCheck", figures, params={"scale": scale}, num_nodes=num_nodes, num_tasks=num_tasks, **extra)
 
 
-@pytest.mark.parametrize("rmax", [(0.9, "Tflop/s"), (900000.0, "Mflop/s"), (9.0e11, "flop/s"), (900.0, "Gflop/s")])
+@pytest.mark.parametrize("rmax", [(0.9, "Tflop/s"), (900000.0, "Mflop/s"), (9.0e11, "flop/s"), (900.0, "Gflop/s"),
+                                  (0.9, "TFLOPS"), (900.0, "GFlops")])
 def test_a_figure_in_another_unit_of_its_quantity_is_converted(tmp_path, rmax):
     warnings, rows, _ = _ingest(tmp_path, _hpl({"rmax": rmax, "rpeak_gflops": (1000.0, "Gflop/s"),
                                                "efficiency": (90.0, "%")}))
