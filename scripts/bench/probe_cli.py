@@ -204,7 +204,7 @@ def class1_not_regular(b: Builder) -> None:
     paths = hostile.special_paths(b.root / "special")
     results = b.results([])
     words = ("not a regular file", "a directory", "no file or directory name", "cannot read", "does not exist",
-             "is not a file")
+             "is not a file", "neither a run report")  # the last: a results path that is no .json or .log
     for what, path in paths.items():
         for kind in sorted(KINDS):
             b.add("1", f"parse {kind}: {what}", ["parse", kind, path], "error", words=words)
@@ -591,7 +591,7 @@ def class_references_and_screen(b: Builder) -> None:
     results = b.results([])
     thresholds = b.file("t.yaml", "criteria:\n  - {benchmark: HPLCheck, figure: efficiency, min: 50%}\n")
     words = ("not a regular file", "a directory", "no file or directory name", "cannot read", "does not exist",
-             "is not a file")
+             "is not a file", "neither a run report")  # the last: a results path that is no .json or .log
     for what, path in paths.items():
         b.add("1", f"references freeze: {what} as thresholds", ["references", "freeze", results, "--system",
               "cluster", "--thresholds", path, "--references-dir", b.out()], "error", words=words)

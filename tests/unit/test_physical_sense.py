@@ -338,3 +338,11 @@ def test_a_figure_dropped_from_a_perflog_is_named(tmp_path):
     assert any(w.endswith("figure n: 'lots' is not a number: dropped") for w in warnings)
     rmax = [r for r in rows if r.figure == "rmax"]
     assert rmax and all(r.unit == "Gflop/s" and r.value > 1 for r in rmax)
+
+
+def test_success_0_with_every_row_passed_is_a_problem_without_the_counts_too():
+    """An excerpt without HPL's 'Finished' counts: a PASSED row still cannot go with Success=0."""
+    text = ("This is the DARPA/DOE HPC Challenge Benchmark version 1.5.0 October 2012\nBegin of HPL section.\n"
+            + hpl_rows("WR11C2R4 10000 192 1 2 6.50 1.0256e+02") + "End of HPL section.\n"
+            "Begin of Summary section.\nSuccess=0\nHPL_Tflops=0.10256\nEnd of Summary section.\n")
+    assert any(w.startswith("the Summary says Success=0") for w in parse_text("hpcc", text)["warnings"])
