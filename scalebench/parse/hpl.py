@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from scalebench.errors import ParseError
 from scalebench.benchmarks import quantity_of
@@ -74,9 +74,8 @@ def _plural_tests(count: int) -> str:
     return f"{count} test" if count == 1 else f"{count} tests"
 
 
-@dataclass(frozen=True)
-class HplRow:
-    """One test: the result row and its scaled residual check.
+class HplRow(NamedTuple):
+    """One test: the result row and its scaled residual check (a NamedTuple: a sweep holds millions).
 
     ``residual`` and ``status`` are None when the output stops before the residual line.
     ``residuals`` holds all three values of the HPL 1.0/1.0a format (None for 2.x). ``status`` is
@@ -266,7 +265,7 @@ class _Test:
         if status != "PASSED":
             return row
         reason = _impossible(row, _half_step(time_s))
-        return row if reason is None else replace(row, status="FAILED", reason=reason)
+        return row if reason is None else row._replace(status="FAILED", reason=reason)
 
 
 # Slack on HPL's own Gflops formula: builds count the flops of the same solve slightly differently.
@@ -415,8 +414,9 @@ def parse_hpl(text: str) -> HplOutput:
     """Parse the whole text of an HPL output; ParseError if it holds no result row. A last line
     without its line end is dropped (and named in ``problems()``): HPL was still writing it."""
     text, cut = complete_text(text)
-    tests: List[_Test] = []
+    rows: List[HplRow] = []  # each test becomes its row once the next one starts: no test is kept longer
     current: Optional[_Test] = None
+    tested = 0
     summary: Optional[_Summary] = None
     counts: Optional[HplCounts] = None
     rows_at_end: Optional[int] = None
@@ -428,8 +428,10 @@ def parse_hpl(text: str) -> HplOutput:
         if first == "W":
             match = _ROW_RE.fullmatch(line)
             if match:
+                if current is not None:
+                    rows.append(current.row())
                 current = _Test(match.groups(), header.threshold)
-                tests.append(current)
+                tested += 1
         elif first == "|":
             match = _RESID_RE.match(line)
             if match and current is not None and current.wants_residual():
@@ -442,7 +444,7 @@ def parse_hpl(text: str) -> HplOutput:
                 summary = _Summary()
         elif first == "E":
             if _END_RE.fullmatch(line):
-                rows_at_end = len(tests)
+                rows_at_end = tested
         elif first == "H" or (first == "-" and line[1:2] != "-"):  # "----" is a rule, no fact
             if header.feed(line):
                 last = tuple(new if new is not None else old  # type: ignore[assignment]
@@ -452,14 +454,14 @@ def parse_hpl(text: str) -> HplOutput:
             if done is not None:
                 counts, summary = _add(counts, done), None
 
-    if not tests:
+    if current is None:
         raise ParseError(with_note("no HPL result row (T/V N NB P Q Time Gflops) found", cut))
-    rows = tuple(test.row() for test in tests)
+    rows.append(current.row())
     version, eps, threshold = last
     if version is None and any(row.residuals is not None for row in rows):
         version = THREE_RESIDUAL_VERSION
     return HplOutput(
-        rows=rows,
+        rows=tuple(rows),
         counts=counts,
         end_of_tests=rows_at_end == len(rows),
         hpl_version=version,
