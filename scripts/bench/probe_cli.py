@@ -849,10 +849,10 @@ def class30_6_parsers(b: Builder) -> None:
     def sane(fields: tuple[str, ...], warning: str) -> Callable[[Result], str]:
         def check(r: Result) -> str:
             data = json_out(r)
-            for field in fields:
-                bad = [n for n in _numbers(data.get(field)) if n < 0 and n != -1 or n > 1e15]
+            for name in fields:
+                bad = [n for n in _numbers(data.get(name)) if n < 0 and n != -1 or n > 1e15]
                 if bad:
-                    return f"{field} holds {bad[:3]}"
+                    return f"{name} holds {bad[:3]}"
             return "" if warning in r.stderr else f"no warning saying {warning!r}: {r.stderr[:200]!r}"
         return check
 
