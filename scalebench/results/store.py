@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
-import math
 import os
 import re
 import shlex

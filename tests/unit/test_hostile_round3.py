@@ -74,7 +74,7 @@ def test_a_frozen_deck_holding_ranks_beyond_a_c_int_is_refused(tmp_path):
     deck = tmp_path / "s" / "p.yaml"
     deck.parent.mkdir()
     deck.write_text(f"nb: 192\ngrid: {{p: 1, q: 2, ranks: {10**20}}}\n")
-    with pytest.raises(InputError, match=f"grid.ranks: must be at most {C_INT_MAX}"):
+    with pytest.raises(InputError, match=f"grid.ranks: must be a positive whole number \\(<= {C_INT_MAX}\\)"):
         load_frozen("s", "p", tmp_path)
 
 

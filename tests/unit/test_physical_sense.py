@@ -228,8 +228,10 @@ def _ingest(tmp_path, *cases):
     from scalebench.results.store import load
 
     rr.write_run(tmp_path / "results", "r", list(cases))
-    _, warnings, rows = load([tmp_path / "results"])
-    return warnings, {(r.case, r.figure): (r.value, r.unit) for r in rows}, tmp_path / "results" / "runs" / "r" / "report.json"
+    loaded = load([tmp_path / "results"], index=False)
+    rows = loaded.table.with_cases().to_dicts()
+    return (loaded.warnings, {(r["name"], r["figure"]): (r["value"], r["unit"]) for r in rows},
+            tmp_path / "results" / "runs" / "r" / "report.json")
 
 
 def _hpl(figures, num_nodes=1, num_tasks=2, scale="1_node", **extra):
@@ -255,8 +257,8 @@ def test_a_reference_is_converted_with_its_figure(tmp_path):
     case = _hpl({"rmax": (0.9, "Tflop/s")})
     case["perfvalues"]["local:default:rmax"][1] = 0.85  # ReFrame's reference, in the figure's unit
     rr.write_run(tmp_path / "results", "r", [case])
-    (row,) = load([tmp_path / "results"])[2]
-    assert row.value == pytest.approx(900.0) and row.reference == pytest.approx(850.0)
+    (row,) = load([tmp_path / "results"], index=False).table.records.to_dicts()
+    assert row["value"] == pytest.approx(900.0) and row["ref"] == pytest.approx(850.0)
 
 
 @pytest.mark.parametrize("figures, warning", [
@@ -334,10 +336,10 @@ def test_a_figure_dropped_from_a_perflog_is_named(tmp_path):
     path = tmp_path / "runs" / "r" / "perflogs" / "local" / "default" / "HPLCheck.log"
     path.parent.mkdir(parents=True)
     path.write_text("\n".join([header, *edited]) + "\n")
-    _, warnings, rows = load([tmp_path])
-    assert any(w.endswith("figure n: 'lots' is not a number: dropped") for w in warnings)
-    rmax = [r for r in rows if r.figure == "rmax"]
-    assert rmax and all(r.unit == "Gflop/s" and r.value > 1 for r in rmax)
+    loaded = load([tmp_path], index=False)
+    assert any(w.endswith("figure n: 'lots' is not a number: dropped") for w in loaded.warnings)
+    rmax = [r for r in loaded.table.records.to_dicts() if r["figure"] == "rmax"]
+    assert rmax and all(r["unit"] == "Gflop/s" and r["value"] > 1 for r in rmax)
 
 
 def test_success_0_with_every_row_passed_is_a_problem_without_the_counts_too():
