@@ -69,13 +69,13 @@ def test_freeze_at_a_c_int_of_ranks_writes_it(capsys, tmp_path):
 
 def test_a_frozen_deck_holding_ranks_beyond_a_c_int_is_refused(tmp_path):
     from scalebench.errors import InputError
-    from scalebench.hpl.frozen import load_frozen
+    from scalebench.hpl.frozen import frozen_deck
 
     deck = tmp_path / "s" / "p.yaml"
     deck.parent.mkdir()
     deck.write_text(f"nb: 192\ngrid: {{p: 1, q: 2, ranks: {10**20}}}\n")
     with pytest.raises(InputError, match=f"grid.ranks: must be a positive whole number \\(<= {C_INT_MAX}\\)"):
-        load_frozen("s", "p", tmp_path)
+        frozen_deck("s", "p", tmp_path)
 
 
 # --- 11 and 13. spack validate: unreadable directories and symbolic-link loops ---------------------------
