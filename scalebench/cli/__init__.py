@@ -63,7 +63,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
     from scalebench.parse import parse_file
 
     result = parse_file(args.kind, args.file)
-    for warning in result.get("problems") or []:
+    for warning in dict.fromkeys([*(result.get("problems") or []), *(result.get("warnings") or [])]):
         print(f"warning: {printable(warning)}", file=sys.stderr)
     print_json(result)
     return 0

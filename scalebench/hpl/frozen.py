@@ -22,7 +22,7 @@ from scalebench.hpl.deck import Rules
 from scalebench.hpl.grid import GridChoice, grid_choice, process_grid
 from scalebench.hpl.tune import Candidate
 from scalebench.parse.hpl import TV_KEYS
-from scalebench.validation import check_name, excerpt_text, require_positive
+from scalebench.validation import check_name, excerpt_text, require_count, require_positive
 
 TOP_IN_PROVENANCE = 5
 
@@ -75,7 +75,7 @@ def freeze(candidate: Candidate, system: str, partition: str, source: str,
     algorithm = replace(base.algorithm, **{k: candidate.algorithm[k] for k in TV_KEYS})
     ranked = list(ranking) if ranking else [candidate]
     launched = ranks if ranks is not None else max(c.p * c.q for c in [candidate, *ranked])
-    require_positive("ranks", launched)
+    require_count("ranks", launched)  # a frozen deck holds only what HPL and MPI can (a C int)
     if launched < candidate.p * candidate.q:
         raise InputError(f"ranks: {launched} is fewer than the winning grid {candidate.p}x{candidate.q} uses")
     excluded = getattr(ranking, "excluded", {})

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
-import math
 import os
 import re
 import shlex
@@ -23,12 +22,12 @@ from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 import polars as pl
 
-from scalebench import loaders, textfile
+from scalebench import benchmarks, loaders, textfile
 from scalebench.errors import InputError, ResultsError
 from scalebench.results.index import INDEX_DIR, Index, Indexed, SegmentUnreadable, assemble
 from scalebench.results.perflogs import load_perflogs, run_dir_of
-from scalebench.results.records import (PROVENANCE_KEYS, Case, Session, check_case, count, derived, interval, number,
-                                        params_from_name, run_provenance, text)
+from scalebench.results.records import (PROVENANCE_KEYS, Case, FigureDropped, Session, check_case, count, derived,
+                                        figure_value, interval, number, params_from_name, run_provenance, text)
 from scalebench.results.table import Table, concat, from_sessions
 from scalebench.site.rundir import DRY_RUN_MARK, dry_run_requested
 from scalebench.validation import excerpt_text
@@ -144,21 +143,33 @@ def _job_messages(testcase: dict[str, Any], report: str) -> tuple[str, ...]:
     return tuple(found)[:JOB_MESSAGES_MAX]
 
 
-def _case(testcase: dict[str, Any], report: str, start: str, provenance: dict[str, Any]) -> Case:
-    """A test case of a run report as a Case (vetted by records.check_case before anyone reads it)."""
+def _case(testcase: dict[str, Any], report: str, start: str, provenance: dict[str, Any],
+          dropped: list[str] | None = None) -> Case:
+    """A test case of a run report as a Case (vetted by records.check_case before anyone reads it). A
+    figure of another partition, no number or in a unit that cannot be converted (records.figure_value) is
+    left out, and why is appended to `dropped`; a figure in another unit of its quantity is converted."""
     figures, references = {}, {}
+    benchmark = text(testcase.get("name", "")).split(" ")[0] or text(testcase.get("unique_name", ""))
+    bench = benchmarks.lookup(benchmark)
+    own = f"{testcase['system']}:{testcase['partition']}"
     for key, entry in (testcase.get("perfvalues") or {}).items():
-        # [value, ref, lower, upper, unit, result]. Once per figure: records.number is inlined for floats.
-        name, value = key.rpartition(":")[2], entry[0]
-        if type(value) is not float:
-            try:
-                value = number(value)
-            except InputError as err:
-                raise InputError(f"figure {name}: {err}") from None
-        elif not math.isfinite(value):
-            value = None
-        figures[name] = (value, entry[4] or "")
-        references[name] = (entry[1], entry[2], entry[3])
+        # [value, ref, lower, upper, unit, result], keyed <system>:<partition>:<figure>
+        where, _, name = key.rpartition(":")
+        try:
+            if where and where != own:
+                raise FigureDropped(f"recorded for {excerpt_text(where, 80)}, not this case's {own}")
+            value, unit, factor = figure_value(bench, name, entry[0], entry[4] or "")
+        except FigureDropped as err:
+            if dropped is not None:
+                dropped.append(f"figure {excerpt_text(name, 80)}: {err}: dropped")
+            continue
+        except InputError as err:
+            raise InputError(f"figure {name}: {err}") from None
+        figures[name] = (value, unit)
+        reference = entry[1]
+        if factor != 1.0 and type(reference) in (int, float):
+            reference = reference * factor  # ReFrame's reference is in the figure's unit; bounds are fractions
+        references[name] = (reference, entry[2], entry[3])
     params = testcase.get("check_params") or {}
     if not params:  # ReFrame 4.x reports parameters as top-level keys listed in the name
         params = {p: testcase.get(p) for p in params_from_name(text(testcase.get("display_name", "")))}
@@ -168,7 +179,7 @@ def _case(testcase: dict[str, Any], report: str, start: str, provenance: dict[st
         report=report, session_start=start,
         system=testcase["system"], partition=testcase["partition"], environ=testcase["environ"],
         stack=testcase.get("stack") or testcase["environ"],
-        benchmark=text(testcase.get("name", "")).split(" ")[0] or text(testcase.get("unique_name", "")),
+        benchmark=benchmark,
         name=text(testcase.get("display_name") or testcase.get("name", "")),
         params=params, num_nodes=count(testcase.get("num_nodes"), "num_nodes"), num_tasks=num_tasks,
         result=text(testcase.get("result") or "unknown"),
@@ -249,14 +260,16 @@ def session_of(path: Path, parsed: ParsedReport, warnings: list[str] | None = No
     report = str(path)
     cases = []
     for testcase in final.values():
+        name = excerpt_text(text(testcase.get("display_name") or testcase.get("name") or "?"), 80)
+        dropped: list[str] = []
         try:
-            case = _case(testcase, report, start, provenance)
+            case = _case(testcase, report, start, provenance, dropped)
             check_case(case)
         except (InputError, KeyError, TypeError, ValueError, IndexError, AttributeError) as err:
             reason = str(err) if isinstance(err, InputError) else f"malformed ({type(err).__name__}: {err})"
-            name = excerpt_text(text(testcase.get("display_name") or testcase.get("name") or "?"), 80)
             warnings.append(f"skipped {name} in {path}: {excerpt_text(reason, 300)}")
             continue
+        warnings.extend(f"{name} in {path}: {excerpt_text(why, 300)}" for why in dropped)
         cases.append(case)
     if any(c.result == "skip" and not c.fail_reason for c in cases):
         reasons = skip_reasons(path.parent / "reframe.log")
