@@ -14,8 +14,6 @@ value no node can draw in the time (a wrapped counter, Slurm's NO_VAL) is refuse
 """
 from __future__ import annotations
 
-import csv
-import io
 import os
 import re
 import subprocess
@@ -206,12 +204,13 @@ def sh5util_argv(job_id: str, profile_dir: str, merged: str, extracted: str) -> 
 def parse_energy_profile(text: str) -> dict[tuple[str, str], list[tuple[float, float]]]:
     """sh5util's extracted Energy series ("Step,Node,ElapsedTime,EpochTime,Power"): {(step, node):
     [(epoch, watts)]}, each series in time order (sh5util repeats the first sample)."""
-    rows = csv.reader(io.StringIO(text))
-    header = next(rows, None)
-    if header is None or [h.strip() for h in header[:5]] != ["Step", "Node", "ElapsedTime", "EpochTime", "Power"]:
-        raise InputError(f"not an sh5util Energy series (header {excerpt(','.join(header or []))})")
+    # Plain comma-separated values (sh5util quotes nothing): split, not csv, which stops on a stray CR.
+    rows = [line.split(",") for line in text.splitlines() if line.strip()]
+    header = rows[0] if rows else []
+    if [h.strip() for h in header[:5]] != ["Step", "Node", "ElapsedTime", "EpochTime", "Power"]:
+        raise InputError(f"not an sh5util Energy series (header {excerpt(','.join(header))})")
     series: dict[tuple[str, str], dict[float, float]] = {}
-    for row in rows:
+    for row in rows[1:]:
         if len(row) < 5:
             continue
         epoch, watts = _int(row[3].strip()), row[4].strip()
