@@ -49,12 +49,12 @@ def job_options(spec: EnergySpec) -> list[str]:
 def _slurm_job(job_id: str, exclusive: bool, config: slurm.SlurmEnergyConfig,
                read: Callable[[str], slurm.SacctRecord], wait: Callable[[float], None]) -> Measurement | str:
     for attempt in range(SACCT_TRIES):
+        if attempt:
+            wait(SACCT_RETRY_S)
         record = read(job_id)
-        energy = slurm.job_energy(record, exclusive)
-        if record.energy_j or attempt == SACCT_TRIES - 1 or energy.reason.startswith("the job shared"):
-            return job_from_slurm(energy, config)
-        wait(SACCT_RETRY_S)
-    raise AssertionError("unreachable")
+        if record.energy_j or not exclusive:
+            break
+    return job_from_slurm(slurm.job_energy(record, exclusive), config)
 
 
 def case_energy(spec: EnergySpec, *, hpl_output: str, rows: int, best_row: int | None, exclusive: bool,

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from scalebench.benchmarks import did_you_mean
 from scalebench.energy.registry import registry
 from scalebench.errors import InputError
 from scalebench.validation import excerpt, is_number
@@ -48,7 +49,8 @@ class EnergySpec:
         sources = ("slurm", *registry().sampler, "none")
         source = data.get("source")
         if source not in sources:
-            raise InputError(f"{where}.source: {excerpt(source)} is not one of {', '.join(sources)}")
+            raise InputError(f"{where}.source: {excerpt(source)} is not one of {', '.join(sources)}"
+                             f"{did_you_mean(str(source), sources)}")
         if source == "none":
             if set(data) - {"source"}:
                 raise InputError(f"{where}: source none takes no other key")
@@ -67,7 +69,8 @@ class EnergySpec:
         plugin = data.get("plugin")
         if plugin not in registry().plugins:
             raise InputError(f"{where}.plugin: {excerpt(plugin)} is not one of {', '.join(registry().plugins)} "
-                             "(the part after acct_gather_energy/ of AcctGatherEnergyType)")
+                             "(the part after acct_gather_energy/ of AcctGatherEnergyType)"
+                             f"{did_you_mean(str(plugin), registry().plugins)}")
         profile = data.get("profile_dir")
         if profile is not None and (not isinstance(profile, str) or not profile.startswith("/")):
             raise InputError(f"{where}.profile_dir: an absolute directory (ProfileHDF5Dir), got {excerpt(profile)}")
