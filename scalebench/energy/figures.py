@@ -109,9 +109,12 @@ def core_from_samples(samples: Sequence[NodeSamples], window: SolveWindow, nodes
     """The core phase from every node's sampled counters, or why not. A node with a whole-node counter
     gives that alone (its parts are inside it); else its CPU package, DRAM and GPU counters add up."""
     measuring = [s for s in samples if s.counters]
+    if not samples:
+        return "no energy samples (no sampler ran)"
+    if not measuring:
+        return f"no readable energy counter on {', '.join(sorted(s.host for s in samples))}"
     if len(measuring) != nodes:
-        return (f"energy samples from {len(measuring)} of {nodes} node(s)" if samples
-                else "no energy samples (no sampler ran)")
+        return f"energy samples from {len(measuring)} of {nodes} node(s)"
     offsets = {s.utc_offset_s for s in measuring}
     if len(offsets) != 1:
         return f"the nodes' clocks are in different time zones ({sorted(offsets)} s from UTC)"
@@ -122,8 +125,7 @@ def core_from_samples(samples: Sequence[NodeSamples], window: SolveWindow, nodes
     coverage: set[tuple[str, ...]] = set()
     sources: set[str] = set()
     for node in measuring:
-        chosen = [c for c in node.counters if c.coverage == "node" and c.source == "pm_counters" and c.domain == "node"]
-        chosen = chosen or list(node.counters)
+        chosen = [c for c in node.counters if c.coverage == "node"] or list(node.counters)
         for counter in chosen:
             joules = energy_between(node.segments.get(counter.key, []), start, end)
             if joules is None:

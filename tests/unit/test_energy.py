@@ -237,6 +237,12 @@ def test_core_phase_needs_every_node_and_the_whole_window(tmp_path):
     assert "under the 5 s" in figures.core_from_samples(samples, window(1005, 1007), nodes=1)
 
 
+def test_a_node_without_counters_is_named(tmp_path):
+    sample.run(sample.Sampler([], [], 1.0), sample.output_path(tmp_path, "vm"))
+    assert figures.core_from_samples(sample.read_directory(tmp_path), window(1005, 1015), nodes=1) == (
+        "no readable energy counter on vm")
+
+
 def test_a_cut_last_line_is_dropped_and_a_foreign_file_is_named(tmp_path):
     path = fake_node(tmp_path, "n1", 200.0)
     path.write_text(path.read_text() + '{"t": 2000, "r": {"pm_counters:node": [2000, 9')
@@ -359,3 +365,17 @@ def test_declarations_describe_themselves():
 def _ctime(epoch: int) -> str:
     import time
     return time.strftime("%a %b %e %H:%M:%S %Y", time.gmtime(epoch))
+
+
+def test_the_sampler_on_this_machine_writes_what_it_finds_and_exits(tmp_path):
+    """Whatever this machine exposes (nothing on a VM without RAPL, pm_counters or GPUs): exit 0, a header."""
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-m", "scalebench.energy.sample", "--out", str(tmp_path),
+                           "--interval", "0.05", "--duration", "0.2"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    found = sample.read_directory(tmp_path)
+    assert len(found) == 1 and found[0].utc_offset_s == __import__("time").localtime().tm_gmtoff
+    again = subprocess.run([sys.executable, "-m", "scalebench.energy.sample", "--out", str(tmp_path)],
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode == 2 and "exists (one sampler per node and run)" in again.stderr
