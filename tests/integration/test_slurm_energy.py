@@ -15,7 +15,7 @@ import sys
 import pytest
 import yaml
 
-from conftest import REPO, require_xhpl, run_reframe
+from conftest import REPO, require_xhpl, run_reframe, unavailable
 from scalebench.results.store import ingest
 from scalebench_lab import accounting, meter
 from slurm_fixtures import slurm_cluster_factory  # noqa: F401
@@ -27,17 +27,16 @@ SCALES = "HPLCheck%scale=(1_node|2_nodes)$"
 
 @pytest.fixture(scope="module")
 def energy_run(slurm_cluster_factory, tmp_path_factory):  # noqa: F811
-    # a solve of about 15 s at the expected efficiency: HPL dates it to the second, and scalebench
-    # measures no core phase under 5 s (scalebench/data/energy.yaml)
     require_xhpl()
     if accounting.missing_tools():
-        from conftest import unavailable
         unavailable(f"needs {', '.join(accounting.missing_tools())} (scripts/debian-packages-slurm.txt)")
     cluster = slurm_cluster_factory(nodes=2, mode="netns", cpus_per_node=1, accounting_db=True,
                                     energy="pm_counters", energy_period_s=1)
     base = tmp_path_factory.mktemp("slurm-energy")
     site = yaml.safe_load((REPO / "site_configs" / "sites" / "testcluster-netns.yaml").read_text())
     partition = site["partitions"][0]
+    # a solve of about 15 s at the expected efficiency: HPL dates it to the second, and scalebench
+    # measures no core phase under 5 s (scalebench/data/energy.yaml)
     partition.update(scheduler="slurm", max_nodes=2, hpl_time_budget_s=15, environs=["tcp-10GbE"],
                      energy={"source": "slurm", "plugin": "pm_counters", "period_s": 1})
     site["stacks"] = [dict(site["stacks"][0], hpl_binary="build/bin/xhpl")]
