@@ -28,6 +28,9 @@ from scalebench.energy.registry import registry
 PM_COUNTERS = Path("/sys/cray/pm_counters")
 POWERCAP = Path("/sys/class/powercap")
 TOOL_TIMEOUT_S = 10.0
+# The meter's own timestamp (10 Hz on HPE Cray EX) places a reading better than the time it was read,
+# when it is the wall clock: one further off than this is some other clock, and the read time is used.
+STAMP_TRUST_S = 60.0
 _PM_RE = re.compile(r"(\d{1,20})[ \t]+J(?:[ \t]+(\d{1,20})[ \t]+us)?[ \t]*")
 _ACCEL_RE = re.compile(r"accel(\d{1,3})_energy")
 _RAPL_ZONE_RE = re.compile(r"intel-rapl:(\d{1,4})(?::(\d{1,4}))?")
@@ -127,7 +130,9 @@ def pm_counters(root: Path = PM_COUNTERS) -> tuple[list[Counter], Reader | None]
         for counter in counters:
             parsed = parse_pm_counter(_read(files[counter.domain]) or "")
             if parsed is not None:
-                out.append(Reading(counter.key, parsed[1] or time.time(), float(parsed[0])))
+                now = time.time()
+                stamp = parsed[1] if parsed[1] and abs(parsed[1] - now) < STAMP_TRUST_S else now
+                out.append(Reading(counter.key, stamp, float(parsed[0])))
         return out
     return counters, read
 

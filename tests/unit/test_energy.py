@@ -1,6 +1,9 @@
 """Energy to solution (scalebench.energy): Slurm's accounting read from real outputs, node counters and
 their wrap-around, the core-phase window HPL dates, and the Green500 figures built from them."""
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -183,7 +186,11 @@ def test_pm_counters_and_rapl_readers_find_what_is_readable(tmp_path):
     (pm / "power").write_text("300 W 1000000000 us\n")
     found, read = counters.pm_counters(pm)
     assert [(c.key, c.coverage) for c in found] == [("pm_counters:node", "node"), ("pm_counters:accel0", "gpu")]
-    assert read()[0] == counters.Reading("pm_counters:node", 1000.0, 5000.0)
+    before = time.time()
+    assert read()[0].t >= before  # a stamp of another clock (1000 s after the epoch): the time it was read
+    stamp = round(time.time() - 0.5, 6)
+    (pm / "energy").write_text(f"5000 J {int(stamp * 1e6)} us\n")
+    assert read()[0] == counters.Reading("pm_counters:node", pytest.approx(stamp), 5000.0)
     rapl = tmp_path / "powercap"
     for zone, name, value in (("intel-rapl:0", "package-0", "5000000"), ("intel-rapl:0:0", "dram", "1000000"),
                               ("intel-rapl:0:1", "core", "7"), ("intel-rapl:1", "psys", "9")):
@@ -363,19 +370,16 @@ def test_declarations_describe_themselves():
 
 
 def _ctime(epoch: int) -> str:
-    import time
     return time.strftime("%a %b %e %H:%M:%S %Y", time.gmtime(epoch))
 
 
 def test_the_sampler_on_this_machine_writes_what_it_finds_and_exits(tmp_path):
     """Whatever this machine exposes (nothing on a VM without RAPL, pm_counters or GPUs): exit 0, a header."""
-    import subprocess
-    import sys
     proc = subprocess.run([sys.executable, "-m", "scalebench.energy.sample", "--out", str(tmp_path),
                            "--interval", "0.05", "--duration", "0.2"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     found = sample.read_directory(tmp_path)
-    assert len(found) == 1 and found[0].utc_offset_s == __import__("time").localtime().tm_gmtoff
+    assert len(found) == 1 and found[0].utc_offset_s == time.localtime().tm_gmtoff
     again = subprocess.run([sys.executable, "-m", "scalebench.energy.sample", "--out", str(tmp_path)],
                            capture_output=True, text=True, timeout=60)
     assert again.returncode == 2 and "exists (one sampler per node and run)" in again.stderr
