@@ -6,6 +6,7 @@ import reframe_reports as rr
 from scalebench.cli import main
 from scalebench.results import acceptance, compare, document, report, series, store as results
 from scalebench.results.sections import hpl_terminal_table
+from scalebench.results.table import figure_units
 
 # Gflop/s per watt of the core phase per node count: ucx solves faster at the same power.
 POWER_KW = {1: 0.5, 2: 1.0, 4: 2.0}
@@ -33,15 +34,18 @@ def study(tmp_path_factory):
     return root
 
 
+def _table(root):
+    return results.load([root], index=False).table
+
+
 def _document(root):
-    sessions, warnings = results.ingest([root])
-    rows = list(results.records(sessions))
-    return report.build_document(sessions, warnings, rows), sessions, rows
+    loaded = results.load([root], index=False)
+    return report.build_document(loaded.table, loaded.warnings), loaded.table
 
 
 def test_hpl_table_has_the_column_and_the_energy_subsection_its_table_and_plot(study):
-    blocks, sessions, _ = _document(study)
-    terminal = hpl_terminal_table(sessions)
+    blocks, table = _document(study)
+    terminal = hpl_terminal_table(table)
     assert "Gflop/s/W" in terminal.splitlines()[0]
     expected = rr.HPL_RMAX["ucx"][4] / 2000
     assert f"{expected:.3g}" in terminal
@@ -58,23 +62,23 @@ def test_hpl_table_has_the_column_and_the_energy_subsection_its_table_and_plot(s
 
 def test_only_a_job_total_is_marked_so_in_the_column(tmp_path):
     rr.write_run(tmp_path, "run", _energy_cases("tcp", {1: 900.0}, core=False))
-    terminal = hpl_terminal_table(results.ingest([tmp_path])[0])
+    terminal = hpl_terminal_table(_table(tmp_path))
     assert f"{900.0 / 450:.3g} (job total)" in terminal
 
 
 def test_a_run_without_energy_says_no_energy_source(tmp_path):
     rr.write_run(tmp_path, "run", rr.hpl("tcp", {1: 900.0}))
-    blocks, sessions, _ = _document(tmp_path)
+    blocks, table = _document(tmp_path)
     text = document.render_text(blocks)
     assert "Not measured:" in text and "no energy source" in text
-    assert hpl_terminal_table(sessions).splitlines()[2].split()[-3] == "-"  # the column: no zero
+    assert hpl_terminal_table(table).splitlines()[2].split()[-3] == "-"  # the column: no zero
 
 
 def test_accept_holds_a_floor_on_gflops_per_watt(study, tmp_path):
     thresholds = tmp_path / "t.yaml"
     thresholds.write_text("criteria:\n  - {benchmark: HPLCheck, figure: gflops_per_watt, min: 1.7}\n")
-    _, _, rows = _document(study)
-    verdicts = acceptance.evaluate(acceptance.load(thresholds, rows), series.build(rows))
+    rows = _table(study)
+    verdicts = acceptance.evaluate(acceptance.load(thresholds, figure_units(rows)), series.build(rows))
     by_stack = {(v.stack, v.at): v.status for v in verdicts}
     assert by_stack[("ucx", "4 node(s)")] == acceptance.PASS  # 3500 Gflop/s / 2 kW
     assert by_stack[("tcp", "4 node(s)")] == acceptance.FAIL  # 3100 / 2000
@@ -82,8 +86,7 @@ def test_accept_holds_a_floor_on_gflops_per_watt(study, tmp_path):
 
 
 def test_compare_ranks_stacks_by_gflops_per_watt(study, capsys):
-    c = compare.compare(series.build(list(results.records(results.ingest([study])[0]))), "stack", "tcp",
-                        figure="gflops_per_watt")
+    c = compare.compare(series.build(_table(study)), "stack", "tcp", figure="gflops_per_watt")
     assert [config for config, _ in c.ranking()] == ["ucx", "tcp"]
     assert [g.key[2] for g in c.groups] == ["gflops_per_watt"]
     assert main(["compare", str(study), "--figure", "gflops_per_watt", "--baseline", "tcp"]) == 0
