@@ -5,7 +5,8 @@ About a minute. The cluster (netns mode, two one-core nodes, slurmdbd + MariaDB)
 /sys/cray/pm_counters in each node's own mount namespace. Each node draws a power that rises 4 W per
 second from its own base (scalebench_lab.meter), so the core phase (the solve HPL dates), the job and
 any other window have different, known energies: a figure taken over the wrong window, summed over
-steps, or of the wrong nodes misses its expected value.
+steps, or of the wrong nodes misses its expected value. A second partition of the site (the same
+Slurm nodes) turns the sampler off and reads the core phase from Slurm's own hdf5 energy profile.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from slurm_fixtures import slurm_cluster_factory  # noqa: F401
 pytestmark = pytest.mark.integration
 
 SCALES = "HPLCheck%scale=(1_node|2_nodes)$"
+PROFILED = "debug-profile"  # the site's partition whose core phase comes from sh5util
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +33,7 @@ def energy_run(slurm_cluster_factory, tmp_path_factory):  # noqa: F811
     if accounting.missing_tools():
         unavailable(f"needs {', '.join(accounting.missing_tools())} (scripts/debian-packages-slurm.txt)")
     cluster = slurm_cluster_factory(nodes=2, mode="netns", cpus_per_node=1, accounting_db=True,
-                                    energy="pm_counters", energy_period_s=1)
+                                    energy="pm_counters", energy_period_s=1, energy_profile=True)
     base = tmp_path_factory.mktemp("slurm-energy")
     site = yaml.safe_load((REPO / "site_configs" / "sites" / "testcluster-netns.yaml").read_text())
     partition = site["partitions"][0]
@@ -39,6 +41,8 @@ def energy_run(slurm_cluster_factory, tmp_path_factory):  # noqa: F811
     # measures no core phase under 5 s (scalebench/data/energy.yaml)
     partition.update(scheduler="slurm", max_nodes=2, hpl_time_budget_s=15, environs=["tcp-10GbE"],
                      energy={"source": "slurm", "plugin": "pm_counters", "period_s": 1})
+    site["partitions"].append(dict(partition, name=PROFILED, max_nodes=1, energy=dict(
+        partition["energy"], sampler=False, profile_dir=str(cluster.dir / "profile"))))
     site["stacks"] = [dict(site["stacks"][0], hpl_binary="build/bin/xhpl")]
     (base / "site.yaml").write_text(yaml.safe_dump(site))
     env = cluster.client_env()
@@ -52,16 +56,17 @@ def energy_run(slurm_cluster_factory, tmp_path_factory):  # noqa: F811
     return run_dir, proc, law, report, base / "report"
 
 
-def cases(run_dir):
+def cases(run_dir, partition="debug"):
     sessions, warnings = ingest([run_dir])
     assert warnings == []
-    return {c.num_nodes: c for c in sessions[0].cases if c.benchmark == "HPLCheck" and c.result != "skip"}
+    return {c.num_nodes: c for c in sessions[0].cases
+            if c.benchmark == "HPLCheck" and c.result != "skip" and c.partition == partition}
 
 
 def test_reframe_passes_both_node_counts(energy_run):
     run_dir, proc, _, _, _ = energy_run
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    assert sorted(cases(run_dir)) == [1, 2]
+    assert sorted(cases(run_dir)) == [1, 2] and sorted(cases(run_dir, PROFILED)) == [1]
 
 
 def test_core_phase_energy_power_and_gflops_per_watt_are_the_meters(energy_run):
@@ -78,6 +83,18 @@ def test_core_phase_energy_power_and_gflops_per_watt_are_the_meters(energy_run):
         assert case.figure("power") == pytest.approx(expected / (core["end"] - core["start"]) / 1e3, rel=0.005)
         assert case.figure("gflops_per_watt") == pytest.approx(
             case.figure("rmax") / (expected / (core["end"] - core["start"])), rel=0.005)
+
+
+def test_slurms_own_power_profile_gives_the_core_phase(energy_run):
+    """sh5util's samples: whole watts, stamped to the whole second they were taken in (so up to 4 W
+    early on this ramp): within 3% of the meter."""
+    run_dir, _, law, _, _ = energy_run
+    case = cases(run_dir, PROFILED)[1]
+    core = case.recorded("energy_detail")["core"]
+    assert core["source"].startswith("Slurm acct_gather_profile/hdf5 of acct_gather_energy/pm_counters")
+    assert core["joules"] == pytest.approx(law.joules("n1", core["start"], core["end"]), rel=0.03)
+    assert case.figure("gflops_per_watt") == pytest.approx(
+        case.figure("rmax") / law.joules("n1", core["start"], core["end"]) * (core["end"] - core["start"]), rel=0.03)
 
 
 def test_the_core_phase_is_the_solve_inside_the_job(energy_run):
