@@ -117,7 +117,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from scalebench.results.store import load
 
     loaded = load(args.results)
-    blocks = compare.blocks(compare.compare(series.build(loaded.table), args.by, args.baseline), level=1)
+    blocks = compare.blocks(compare.compare(series.build(loaded.table), args.by, args.baseline, args.figure), level=1)
     _say(loaded.warnings, loaded.notes)  # once there is an answer: an error stays one line
     print((render_markdown(blocks, lambda chart: "") if args.format == "md" else render_text(blocks)).rstrip())
     return 0
@@ -209,6 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("results", nargs="+", type=path_arg, help="run directories, report files or results/")
     p.add_argument("--by", choices=("stack", "system"), default="stack", help="what to put side by side")
     p.add_argument("--baseline", default=None, help="the stack or system:partition to normalise to (default: first)")
+    p.add_argument("--figure", default=None,
+                   help="compare and rank on this figure (e.g. gflops_per_watt) instead of each figure of merit")
     p.add_argument("--format", choices=("text", "md"), default="text")
     p.set_defaults(func=cmd_compare)
 

@@ -87,7 +87,14 @@ def render(cases: Sequence[PlannedCase]) -> str:
         lines += ["", f"Left out ({len(left)}):"]
         lines += [f"  {c.display_name} on {c.partition.name} with {c.stack.name}: {c.left_out}" for c in left]
     lines += ["", f"{len(planned)} case(s) planned, {len(left)} left out"]
+    lines += ["", "Energy (site file `energy:`; HPL cases get figures from it):"]
+    lines += [f"  {fullname}: {spec.describe()}" for fullname, spec in _energy(cases).items()]
     return "\n".join(lines)
+
+
+def _energy(cases: Sequence[PlannedCase]) -> dict[str, Any]:
+    """Each partition's declared energy source, in the order the cases name them."""
+    return {c.partition.fullname: c.partition.energy for c in cases}
 
 
 def to_json(site: Path, cases: Sequence[PlannedCase]) -> dict[str, Any]:
@@ -109,7 +116,8 @@ def to_json(site: Path, cases: Sequence[PlannedCase]) -> dict[str, Any]:
         return data
 
     return {"site": str(site), "cases": [case_json(c) for c in cases if c.plan is not None],
-            "left_out": [case_json(c) for c in cases if c.plan is None]}
+            "left_out": [case_json(c) for c in cases if c.plan is None],
+            "energy": {name: {**spec.to_json(), "describe": spec.describe()} for name, spec in _energy(cases).items()}}
 
 
 def cmd_plan(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ from scalebench.results import series
 from scalebench.results.document import Block, Chart, Figure, Heading, Line, Panel, Text, bullets, table, text_table
 from scalebench.results.records import Case
 from scalebench.results.sections.common import fmt, measured_line, slug, ylabel
+from scalebench.results.sections.energy import energy_blocks, per_watt_cell
 from scalebench.results.series import Series, axis_label
 from scalebench.results.table import Table, exact_median
 
@@ -40,13 +41,17 @@ class HplLine:
     result: str  # PASS, FAIL or "<passed>/<runs> PASS"
     case: Case  # the latest run, for its provenance
     runs: int = 1
+    gflops_per_watt: float | None = None  # core phase (scalebench.energy)
+    job_gflops_per_watt: float | None = None  # job total, includes set-up
 
 
 def _result(passed: int, runs: int) -> str:
     return "PASS" if passed == runs else "FAIL" if passed == 0 else f"{passed}/{runs} PASS"
 
 
-_FIGURES = ("rmax", "rpeak_gflops", "efficiency", "dgemm_ceiling", "n")
+# Each line's medians over its measured runs; N only places a case on its line.
+_MEDIANS = ("rmax", "rpeak_gflops", "efficiency", "dgemm_ceiling", "gflops_per_watt", "job_gflops_per_watt")
+_FIGURES = (*_MEDIANS, "n")
 
 
 def _deck_key(deck_json: str | None, n_figure: float | None) -> tuple[int | None, Any, str]:
@@ -85,7 +90,7 @@ def hpl_lines(results: Table) -> list[HplLine]:
     measured = pl.col("measured")
     grouped = cases.group_by(["system", "partition", "stack", "num_nodes", "num_tasks", "key"],
                              maintain_order=True).agg(
-        *(exact_median(pl.col(name).filter(measured)).alias(name) for name in _FIGURES[:4]),
+        *(exact_median(pl.col(name).filter(measured)).alias(name) for name in _MEDIANS),
         passed=(pl.col("result") == "pass").sum(), runs=pl.len(),
         latest=pl.col("case").sort_by("session_start", maintain_order=True).last())
     latest = results.cases_by_id(pl.col("case").is_in(grouped["latest"].to_list()))
@@ -96,12 +101,14 @@ def hpl_lines(results: Table) -> list[HplLine]:
                              row["num_tasks"], n, nb, grid, rmax=row["rmax"], rpeak=row["rpeak_gflops"],
                              efficiency=row["efficiency"], dgemm=row["dgemm_ceiling"],
                              result=_result(row["passed"], row["runs"]), case=latest[row["latest"]][1],
-                             runs=row["runs"]))
+                             runs=row["runs"], gflops_per_watt=row["gflops_per_watt"],
+                             job_gflops_per_watt=row["job_gflops_per_watt"]))
     return sorted(lines, key=lambda l: (l.where, l.stack, l.nodes or 0, l.ranks or 0, l.scale))
 
 
 HPL_HEADER = ("System", "Stack", "Scale", "Nodes", "Ranks", "N", "NB", "P x Q",
-              "Rmax (Gflop/s)", "Rpeak (Gflop/s)", "Efficiency", "DGEMM (Gflop/s)", "Rmax/DGEMM", "Result", "Runs")
+              "Rmax (Gflop/s)", "Rpeak (Gflop/s)", "Efficiency", "DGEMM (Gflop/s)", "Rmax/DGEMM", "Gflop/s/W",
+              "Result", "Runs")
 
 
 def _hpl_cells(line: HplLine) -> tuple[str, ...]:
@@ -109,7 +116,7 @@ def _hpl_cells(line: HplLine) -> tuple[str, ...]:
     of_dgemm = f"{100 * line.rmax / line.dgemm:.1f}%" if line.rmax and line.dgemm else "-"
     return (line.where, line.stack, line.scale, fmt(line.nodes), fmt(line.ranks), fmt(line.n),
             fmt(line.nb), line.grid or "-", fmt(line.rmax, ".2f"), fmt(line.rpeak, ".1f"),
-            efficiency, fmt(line.dgemm, ".1f"), of_dgemm, line.result, str(line.runs))
+            efficiency, fmt(line.dgemm, ".1f"), of_dgemm, per_watt_cell(line), line.result, str(line.runs))
 
 
 def hpl_terminal_table(results: Table) -> str:
@@ -195,4 +202,4 @@ def hpl_section(results: Table, all_series: Sequence[Series]) -> list[Block]:
     hpl = [s for s in all_series if s.bench.section == "hpl"]
     for where in sorted({s.key.where for s in hpl}):
         out += _hpl_where(where, _hpl_axis_series(results, [s for s in hpl if s.key.where == where]))
-    return out + _hpl_notes(lines)
+    return out + energy_blocks(lines, hpl) + _hpl_notes(lines)
