@@ -1,0 +1,279 @@
+"""`scalebench predict SITE`: HPL's time, Rmax and efficiency at every planned scale, before any of it
+runs (HPL's scalability model, scalebench.hpl.model), calibrated on measured results (--from) or on
+numbers given (--dgemm-gflops, --latency-us, --bandwidth-gbs, --load-exponent).
+
+`plan --predict` adds the predicted Rmax to the plan with the same arguments.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+from collections import defaultdict
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from scalebench.cli.common import float_arg, path_arg, print_json
+from scalebench.errors import InputError
+from scalebench.hpl import model
+from scalebench.hpl.model import Calibration, Link, Prediction, RankRate
+from scalebench.plan import PlannedCase
+from scalebench.units import format_duration
+
+
+@dataclass(frozen=True)
+class Given:
+    """Numbers from the command line; None where not given."""
+
+    rank_gflops: float | None = None
+    latency_us: float | None = None
+    bandwidth_gbs: float | None = None
+    load_exponent: float | None = None
+    results: tuple[str, ...] = ()
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Given:
+        return cls(args.dgemm_gflops, args.latency_us, args.bandwidth_gbs, args.load_exponent,
+                   tuple(args.results or ()))
+
+    @property
+    def anything(self) -> bool:
+        return bool(self.results) or any(v is not None for v in (self.rank_gflops, self.latency_us,
+                                                                 self.bandwidth_gbs, self.load_exponent))
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What --from results calibrate, per (system:partition, stack), and the HPL runs behind them."""
+
+    calibrations: Mapping[tuple[str, str], Calibration]
+    runs: Mapping[tuple[str, str], list[Any]]  # scalebench.results.expected.Point
+
+
+def measured(results: Sequence[str]) -> Measured:
+    from scalebench.results import expected
+    from scalebench.results.sections.hpl import hpl_lines
+    from scalebench.results.store import ingest
+
+    sessions, _ = ingest(results)
+    points = [p for p in (line.point() for line in hpl_lines(sessions)) if p is not None]
+    runs: dict[tuple[str, str], list[Any]] = defaultdict(list)
+    for point in points:
+        runs[(point.where, point.stack)].append(point)
+    return Measured(expected.calibrations(sessions, points), runs)
+
+
+def _lookup(found: Measured | None, where: str, stack: str) -> tuple[tuple[str, str] | None, str]:
+    """The results' key for a planned stack: the same system:partition and stack, else the one
+    system that ran a stack of that name."""
+    if found is None:
+        return None, ""
+    if (where, stack) in found.calibrations:
+        return (where, stack), ""
+    others = [key for key in found.calibrations if key[1] == stack]
+    if len(others) == 1:
+        return others[0], f"calibrated on {others[0][0]}'s results"
+    return None, ""
+
+
+def calibration_for(where: str, stack: str, fabric: str | None, given: Given, found: Measured | None) -> Calibration:
+    """The rank rate and links for one planned stack: numbers given first, then the results."""
+    key, note = _lookup(found, where, stack)
+    base = found.calibrations[key] if found is not None and key else Calibration(None, None, None)
+    notes = [note] if note else []
+    rate = RankRate(given.rank_gflops, f"--dgemm-gflops {given.rank_gflops:g}") if given.rank_gflops else base.rate
+    inter = base.inter
+    if given.latency_us is not None or given.bandwidth_gbs is not None:
+        latency = given.latency_us * 1e-6 if given.latency_us is not None else inter.latency_s if inter else None
+        bandwidth = given.bandwidth_gbs * 1e9 if given.bandwidth_gbs is not None else \
+            inter.bandwidth_bps if inter else None
+        if latency is None or bandwidth is None:
+            raise InputError(f"{stack} on {where}: --latency-us and --bandwidth-gbs go together unless --from "
+                             "results measured the other")
+        inter = Link(latency, bandwidth, source=f"{latency * 1e6:.3g} us, {bandwidth / 1e6:.0f} MB/s (command line)")
+        inter = model.with_load(inter, *model.default_load(fabric))
+    if inter is not None and given.load_exponent is not None:
+        inter = model.with_load(inter, given.load_exponent, f"load exponent {given.load_exponent:g} (command line)")
+    elif inter is not None and rate is not None and key and "fitted" not in inter.source:
+        inter = _fit_to_runs(inter, rate, found.runs.get(key, []) if found else [])
+    return Calibration(rate, inter, base.intra, (*base.notes, *notes))
+
+
+def _fit_to_runs(link: Link, rate: RankRate, runs: Sequence[Any]) -> Link:
+    """The load exponent that reproduces measured HPL runs on more than 2 nodes, when there are any."""
+    pairs = [(p.case(), p.rmax / p.rpeak) for p in runs if p.nodes > 2]
+    fitted = model.fit_load_from_runs(pairs, rate, link) if pairs else None
+    if fitted is None:
+        return link
+    scales = ", ".join(str(p.nodes) for p in runs if p.nodes > 2)
+    return model.with_load(link, fitted, f"load exponent {fitted:.3g} fitted to HPL at {scales} nodes")
+
+
+@dataclass(frozen=True)
+class Predicted:
+    case: PlannedCase
+    prediction: Prediction | None
+    reason: str = ""  # why not predicted
+
+
+def predict_cases(cases: Sequence[PlannedCase], given: Given,
+                  found: Measured | None = None) -> tuple[list[Predicted], dict[tuple[str, str, str], Calibration]]:
+    """A prediction (or the reason for none) for every planned HPL case, and the calibration of each
+    (system, partition, stack)."""
+    calibrations: dict[tuple[str, str, str], Calibration] = {}
+    out = []
+    for planned in cases:
+        hpl = planned.plan.hpl if planned.plan else None
+        if hpl is None or hpl.sweep is not None:
+            continue
+        partition, stack = planned.partition, planned.stack
+        key = (partition.system, partition.name, stack.name)
+        if key not in calibrations:
+            calibrations[key] = calibration_for(f"{partition.system}:{partition.name}", stack.name,
+                                                stack.extras.get("fabric"), given, found)
+        calibration = calibrations[key]
+        case = model.Case.from_plan(hpl)
+        why = calibration.missing(case)
+        if why:
+            out.append(Predicted(planned, None, why))
+            continue
+        assert calibration.rate is not None
+        rate = calibration.rate.for_threads(hpl.job.threads_per_rank)
+        out.append(Predicted(planned, model.predict(case, rate, calibration.link_for(case.nodes))))
+    return out, calibrations
+
+
+def summaries(predicted: Sequence[Predicted]) -> list[str]:
+    """One sentence per partition and stack, on the whole-node scales."""
+    curves: dict[tuple[str, str], dict[int, float]] = defaultdict(dict)
+    for p in predicted:
+        scale = p.case.partition.scale(str(p.case.params.get("scale")))
+        if p.prediction is not None and (scale is None or not scale.sub_node):
+            curves[(p.case.partition.fullname, p.case.stack.name)][p.prediction.case.nodes] = p.prediction.efficiency
+    return [model.summary_sentence(f"{stack} on {where}", curve) for (where, stack), curve in sorted(curves.items())]
+
+
+HEADER = ("Check", "Partition", "Stack", "Nodes", "Ranks", "N", "NB", "P x Q", "Rpeak (Gflop/s)", "Time",
+          "Rmax (Gflop/s)", "Efficiency", "Lost: compute", "bandwidth", "latency", "Dominant loss")
+
+
+def _row(p: Predicted) -> tuple[str, ...]:
+    prediction = p.prediction
+    assert prediction is not None
+    case = prediction.case
+    losses = prediction.losses
+    return (p.case.display_name, p.case.partition.name, p.case.stack.name, str(case.nodes), str(case.ranks),
+            str(case.n), str(case.nb), f"{case.p} x {case.q}", f"{case.rpeak_gflops:.1f}",
+            format_duration(prediction.time_s), f"{prediction.rmax_gflops:.1f}", f"{prediction.efficiency:.1%}",
+            *(f"{100 * losses[name]:.1f}" for name in model.LOSSES), prediction.dominant_loss)
+
+
+def calibration_lines(calibrations: Mapping[tuple[str, str, str], Calibration]) -> list[str]:
+    lines = []
+    for (system, partition, stack), c in sorted(calibrations.items()):
+        rate = f"{c.rate.gflops:.4g} Gflop/s per rank ({c.rate.source})" if c.rate else "no rank rate"
+        inter = c.inter.source if c.inter else "no inter-node link"
+        lines.append(f"  {stack} on {system}:{partition}: {rate}; link {inter}"
+                     + "".join(f"; {note}" for note in c.notes if note and note not in inter))
+    return lines
+
+
+def render(predicted: Sequence[Predicted], calibrations: Mapping[tuple[str, str, str], Calibration]) -> str:
+    done = [p for p in predicted if p.prediction is not None]
+    rows = [HEADER, *(_row(p) for p in done)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
+    lines = ["Calibration:", *calibration_lines(calibrations), ""]
+    lines += ["  ".join(cell.ljust(w) if i < 3 or i == len(HEADER) - 1 else cell.rjust(w)
+                        for i, (cell, w) in enumerate(zip(r, widths))).rstrip() for r in rows]
+    lines.append("(Lost: efficiency points lost to computing below Rpeak, to bandwidth and to latency)")
+    left = [p for p in predicted if p.prediction is None]
+    if left:
+        lines += ["", f"Not predicted ({len(left)}):"]
+        lines += [f"  {p.case.display_name} on {p.case.partition.name} with {p.case.stack.name}: {p.reason}"
+                  for p in left]
+    lines += ["", *summaries(predicted)]
+    return "\n".join(lines)
+
+
+def prediction_json(p: Prediction) -> dict[str, Any]:
+    case = p.case
+    return {"nodes": case.nodes, "ranks": case.ranks, "n": case.n, "nb": case.nb, "p": case.p, "q": case.q,
+            "rpeak_gflops": round(case.rpeak_gflops, 3), **p.to_json()}
+
+
+def to_json(site: Path, predicted: Sequence[Predicted],
+            calibrations: Mapping[tuple[str, str, str], Calibration]) -> dict[str, Any]:
+    def calibration_json(key: tuple[str, str, str], c: Calibration) -> dict[str, Any]:
+        return {"system": key[0], "partition": key[1], "stack": key[2],
+                "rank_gflops": c.rate.gflops if c.rate else None, "rank_rate_source": c.rate.source if c.rate else "",
+                "latency_us": c.inter.latency_s * 1e6 if c.inter else None,
+                "bandwidth_mbs": c.inter.bandwidth_bps / 1e6 if c.inter and math.isfinite(c.inter.bandwidth_bps)
+                else None,
+                "load_exponent": c.inter.load_exponent if c.inter else None,
+                "link_source": c.inter.source if c.inter else "", "notes": [n for n in c.notes if n]}
+
+    def case_json(p: Predicted) -> dict[str, Any]:
+        data: dict[str, Any] = {"name": p.case.display_name, "system": p.case.partition.system,
+                                "partition": p.case.partition.name, "stack": p.case.stack.name}
+        if p.prediction is None:
+            return {**data, "reason": p.reason}
+        return {**data, "threads_per_rank": p.case.plan.job.threads_per_rank,  # type: ignore[union-attr]
+                **prediction_json(p.prediction)}
+
+    return {"site": str(site), "model": "HPL scalability model (Petitet, Whaley, Dongarra, Cleary), refined: "
+                                        "scalebench.hpl.model",
+            "efficiency_unit": "%", "calibrations": [calibration_json(k, c) for k, c in sorted(calibrations.items())],
+            "cases": [case_json(p) for p in predicted if p.prediction is not None],
+            "not_predicted": [case_json(p) for p in predicted if p.prediction is None],
+            "summary": summaries(predicted)}
+
+
+def run_predictions(cases: Sequence[PlannedCase], args: argparse.Namespace) -> tuple[
+        list[Predicted], dict[tuple[str, str, str], Calibration]]:
+    given = Given.from_args(args)
+    if not given.anything:
+        raise InputError("nothing to calibrate the model on: give --from RESULTS (a 1-node HPL and the stack's "
+                         "ping-pongs) or --dgemm-gflops with --latency-us and --bandwidth-gbs")
+    found = measured(given.results) if given.results else None
+    return predict_cases(cases, given, found)
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    from scalebench.cli.plan import planned_cases
+
+    site, cases = planned_cases(args, checks=["HPLCheck"])
+    predicted, calibrations = run_predictions(cases, args)
+    if not any(p.prediction for p in predicted):
+        reasons = sorted({p.reason for p in predicted}) or ["no HPL case is planned"]
+        raise InputError(f"no HPL case can be predicted: {'; '.join(reasons)}")
+    if args.json:
+        print_json(to_json(site, predicted, calibrations))
+    else:
+        print(render(predicted, calibrations))
+    return 0
+
+
+def add_calibration_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--from", dest="results", action="append", default=[], type=path_arg, metavar="RESULTS",
+                   help="run directories, report files or results/ to calibrate on (repeatable)")
+    p.add_argument("--dgemm-gflops", type=float_arg(0, 1e9, "a rate in Gflop/s above 0"), default=None,
+                   help="one rank's DGEMM rate, Gflop/s (the published model's g = 1/rate)")
+    p.add_argument("--latency-us", type=float_arg(0, 1e6, "a latency in us from 0", low_included=True),
+                   default=None, help="inter-node small-message latency, us")
+    p.add_argument("--bandwidth-gbs", type=float_arg(1e-6, 1e6, "a bandwidth in GB/s above 0.000001"),
+                   default=None, help="inter-node bandwidth of one pair, GB/s (1e9 bytes/s)")
+    p.add_argument("--load-exponent", type=float_arg(0, model.MAX_LOAD_EXPONENT,
+                                                     f"at least 0 and below {model.MAX_LOAD_EXPONENT:g}",
+                                                     low_included=True),
+                   default=None, help="per-node bandwidth at n nodes = pair x (n/2)^-K (default: fitted, else "
+                                      "the stack's fabric class, site_configs/fabric_load.yaml)")
+
+
+def add_predict_arguments(subparsers: Any) -> None:
+    from scalebench.cli.plan import add_filter_arguments
+
+    p = subparsers.add_parser("predict", help="HPL's time, Rmax and efficiency at every planned scale (model)")
+    add_filter_arguments(p)
+    add_calibration_arguments(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_predict)
