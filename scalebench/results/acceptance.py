@@ -25,7 +25,7 @@ from scalebench.validation import C_INT_MAX, did_you_mean, excerpt, excerpt_text
 
 METRICS = ("value", "speedup", "parallel_efficiency", "of_model")
 # of_model: the measured value over what HPL's scalability model expects of it (scalebench.results.expected)
-MODEL_FIGURES = {"HPLCheck": ("efficiency", "rmax")}
+MODEL_FIGURES = {"HPLCheck": ("efficiency",)}
 AT_WORDS = ("every", "largest", "smallest")
 _KEYS = ("name", "benchmark", "figure", "metric", "min", "max", "at", "system", "partition", "stack", "params",
          "optional")
