@@ -102,7 +102,8 @@ def calibration_for(where: str, stack: str, fabric: str | None, given: Given, fo
 def _fit_to_runs(link: Link, rate: RankRate, runs: Sequence[Any]) -> Link:
     """The load exponent that reproduces measured HPL runs on more than 2 nodes, when there are any."""
     pairs = [(p.case(), p.rmax / p.rpeak) for p in runs if p.nodes > 2]
-    fitted = model.fit_load_from_runs(pairs, rate, link) if pairs else None
+    fitted = model.fit_load_from_runs([(case, measured, rate.for_case(case)) for case, measured in pairs], link) \
+        if pairs else None
     if fitted is None:
         return link
     scales = ", ".join(str(p.nodes) for p in runs if p.nodes > 2)
@@ -138,7 +139,7 @@ def predict_cases(cases: Sequence[PlannedCase], given: Given,
             out.append(Predicted(planned, None, why))
             continue
         assert calibration.rate is not None
-        rate = calibration.rate.for_threads(hpl.job.threads_per_rank)
+        rate = calibration.rate.for_case(case)
         out.append(Predicted(planned, model.predict(case, rate, calibration.link_for(case.nodes))))
     return out, calibrations
 
@@ -171,7 +172,10 @@ def _row(p: Predicted) -> tuple[str, ...]:
 def calibration_lines(calibrations: Mapping[tuple[str, str, str], Calibration]) -> list[str]:
     lines = []
     for (system, partition, stack), c in sorted(calibrations.items()):
-        rate = f"{c.rate.gflops:.4g} Gflop/s per rank ({c.rate.source})" if c.rate else "no rank rate"
+        rate = "no rank rate"
+        if c.rate:
+            rate = (f"{c.rate.of_peak:.1%} of each rank's Rpeak ({c.rate.source})" if c.rate.of_peak is not None
+                    else f"{c.rate.gflops:.4g} Gflop/s per rank ({c.rate.source})")
         inter = c.inter.source if c.inter else "no inter-node link"
         lines.append(f"  {stack} on {system}:{partition}: {rate}; link {inter}"
                      + "".join(f"; {note}" for note in c.notes if note and note not in inter))
@@ -206,6 +210,7 @@ def to_json(site: Path, predicted: Sequence[Predicted],
     def calibration_json(key: tuple[str, str, str], c: Calibration) -> dict[str, Any]:
         return {"system": key[0], "partition": key[1], "stack": key[2],
                 "rank_gflops": c.rate.gflops if c.rate else None, "rank_rate_source": c.rate.source if c.rate else "",
+                "rank_share_of_rpeak": c.rate.of_peak if c.rate else None,
                 "latency_us": c.inter.latency_s * 1e6 if c.inter else None,
                 "bandwidth_mbs": c.inter.bandwidth_bps / 1e6 if c.inter and math.isfinite(c.inter.bandwidth_bps)
                 else None,

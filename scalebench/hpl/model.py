@@ -55,17 +55,19 @@ class RankRate:
 
     gflops: float
     source: str
-    threads: int = 0  # the threads per rank it was measured with; 0: the case's, whatever they are
+    of_peak: float | None = None  # the share of its own cores' Rpeak the measured rank reached
 
     def __post_init__(self) -> None:
         if not is_number(self.gflops) or not 0 < self.gflops < 1e9:
             raise InputError(f"rank rate ({self.source}): {excerpt(self.gflops)} Gflop/s is no rate of one rank")
 
-    def for_threads(self, threads: int) -> RankRate:
-        """The rate of a rank with `threads` threads: the same rate per core."""
-        if not self.threads or threads == self.threads:
+    def for_case(self, case: Case) -> RankRate:
+        """The rate of one of `case`'s ranks: a measured rank's share of its Rpeak carries over to
+        another number of threads or another clock; a given rate is taken as it is."""
+        if self.of_peak is None:
             return self
-        return RankRate(self.gflops * threads / self.threads, f"{self.source}, per core x {threads} threads", threads)
+        rank_peak = case.rpeak_gflops / (case.nodes * case.ranks_per_node)
+        return RankRate(self.of_peak * rank_peak, f"{self.source}: {self.of_peak:.1%} of a rank's Rpeak", self.of_peak)
 
 
 @dataclass(frozen=True)
@@ -284,17 +286,19 @@ def fit_load_exponent(points: Sequence[tuple[int, float]], pair_bps: float) -> f
     return min(max(k, 0.0), MAX_LOAD_EXPONENT)
 
 
-def fit_load_from_runs(runs: Sequence[tuple[Case, float]], rate: RankRate, link: Link) -> float | None:
-    """k that best reproduces measured efficiencies (fractions) of runs on more than 2 nodes, in
-    relative least squares over [0, MAX] (a coarse grid, then a finer one around its best); None
-    without such a run. For extrapolating a few measured scales to many: never to judge those runs."""
-    usable = [(case, measured) for case, measured in runs if case.nodes > 2 and measured > 0]
+def fit_load_from_runs(runs: Sequence[tuple[Case, float, RankRate]], link: Link) -> float | None:
+    """k that best reproduces measured efficiencies (fractions) of runs on more than 2 nodes, each with
+    its rank rate, in relative least squares over [0, MAX] (a coarse grid, then a finer one around its
+    best); None without such a run. For extrapolating a few measured scales to many, never to judge
+    those runs."""
+    usable = [(case, measured, rate) for case, measured, rate in runs if case.nodes > 2 and measured > 0]
     if not usable:
         return None
 
     def error(k: float) -> float:
         loaded = replace(link, load_exponent=k)
-        return sum(((predict(case, rate, loaded).efficiency - measured) / measured) ** 2 for case, measured in usable)
+        return sum(((predict(case, rate, loaded).efficiency - measured) / measured) ** 2
+                   for case, measured, rate in usable)
 
     best = min((i * MAX_LOAD_EXPONENT / 40 for i in range(41)), key=error)
     step = MAX_LOAD_EXPONENT / 40

@@ -152,9 +152,10 @@ def rate_from(base: Point, calibration: Calibration) -> RankRate:
     if base.ranks > 1 and link is None:
         raise InputError(f"{base.where} {base.stack}: its smallest HPL ({base.nodes} node(s), {base.ranks} ranks) "
                          "needs link figures to take its communication out")
-    rate = model.rate_from_run(base.case(), base.rmax, link,
+    case = base.case()
+    rate = model.rate_from_run(case, base.rmax, link,
                                f"HPL on {base.nodes} node(s), {base.ranks} rank(s): {base.rmax:.4g} Gflop/s")
-    return replace(rate, threads=base.threads_per_rank)
+    return replace(rate, of_peak=rate.gflops / (case.rpeak_gflops / case.ranks))
 
 
 def calibrations(cases: Iterable[Case], points: Sequence[Point]) -> dict[tuple[str, str], Calibration]:
@@ -189,7 +190,7 @@ def expect(point: Point, calibration: Calibration, base: Point, margin: float) -
     if why:
         return Expected(None, "none", why)
     assert calibration.rate is not None
-    rate = calibration.rate.for_threads(point.threads_per_rank)
+    rate = calibration.rate.for_case(case)
     if point.dgemm and base.dgemm:
         rate = RankRate(rate.gflops * (point.dgemm / point.ranks) / (base.dgemm / base.ranks),
                         f"{rate.source}, scaled by this job's DGEMM ceiling")

@@ -115,10 +115,17 @@ def test_load_exponent_fitted_from_loaded_bandwidths():
 
 def test_load_exponent_fitted_from_runs_reproduces_them():
     link = replace(GBE, load_exponent=0.25)
-    runs = [(c, model.predict(c, RATE, link).efficiency) for c in
+    runs = [(c, model.predict(c, RATE, link).efficiency, RATE) for c in
             (Case(79872, 192, 2, 2, 4, 1, 179.2), Case(112896, 192, 2, 4, 8, 1, 358.4))]
-    assert model.fit_load_from_runs(runs, RATE, GBE) == pytest.approx(0.25, abs=0.01)
-    assert model.fit_load_from_runs(runs[:0], RATE, GBE) is None
+    assert model.fit_load_from_runs(runs, GBE) == pytest.approx(0.25, abs=0.01)
+    assert model.fit_load_from_runs(runs[:0], GBE) is None
+
+
+def test_a_measured_ranks_share_of_rpeak_carries_over_to_another_layout():
+    measured = RankRate(4.0, "1 core of 5 Gflop/s", of_peak=0.8)
+    eight_threads = Case(80000, 192, 2, 2, 4, 1, 4 * 44.8)  # one rank of 8 cores per node
+    assert measured.for_case(eight_threads).gflops == pytest.approx(0.8 * 44.8)
+    assert RATE.for_case(eight_threads) is RATE  # a given rate is per rank, as given
 
 
 def test_every_fabric_class_has_a_load_default_with_its_basis():
