@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -94,7 +95,7 @@ def calibration_for(where: str, stack: str, fabric: str | None, given: Given, fo
         inter = model.with_load(inter, *model.default_load(fabric))
     if inter is not None and given.load_exponent is not None:
         inter = model.with_load(inter, given.load_exponent, f"load exponent {given.load_exponent:g} (command line)")
-    elif inter is not None and rate is not None and key and "fitted" not in inter.source:
+    elif inter is not None and rate is not None and key and not re.search(r"load exponent \S+ fitted", inter.source):
         inter = _fit_to_runs(inter, rate, found.runs.get(key, []) if found else [])
     return Calibration(rate, inter, base.intra, (*base.notes, *notes))
 
