@@ -147,3 +147,31 @@ def test_predict_from_the_results_uses_the_same_calibration(run, capsys):
     site = Path(__file__).resolve().parents[2] / "site_configs" / "sites" / "archetypes" / "seed-10gbe.yaml"
     assert main(["predict", str(site), "--from", str(run), "-p", "tcp"]) == 2  # the seed has no stack tcp
     assert "no case matches the filters" in capsys.readouterr().err
+
+
+RECORDED = Path(__file__).resolve().parents[1] / "data" / "reframe" / "local_hpl_netpipe_run_report.json"
+
+
+def test_the_embedded_defaults_run_gets_its_expectation_from_its_own_figures():
+    """A real `make run`-like run (HPL at 1 core and the whole node, NetPIPE and hpcc within the node):
+    the whole node is expected at the 1-core rank rate scaled by the two jobs' DGEMM ceilings, plus
+    the 1 x 2 grid's panel broadcast over shared memory as the stack's NetPIPE measured it."""
+    sessions, warnings, rows = load([RECORDED])
+    assert warnings == []
+    lines = {line.scale: line for line in hpl_lines(sessions)}
+    core, node = lines["1_core"], lines["1_node"]
+    netpipe = next(c for c in sessions[0].cases if c.benchmark == "NetPIPECheck" and c.stack == "openmpi-sm")
+    largest = max((int(name.split("_")[1]), value) for name, (value, _) in netpipe.figures.items()
+                  if name.startswith("bandwidth_"))
+    shm = model.Link(netpipe.figure("min_latency") * 1e-6, largest[1] * 1e6)
+    rate = core.rmax * (node.dgemm / 2) / core.dgemm  # the 1-core rate, as fast as this job's DGEMM
+    n, p, q = node.n, *(int(v) for v in node.grid.split(" x "))
+    by_hand = model.predict(model.Case(n, node.nb, p, q, 1, 2, node.rpeak), model.RankRate(rate, "by hand"), shm)
+    assert core.expected.status == "calibration"
+    assert node.expected.efficiency == pytest.approx(100 * by_hand.efficiency, rel=1e-6)
+    assert node.expected.status == "ok"  # measured 86.1%, expected 87.6%
+    blocks = build_document(sessions, [], rows)
+    efficiency = next(panel for b in blocks if hasattr(b, "chart") for panel in b.chart.panels
+                      if panel.title.startswith("Efficiency"))
+    model_line = next(line for line in efficiency.lines if line.style == "model")
+    assert model_line.xs == (1, 2) and model_line.ys[1] == pytest.approx(node.expected.efficiency)  # over cores
