@@ -113,19 +113,41 @@ def loaded(link: Link, bandwidths: Sequence[tuple[int, float]], latencies: Seque
 _PAIR_BANDWIDTH = ("NetPIPECheck", "OSUBandwidthCheck")
 
 
+def _curve(case: Case, figure: str) -> dict[int, float]:
+    sized = [(split_sized(lookup(case.benchmark), name), value) for name, (value, _) in case.figures.items()]
+    return {found[1]: value for found, value in sized if found and found[0] == figure and value}
+
+
+def _slope_bandwidth(times_us: Mapping[int, float]) -> float | None:
+    """MB/s from the one-way time's growth over the largest messages (an eighth of the largest and up):
+    Hockney's r-infinity, 1 / slope. A fixed cost (latency, a shaper's burst sent at full speed)
+    shifts the times, not their slope. None without two such sizes or with a slope that is no rate."""
+    largest = max(times_us, default=0)
+    points = [(size, t) for size, t in times_us.items() if size >= largest / 8]
+    if len(points) < 2:
+        return None
+    mean_s = sum(size for size, _ in points) / len(points)
+    mean_t = sum(t for _, t in points) / len(points)
+    spread = sum((size - mean_s) ** 2 for size, _ in points)
+    slope = sum((size - mean_s) * (t - mean_t) for size, t in points) / spread if spread else 0.0
+    return 1 / slope if slope > 0 else None  # bytes per us = MB/s
+
+
 def asymptotic_bandwidth(cases: Sequence[Case], placement: str) -> float | None:
-    """MB/s at the largest message of the best passed NetPIPE or OSU bandwidth curve at `placement`:
-    the rate of HPL's large messages. A curve's peak can sit at a mid size instead (a shaper lets a
-    burst through at full speed, a cache helps a mid-size copy), which HPL's messages do not see."""
+    """MB/s of HPL's large messages from the best passed NetPIPE or OSU curve at `placement`: the slope
+    of NetPIPE's one-way time over its largest messages, else the bandwidth at the largest message. A
+    curve's peak can sit at a mid size instead (a shaper lets a burst through at full speed, a cache
+    helps a mid-size copy), which HPL's messages do not see."""
     best = None
     for case in cases:
         if case.benchmark not in _PAIR_BANDWIDTH or case.result != "pass" or case.params.get("placement") != placement:
             continue
-        sized = [(split_sized(lookup(case.benchmark), name), value) for name, (value, _) in case.figures.items()]
-        curve = {found[1]: value for found, value in sized if found and found[0] == "bandwidth" and value}
-        if curve:
-            largest = curve[max(curve)]
-            best = largest if best is None else max(best, largest)
+        bandwidth = _curve(case, "bandwidth")
+        rate = _slope_bandwidth(_curve(case, "latency")) if case.benchmark == "NetPIPECheck" else None
+        if rate is None and bandwidth:
+            rate = bandwidth[max(bandwidth)]
+        if rate is not None:
+            best = rate if best is None else max(best, rate)
     return best
 
 

@@ -68,6 +68,16 @@ def test_each_row_gets_the_models_expectation_and_the_slow_one_a_flag(run):
     assert table.count(expected.BELOW_MODEL) == 1 and "as expected" in table and "calibration" in table
 
 
+def test_the_asymptotic_bandwidth_is_the_slope_of_the_largest_messages():
+    """A shaper lets its burst through at full speed: the times of large messages are offset by it,
+    their slope is the link's rate (here 12.5 MB/s behind a 64 KiB burst at 1 GB/s, after 20 us)."""
+    times = {s: 20 + min(s, 65536) / 1000 + max(0, s - 65536) / 12.5 for s in (2 ** k for k in range(24))}
+    assert expected._slope_bandwidth(times) == pytest.approx(12.5)
+    bandwidth_at_largest = 2 ** 23 / times[2 ** 23]
+    assert bandwidth_at_largest > 12.59  # the burst still shows at 8 MiB
+    assert expected._slope_bandwidth({1024: 5.0}) is None and expected._slope_bandwidth({1: 5.0, 2: 4.0}) is None
+
+
 def test_the_calibration_takes_the_smallest_run_and_the_ping_pong(run):
     sessions, _ = ingest([run])
     points = [line.point() for line in hpl_lines(sessions)]
@@ -161,9 +171,7 @@ def test_the_embedded_defaults_run_gets_its_expectation_from_its_own_figures():
     lines = {line.scale: line for line in hpl_lines(sessions)}
     core, node = lines["1_core"], lines["1_node"]
     netpipe = next(c for c in sessions[0].cases if c.benchmark == "NetPIPECheck" and c.stack == "openmpi-sm")
-    largest = max((int(name.split("_")[1]), value) for name, (value, _) in netpipe.figures.items()
-                  if name.startswith("bandwidth_"))
-    shm = model.Link(netpipe.figure("min_latency") * 1e-6, largest[1] * 1e6)
+    shm = model.Link(netpipe.figure("min_latency") * 1e-6, expected.asymptotic_bandwidth([netpipe], "intra_node") * 1e6)
     rate = core.rmax * (node.dgemm / 2) / core.dgemm  # the 1-core rate, as fast as this job's DGEMM
     n, p, q = node.n, *(int(v) for v in node.grid.split(" x "))
     by_hand = model.predict(model.Case(n, node.nb, p, q, 1, 2, node.rpeak), model.RankRate(rate, "by hand"), shm)
