@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from scalebench import paths
-from scalebench.cli.predict import Given, predict_cases
+from scalebench.predict import Given, predict_cases
 from scalebench.plan import Filters, plan_cases, site_specs
 from scalebench.site.siteconf import site_systems
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from scalebench import paths
-from scalebench.cli.predict import Given, predict_cases
+from scalebench.predict import Given, predict_cases
 from scalebench.plan import Filters, plan_cases, site_specs
 from scalebench.site.siteconf import site_systems
 
