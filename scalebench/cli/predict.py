@@ -42,8 +42,9 @@ def calibration_lines(calibrations: Mapping[tuple[str, str, str], Calibration]) 
         if c.rate:
             rate = (f"{c.rate.of_peak:.1%} of each rank's Rpeak ({c.rate.source})" if c.rate.of_peak is not None
                     else f"{c.rate.gflops:.4g} Gflop/s per rank ({c.rate.source})")
-        inter = c.inter.source if c.inter else "no inter-node link"
-        lines.append(f"  {stack} on {system}:{partition}: {rate}; link {inter}"
+        inter = f"between nodes {c.inter.source}" if c.inter else "no link between nodes"
+        intra = f"; within a node {c.intra.source}" if c.intra else ""
+        lines.append(f"  {stack} on {system}:{partition}: {rate}; {inter}{intra}"
                      + "".join(f"; {note}" for note in c.notes if note and note not in inter))
     return lines
 

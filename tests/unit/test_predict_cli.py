@@ -95,3 +95,16 @@ def test_bad_input_is_one_named_line_and_exit_2(capsys, argv, named):
     assert _run(["predict", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and named in err and "Traceback" not in err
+
+
+def test_from_a_recorded_run_of_the_embedded_default(capsys):
+    """This machine's plan (site_configs/sites/local.yaml), calibrated on a recorded run of the
+    embedded default: its 1-core HPL's share of Rpeak and its NetPIPE within the node."""
+    recorded = paths.REPO_ROOT / "tests" / "data" / "reframe" / "local_hpl_netpipe_run_report.json"
+    assert _run(["predict", "--from", str(recorded), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    calibration = next(c for c in data["calibrations"] if c["stack"] == "openmpi-sm")
+    assert calibration["rank_share_of_rpeak"] == pytest.approx(72.34 / 83.2)
+    cases = [c for c in data["cases"] if c["stack"] == "openmpi-sm"]
+    assert cases and all(c["nodes"] == 1 for c in cases)
+    assert all(c["efficiency"] <= 100 * 72.34 / 83.2 + 1e-6 for c in cases)  # never above the calibration's share
