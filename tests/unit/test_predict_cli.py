@@ -107,4 +107,4 @@ def test_from_a_recorded_run_of_the_embedded_default(capsys):
     assert calibration["rank_share_of_rpeak"] == pytest.approx(72.34 / 83.2)
     cases = [c for c in data["cases"] if c["stack"] == "openmpi-sm"]
     assert cases and all(c["nodes"] == 1 for c in cases)
-    assert all(c["efficiency"] <= 100 * 72.34 / 83.2 + 1e-6 for c in cases)  # never above the calibration's share
+    assert all(c["efficiency"] <= 100 * 72.34 / 83.2 + 0.01 for c in cases)  # not above the calibration (JSON rounds)
