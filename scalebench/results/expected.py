@@ -78,36 +78,25 @@ def _hpcc_pingpong(cases: Sequence[Case], placement: str) -> dict[str, float]:
     return out
 
 
-def ring_points(cases: Sequence[Case]) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
-    """(nodes, bytes/s each node carried) and (nodes, latency in s) of hpcc's randomly ordered rings:
-    every rank sends to and receives from random neighbours at once, the network under all-node load."""
-    bandwidths, latencies = [], []
+def ring_points(cases: Sequence[Case]) -> list[tuple[int, float]]:
+    """(nodes, bytes/s each node carried) of hpcc's randomly ordered rings: every rank sends to and
+    receives from random neighbours at once, the network under all-node load."""
+    points = []
     for case in cases:
-        if case.benchmark != "HPCCNetworkCheck" or case.result != "pass" or not case.num_nodes \
-                or not case.num_tasks or case.num_nodes < 2:
-            continue
-        bandwidth, latency = case.figure("random_ring_bandwidth"), case.figure("random_ring_latency")
-        if bandwidth:
-            bandwidths.append((case.num_nodes, bandwidth * 1e9 * math.ceil(case.num_tasks / case.num_nodes)))
-        if latency:
-            latencies.append((case.num_nodes, latency * 1e-6))
-    return bandwidths, latencies
+        bandwidth = case.figure("random_ring_bandwidth") if case.benchmark == "HPCCNetworkCheck" else None
+        if case.result == "pass" and bandwidth and case.num_nodes and case.num_tasks and case.num_nodes >= 2:
+            points.append((case.num_nodes, bandwidth * 1e9 * math.ceil(case.num_tasks / case.num_nodes)))
+    return points
 
 
-def loaded(link: Link, bandwidths: Sequence[tuple[int, float]], latencies: Sequence[tuple[int, float]],
-           fabric: str | None, what: str = "hpcc's random rings") -> Link:
-    """The link under all-node load: its exponents fitted to loaded figures at several node counts,
-    else the bandwidth's from the fabric class's default."""
+def loaded(link: Link, bandwidths: Sequence[tuple[int, float]], fabric: str | None,
+           what: str = "hpcc's random rings") -> Link:
+    """The link under all-node load: its load exponent fitted to loaded bandwidths at several node
+    counts, else the fabric class's default."""
     fitted = model.fit_load_exponent(bandwidths, link.bandwidth_bps)
     if fitted is not None:
-        link = model.with_load(link, fitted, f"load exponent {fitted:.3g} fitted to {what}")
-    else:
-        link = model.with_load(link, *model.default_load(fabric))
-    rising = model.fit_load_exponent([(n, 1 / a) for n, a in latencies], 1 / link.latency_s if link.latency_s else 0)
-    if rising:
-        link = replace(link, latency_exponent=rising,
-                       source=f"{link.source}; latency exponent {rising:.3g} fitted to {what}")
-    return link
+        return model.with_load(link, fitted, f"load exponent {fitted:.3g} fitted to {what}")
+    return model.with_load(link, *model.default_load(fabric))
 
 
 _PAIR_BANDWIDTH = ("NetPIPECheck", "OSUBandwidthCheck")
@@ -173,7 +162,7 @@ def _links(cases: Sequence[Case]) -> tuple[Link | None, Link | None, list[str]]:
     inter, intra = links
     if inter is not None:
         fabric = next((c.provenance.get("fabric") for c in cases if c.provenance.get("fabric")), None)
-        inter = loaded(inter, *ring_points(cases), fabric)
+        inter = loaded(inter, ring_points(cases), fabric)
         notes.append(inter.source)
     return inter, intra, notes
 

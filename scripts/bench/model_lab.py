@@ -87,6 +87,21 @@ def ring(state: cluster.State, work: Path, nodes: int, timeout: float) -> tuple[
     return figures["random_ring_bandwidth"][0] * 1e9, figures["random_ring_latency"][0] * 1e-6
 
 
+def retransmitted(state: cluster.State) -> int:
+    """TCP segments the cluster's namespaces have retransmitted so far (/proc/net/snmp's RetransSegs):
+    a shaper that drops makes TCP wait for its retransmission timeout, which no bandwidth shows."""
+    total = 0
+    for entry in state.data.get("created", []):
+        if entry["kind"] != "netns":
+            continue
+        text = subprocess.run(["nsenter", f"--net=/run/netns/{entry['name']}", "cat", "/proc/net/snmp"],
+                              capture_output=True, text=True, timeout=10).stdout
+        rows = [line.split()[1:] for line in text.splitlines() if line.startswith("Tcp:")]
+        if len(rows) == 2 and "RetransSegs" in rows[0]:
+            total += int(rows[1][rows[0].index("RetransSegs")])
+    return total
+
+
 def plans(budget: float, trials: int) -> dict[int, model.Case]:
     partitions, stacks, _ = site_specs(site_systems(SITE))
     partition = partitions[0]
@@ -131,14 +146,13 @@ def run_profile(profile: str, args: argparse.Namespace, results: Path) -> list[t
         if link is None:
             raise SystemExit(f"model_lab: {profile}: no NetPIPE figures in {calibration_dir}")
         rings = {nodes: ring(state, work, nodes, args.timeout) for nodes in RING_NODES}
-        loaded = expected.loaded(link, [(n, b) for n, (b, _) in rings.items()],
-                                 [(n, a) for n, (_, a) in rings.items()], None, "hpcc's rings at 2 and 4 nodes")
+        loaded = expected.loaded(link, [(n, b) for n, (b, _) in rings.items()], None, "hpcc's rings at 2 and 4 nodes")
         one = next(line for line in hpl_lines(sessions) if line.nodes == 1)
         rate = model.rate_from_run(one.point().case(), one.rmax, None, "HPL on 1 node")
         print(f"lab: {profile}: 1-node HPL {one.rmax:.2f} Gflop/s ({one.efficiency:.1f}% of Rpeak, DGEMM ceiling "
               f"{one.dgemm} Gflop/s); {link.source}; rings "
               f"{', '.join(f'{n} nodes {b / 1e6:.1f} MB/s, {a * 1e6:.3g} us' for n, (b, a) in rings.items())}: "
-              f"load exponent {loaded.load_exponent:.3g}, latency exponent {loaded.latency_exponent:.3g}", flush=True)
+              f"load exponent {loaded.load_exponent:.3g}", flush=True)
         cases_at = plans(args.time_budget, args.trials)
         one_dgemm = one.dgemm
         predicted = {}
@@ -151,7 +165,10 @@ def run_profile(profile: str, args: argparse.Namespace, results: Path) -> list[t
         run_dir = new_run_dir(results)
         run_dir = run_dir.with_name(f"{run_dir.name}-model-lab-{profile}")
         names = "HPLCheck%scale=(" + "|".join(f"{n}_nodes" for n in PREDICTED_NODES) + ")$"
+        before = retransmitted(state)
         reframe(state, run_dir, profile, names, args.time_budget, args.trials, args.timeout)
+        print(f"lab: {profile}: TCP retransmitted {retransmitted(state) - before} segment(s) during the 2- and "
+              f"4-node runs", flush=True)
         measured = measured_efficiency(run_dir)
         for nodes in PREDICTED_NODES:
             published, refined = predicted[nodes]

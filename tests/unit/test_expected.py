@@ -141,15 +141,6 @@ def test_a_load_fitted_to_rings_thins_the_expectation(run, tmp_path):
     assert lines[8].expected.status == "ok"  # the slow 8-node run is what a loaded network gives
 
 
-def test_a_latency_rising_with_the_rings_is_fitted(tmp_path):
-    rings = [rr.testcase("HPCCNetworkCheck", {"random_ring_bandwidth": (0.05, "GB/s"), "random_ring_latency": (a, "us")},
-                         params={}, system="cluster", partition="cpu", stack="tcp", num_nodes=n, num_tasks=n)
-             for n, a in ((2, 25.0), (4, 100.0))]
-    bandwidths, latencies = expected.ring_points([c for s in ingest([rr.write_run(tmp_path, "r", rings)])[0] for c in s.cases])
-    link = expected.loaded(LINK, bandwidths, latencies, None)
-    assert link.latency_exponent == pytest.approx(2.0) and link.load_exponent == 0.0
-    assert "latency exponent 2 fitted to hpcc's random rings" in link.source
-
 
 def test_predict_from_the_results_uses_the_same_calibration(run, capsys):
     from scalebench.cli import main

@@ -82,14 +82,6 @@ def test_the_load_thins_the_bandwidth_beyond_two_nodes_only():
     assert model.predict(SEED_36, RATE, link).efficiency < model.predict(SEED_36, RATE, GBE).efficiency
 
 
-def test_the_latency_under_load_grows_beyond_two_nodes_only():
-    link = replace(GBE, latency_exponent=1.0)
-    assert link.latency_at(2) == GBE.latency_s and link.latency_at(8) == pytest.approx(4 * GBE.latency_s)
-    square = Case(40000, 192, 2, 2, 4, 1, 179.2)
-    assert model.predict(square, RATE, link).terms.latency_s == pytest.approx(
-        2 * model.predict(square, RATE, GBE).terms.latency_s)
-
-
 def test_rate_from_run_reproduces_the_run():
     case = Case(80000, 192, 2, 2, 4, 1, 179.2)
     rate = model.rate_from_run(case, 140.0, GBE, "a 4-node run")
