@@ -41,16 +41,17 @@ class Measured:
 
 
 def measured(results: Sequence[str]) -> Measured:
+    """The calibrations the results under `results` give (read as `report` reads them, index included)."""
     from scalebench.results import expected
     from scalebench.results.sections.hpl import hpl_lines
-    from scalebench.results.store import ingest
+    from scalebench.results.store import load
 
-    sessions, _ = ingest(results)
-    points = [p for p in (line.point() for line in hpl_lines(sessions)) if p is not None]
+    table = load(results).table
+    points = [p for p in (line.point() for line in hpl_lines(table)) if p is not None]
     runs: dict[tuple[str, str], list[Any]] = defaultdict(list)
     for point in points:
         runs[(point.where, point.stack)].append(point)
-    return Measured(expected.calibrations(sessions, points), runs)
+    return Measured(expected.calibrations(expected.link_cases(table), points), runs)
 
 
 def _lookup(found: Measured | None, where: str, stack: str) -> tuple[tuple[str, str] | None, str]:

@@ -13,11 +13,14 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 from typing import Iterable, Mapping, Sequence
 
+import polars as pl
+
 from scalebench.benchmarks import lookup, split_sized
 from scalebench.errors import InputError
 from scalebench.hpl import model
 from scalebench.hpl.model import Calibration, Link, RankRate
 from scalebench.results.records import Case
+from scalebench.results.table import Table
 
 BELOW_MODEL = "below model: look at the fabric or the nodes"
 # The checks whose figures calibrate the links: ping-pongs (NetPIPE, OSU) and hpcc's pairs and rings.
@@ -183,6 +186,12 @@ def rate_from(base: Point, calibration: Calibration) -> RankRate:
     rate = model.rate_from_run(case, base.rmax, link,
                                f"HPL on {base.nodes} node(s), {base.ranks} rank(s): {base.rmax:.4g} Gflop/s")
     return replace(rate, of_peak=rate.gflops / (case.rpeak_gflops / case.ranks))
+
+
+def link_cases(results: Table) -> list[Case]:
+    """The passed cases of the checks whose figures calibrate the links."""
+    found = results.cases_by_id(pl.col("benchmark").is_in(LINK_CHECKS) & (pl.col("result") == "pass"))
+    return [case for _, case in found.values()]
 
 
 def calibrations(cases: Iterable[Case], points: Sequence[Point]) -> dict[tuple[str, str], Calibration]:

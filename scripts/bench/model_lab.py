@@ -41,7 +41,7 @@ from scalebench.plan import site_specs
 from scalebench.results import expected
 from scalebench.results.sections.hpl import hpl_lines
 from scalebench.results.sections.transports import fabric_figures
-from scalebench.results.store import ingest
+from scalebench.results.store import load
 from scalebench.site.rundir import new_run_dir
 from scalebench.site.siteconf import site_systems
 from scalebench_lab import cluster
@@ -116,8 +116,7 @@ def plans(budget: float, trials: int) -> dict[int, model.Case]:
 
 def measured_efficiency(run_dir: Path) -> dict[int, tuple[float, float | None]]:
     """nodes -> (efficiency, the same job's DGEMM ceiling in Gflop/s, shown to tell a slow machine)."""
-    sessions, _ = ingest([run_dir])
-    return {line.nodes: (line.efficiency / 100, line.dgemm) for line in hpl_lines(sessions)
+    return {line.nodes: (line.efficiency / 100, line.dgemm) for line in hpl_lines(load([run_dir], index=False).table)
             if line.nodes and line.efficiency is not None}
 
 
@@ -137,8 +136,8 @@ def run_profile(profile: str, args: argparse.Namespace, results: Path) -> list[t
         calibration_dir = calibration_dir.with_name(f"{calibration_dir.name}-model-lab-{profile}-calibration")
         reframe(state, calibration_dir, profile, "HPLCheck%scale=1_node$|NetPIPECheck%placement=inter_node",
                 args.time_budget, args.trials, args.timeout)
-        sessions, _ = ingest([calibration_dir])
-        cases = [c for s in sessions for c in s.cases]
+        table = load([calibration_dir], index=False).table
+        cases = [case for _, case in table.cases_by_id().values()]
         figures = fabric_figures(cases, "inter_node")
         figures["bandwidth_mbs"] = expected.asymptotic_bandwidth(cases, "inter_node") or 0.0
         link = expected.link_from(figures, f"NetPIPE: {figures.get('latency_us', 0):.3g} us, "
@@ -147,7 +146,7 @@ def run_profile(profile: str, args: argparse.Namespace, results: Path) -> list[t
             raise SystemExit(f"model_lab: {profile}: no NetPIPE figures in {calibration_dir}")
         rings = {nodes: ring(state, work, nodes, args.timeout) for nodes in RING_NODES}
         loaded = expected.loaded(link, [(n, b) for n, (b, _) in rings.items()], None, "hpcc's rings at 2 and 4 nodes")
-        one = next(line for line in hpl_lines(sessions) if line.nodes == 1)
+        one = next(line for line in hpl_lines(table) if line.nodes == 1)
         rate = model.rate_from_run(one.point().case(), one.rmax, None, "HPL on 1 node")
         print(f"lab: {profile}: 1-node HPL {one.rmax:.2f} Gflop/s ({one.efficiency:.1f}% of Rpeak, DGEMM ceiling "
               f"{one.dgemm} Gflop/s); {link.source}; rings "

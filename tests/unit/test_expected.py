@@ -15,7 +15,8 @@ from scalebench.results import acceptance, expected, series
 from scalebench.results.document import Chart, Table
 from scalebench.results.report import build_document
 from scalebench.results.sections.hpl import hpl_lines, hpl_terminal_table, model_expectations
-from scalebench.results.store import ingest, load
+from scalebench.results.store import load
+from scalebench.results.table import figure_units
 
 RATE = 40.0  # Gflop/s of one rank, one rank per node
 RPEAK_NODE = 50.0
@@ -44,6 +45,10 @@ def _netpipe() -> dict:
                        stack="tcp", num_nodes=2, num_tasks=2, nodelist=["n0", "n1"])
 
 
+def _table(*runs):
+    return load(list(runs), index=False).table
+
+
 def _predicted(nodes: int) -> float:
     n, p, q = DECKS[nodes]
     case = model.Case(n, NB, p, q, nodes, 1, RPEAK_NODE * nodes)
@@ -58,14 +63,14 @@ def run(tmp_path):
 
 
 def test_each_row_gets_the_models_expectation_and_the_slow_one_a_flag(run):
-    sessions, _ = ingest([run])
-    lines = {line.nodes: line for line in hpl_lines(sessions)}
+    table = _table(run)
+    lines = {line.nodes: line for line in hpl_lines(table)}
     assert lines[1].expected.status == "calibration"
     for nodes in (2, 4, 8):
         assert lines[nodes].expected.efficiency == pytest.approx(100 * _predicted(nodes), rel=1e-3), nodes
     assert [lines[n].expected.status for n in (2, 4, 8)] == ["ok", "ok", "below"]
-    table = hpl_terminal_table(sessions)
-    assert table.count(expected.BELOW_MODEL) == 1 and "as expected" in table and "calibration" in table
+    text = hpl_terminal_table(table)
+    assert text.count(expected.BELOW_MODEL) == 1 and "as expected" in text and "calibration" in text
 
 
 def test_the_asymptotic_bandwidth_is_the_slope_of_the_largest_messages():
@@ -79,9 +84,9 @@ def test_the_asymptotic_bandwidth_is_the_slope_of_the_largest_messages():
 
 
 def test_the_calibration_takes_the_smallest_run_and_the_ping_pong(run):
-    sessions, _ = ingest([run])
-    points = [line.point() for line in hpl_lines(sessions)]
-    calibration = expected.calibrations(sessions, points)[("cluster:cpu", "tcp")]
+    table = _table(run)
+    points = [line.point() for line in hpl_lines(table)]
+    calibration = expected.calibrations(expected.link_cases(table), points)[("cluster:cpu", "tcp")]
     assert calibration.rate.gflops == pytest.approx(RATE)
     assert calibration.inter.latency_s == pytest.approx(LINK.latency_s)
     assert calibration.inter.bandwidth_bps == pytest.approx(LINK.bandwidth_bps, rel=0.01)  # the largest message's
@@ -89,8 +94,8 @@ def test_the_calibration_takes_the_smallest_run_and_the_ping_pong(run):
 
 
 def test_the_report_flags_it_and_draws_the_models_curve(run):
-    sessions, warnings, rows = load([run])
-    blocks = build_document(sessions, warnings, rows)
+    loaded = load([run], index=False)
+    blocks = build_document(loaded.table, loaded.warnings)
     charts = [b.chart for b in blocks if hasattr(b, "chart") and isinstance(b.chart, Chart)]
     efficiency = next(panel for chart in charts for panel in chart.panels if panel.title.startswith("Efficiency"))
     model_line = next(line for line in efficiency.lines if line.style == "model")
@@ -103,26 +108,26 @@ def test_the_report_flags_it_and_draws_the_models_curve(run):
 
 
 def test_of_model_acceptance_fails_the_slow_scale_only(run, tmp_path):
-    sessions, _, rows = load([run])
+    table = _table(run)
     path = tmp_path / "acceptance.yaml"
     path.write_text("criteria:\n  - {benchmark: HPLCheck, figure: efficiency, metric: of_model, min: 90%}\n")
-    criteria = acceptance.load(path, rows)
-    verdicts = acceptance.evaluate(criteria, series.build(rows), model_expectations(sessions))
+    criteria = acceptance.load(path, figure_units(table))
+    verdicts = acceptance.evaluate(criteria, series.build(table), model_expectations(table))
     assert {v.at: v.status for v in verdicts} == {"2 node(s)": "PASS", "4 node(s)": "PASS", "8 node(s)": "FAIL"}
-    assert acceptance.evaluate(criteria, series.build(rows))[0].status == "NO DATA"  # nothing computed
+    assert acceptance.evaluate(criteria, series.build(table))[0].status == "NO DATA"  # nothing computed
 
 
 def test_of_model_is_for_hpl_efficiency_only(run, tmp_path):
-    _, _, rows = load([run])
+    table = _table(run)
     path = tmp_path / "acceptance.yaml"
     path.write_text("criteria:\n  - {benchmark: HPLCheck, figure: dgemm_ceiling, metric: of_model, min: 90%}\n")
     with pytest.raises(InputError, match="of_model compares with HPL's scalability model"):
-        acceptance.load(path, rows)
+        acceptance.load(path, figure_units(table))
 
 
 def test_without_a_ping_pong_nothing_is_expected_and_the_reason_is_given(tmp_path):
     run = rr.write_run(tmp_path / "results", "no-link", [_hpl_case(1, 0.8), _hpl_case(2, 0.7)])
-    lines = {line.nodes: line for line in hpl_lines(ingest([run])[0])}
+    lines = {line.nodes: line for line in hpl_lines(_table(run))}
     assert lines[2].expected.status == "none" and "no inter-node latency and bandwidth" in lines[2].expected.note
 
 
@@ -131,8 +136,7 @@ def test_a_load_fitted_to_rings_thins_the_expectation(run, tmp_path):
                          params={}, system="cluster", partition="cpu", stack="tcp", num_nodes=n, num_tasks=n)
              for n, b in ((2, 0.05), (8, 0.025))]
     loaded = rr.write_run(tmp_path / "more", "rings", rings)
-    sessions, _ = ingest([run, loaded])
-    lines = {line.nodes: line for line in hpl_lines(sessions)}
+    lines = {line.nodes: line for line in hpl_lines(_table(run, loaded))}
     k = 0.5  # the ring's per-node bandwidth halves from 2 to 8 nodes
     n, p, q = DECKS[8]
     slower = model.predict(model.Case(n, NB, p, q, 8, 1, RPEAK_NODE * 8), model.RankRate(RATE, "t"),
@@ -157,11 +161,12 @@ def test_the_embedded_defaults_run_gets_its_expectation_from_its_own_figures():
     """A real `make run`-like run (HPL at 1 core and the whole node, NetPIPE and hpcc within the node):
     the whole node is expected at the 1-core rank rate scaled by the two jobs' DGEMM ceilings, plus
     the 1 x 2 grid's panel broadcast over shared memory as the stack's NetPIPE measured it."""
-    sessions, warnings, rows = load([RECORDED])
-    assert warnings == []
-    lines = {line.scale: line for line in hpl_lines(sessions)}
+    loaded = load([RECORDED], index=False)
+    assert loaded.warnings == []
+    lines = {line.scale: line for line in hpl_lines(loaded.table)}
     core, node = lines["1_core"], lines["1_node"]
-    netpipe = next(c for c in sessions[0].cases if c.benchmark == "NetPIPECheck" and c.stack == "openmpi-sm")
+    netpipe = next(c for c in expected.link_cases(loaded.table) if c.benchmark == "NetPIPECheck"
+                   and c.stack == "openmpi-sm")
     shm = model.Link(netpipe.figure("min_latency") * 1e-6, expected.asymptotic_bandwidth([netpipe], "intra_node") * 1e6)
     rate = core.rmax * (node.dgemm / 2) / core.dgemm  # the 1-core rate, as fast as this job's DGEMM
     n, p, q = node.n, *(int(v) for v in node.grid.split(" x "))
@@ -169,7 +174,7 @@ def test_the_embedded_defaults_run_gets_its_expectation_from_its_own_figures():
     assert core.expected.status == "calibration"
     assert node.expected.efficiency == pytest.approx(100 * by_hand.efficiency, rel=1e-6)
     assert node.expected.status == "ok"  # measured 86.1%, expected 87.6%
-    blocks = build_document(sessions, [], rows)
+    blocks = build_document(loaded.table, [])
     efficiency = next(panel for b in blocks if hasattr(b, "chart") for panel in b.chart.panels
                       if panel.title.startswith("Efficiency"))
     model_line = next(line for line in efficiency.lines if line.style == "model")

@@ -1,6 +1,7 @@
 """`scalebench predict` and `plan --predict`: the model at every planned HPL scale, its JSON fields, the
 closing sentence, and bad input as one named line (exit 2)."""
 import json
+import shutil
 
 import pytest
 
@@ -97,11 +98,14 @@ def test_bad_input_is_one_named_line_and_exit_2(capsys, argv, named):
     assert len(err.splitlines()) == 1 and named in err and "Traceback" not in err
 
 
-def test_from_a_recorded_run_of_the_embedded_default(capsys):
+def test_from_a_recorded_run_of_the_embedded_default(capsys, tmp_path):
     """This machine's plan (site_configs/sites/local.yaml), calibrated on a recorded run of the
     embedded default: its 1-core HPL's share of Rpeak and its NetPIPE within the node."""
-    recorded = paths.REPO_ROOT / "tests" / "data" / "reframe" / "local_hpl_netpipe_run_report.json"
-    assert _run(["predict", "--from", str(recorded), "--json"]) == 0
+    run = tmp_path / "results" / "runs" / "recorded"  # --from writes the results' index beside them
+    run.mkdir(parents=True)
+    shutil.copy(paths.REPO_ROOT / "tests" / "data" / "reframe" / "local_hpl_netpipe_run_report.json",
+                run / "report.json")
+    assert _run(["predict", "--from", str(run), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     calibration = next(c for c in data["calibrations"] if c["stack"] == "openmpi-sm")
     assert calibration["rank_share_of_rpeak"] == pytest.approx(72.34 / 83.2)

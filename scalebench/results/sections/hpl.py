@@ -121,15 +121,14 @@ def hpl_lines(results: Table) -> list[HplLine]:
 def _with_expectations(results: Table, lines: list[HplLine]) -> list[HplLine]:
     """The lines with what the model, calibrated on the same results, expects of each."""
     points = [line.point() for line in lines]
-    links = results.cases_by_id(pl.col("benchmark").is_in(model_expected.LINK_CHECKS) & (pl.col("result") == "pass"))
-    found = model_expected.expectations([case for _, case in links.values()], [p for p in points if p is not None],
+    found = model_expected.expectations(model_expected.link_cases(results), [p for p in points if p is not None],
                                         report_flags()["below_model_margin"])
     return [replace(line, expected=found.get(point)) if point else line for line, point in zip(lines, points)]
 
 
 HPL_HEADER = ("System", "Stack", "Scale", "Nodes", "Ranks", "N", "NB", "P x Q",
-              "Rmax (Gflop/s)", "Rpeak (Gflop/s)", "Efficiency", "Expected", "DGEMM (Gflop/s)", "Rmax/DGEMM",
-              "Result", "Runs", "Model")
+              "Rmax (Gflop/s)", "Rpeak (Gflop/s)", "Efficiency", "Expected", "Model", "DGEMM (Gflop/s)",
+              "Rmax/DGEMM", "Result", "Runs")
 
 
 def _expected_cells(line: HplLine) -> tuple[str, str]:
@@ -147,7 +146,7 @@ def _hpl_cells(line: HplLine) -> tuple[str, ...]:
     expected, word = _expected_cells(line)
     return (line.where, line.stack, line.scale, fmt(line.nodes), fmt(line.ranks), fmt(line.n),
             fmt(line.nb), line.grid or "-", fmt(line.rmax, ".2f"), fmt(line.rpeak, ".1f"),
-            efficiency, expected, fmt(line.dgemm, ".1f"), of_dgemm, line.result, str(line.runs), word)
+            efficiency, expected, word, fmt(line.dgemm, ".1f"), of_dgemm, line.result, str(line.runs))
 
 
 def model_expectations(results: Table) -> dict[tuple[str, str, str, int], float]:
