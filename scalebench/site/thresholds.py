@@ -28,6 +28,7 @@ REPORT_FLAGS = {
     "screen_z": (0.0, 1000.0),
     "screen_min_deviation": (0.0, 1.0),
     "screen_max_deviation": (0.0, 1.0),
+    "below_model_margin": (0.0, 1.0),
 }
 
 
