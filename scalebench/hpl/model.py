@@ -405,6 +405,9 @@ class Calibration:
         if self.rate is None:
             return "no rank rate (a 1-node HPL, the DGEMM ceiling, or --dgemm-gflops)"
         if case.ranks > 1 and self.link_for(case.nodes) is None:
-            where = "inter-node" if case.nodes > 1 else "intra-node"
-            return f"no {where} latency and bandwidth (NetPIPE, OSU or hpcc ping-pong; or --latency-us and --bandwidth-gbs)"
+            if case.nodes > 1:
+                return "no inter-node latency and bandwidth (NetPIPE, OSU or hpcc ping-pong; or --latency-us and " \
+                       "--bandwidth-gbs)"
+            # --latency-us and --bandwidth-gbs are the link between nodes: within one, only a measurement
+            return "no intra-node latency and bandwidth (NetPIPE, OSU or hpcc ping-pong within the node)"
         return ""
