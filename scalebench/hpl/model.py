@@ -10,7 +10,8 @@ of the link, the solve of order N on a P x Q grid with block NB takes
 
 (`published_time`). The b term is the panel broadcast along a process row, b N^2 / (2P), plus the
 row swap and U broadcast along a process column, 3 b N^2 / (2Q); the a term is the panel
-factorisation's exchanges, N log2 P, the broadcast, N / NB, and the update, N (log2 P + P - 1) / NB. No communication overlaps computation (HPL's look-ahead is not modelled).
+factorisation's exchanges, N log2 P, the broadcast, N / NB, and the update, N (log2 P + P - 1) / NB.
+No communication overlaps computation (HPL's look-ahead is not modelled).
 
 What `predict` adds to it, and why (scripts/bench/model_lab.py prints the published and the refined
 prediction side by side against measured runs; README, "Predicting HPL at scale"):
