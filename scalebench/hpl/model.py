@@ -26,7 +26,7 @@ prediction side by side against measured runs; README, "Predicting HPL at scale"
   falls with the node count as (nodes / 2) ** -k, k fitted from measured loaded bandwidths (hpcc's
   randomly ordered rings at two node counts or more) or the fabric class's default
   (site_configs/fabric_load.yaml). Kept: on the lab's 10GbE, whose TCP is CPU-bound, four nodes
-  time-sharing two cores keep a quarter of the pair's bandwidth, and the ring measures it. The
+  time-sharing two cores keep a fraction of the pair's bandwidth (README), and the ring measures it. The
   latency under load was tried the same way and is not kept: on the same nodes the ring's latency is
   2 ms at 4 nodes (a rank waits for a partner that is not running), which HPL does not show;
 - ranks of a node share its link (`Case.flows`): in the column phase every rank of the node
