@@ -4,7 +4,7 @@ results, one PASS / FAIL / NO DATA row per criterion, system, stack and point.
 Measured values are the series' medians over repeated runs (scalebench.results.series), so one lucky run
 does not pass a criterion and one bad run does not fail it. A criterion nothing was measured for is
 NO DATA, which fails acceptance unless the criterion says `optional: true`: missing evidence is not
-a pass.
+a pass, and an acceptance without any PASS fails.
 """
 from __future__ import annotations
 
@@ -265,7 +265,10 @@ def evaluate(criteria: Iterable[Criterion], all_series: Sequence[Series],
 
 
 def failed(verdicts: Iterable[Verdict]) -> bool:
-    return any(v.failed for v in verdicts)
+    """A FAIL or a required NO DATA fails; so does an acceptance without one PASS (every criterion
+    optional and unmeasured): it checked nothing, and references are frozen only on what was checked."""
+    verdicts = list(verdicts)
+    return any(v.failed for v in verdicts) or not any(v.status == PASS for v in verdicts)
 
 
 # --- presentation -------------------------------------------------------------------------------------
@@ -312,5 +315,5 @@ def blocks(verdicts: Sequence[Verdict], source: Path, level: int = 2) -> list[Bl
     return [Heading(level, "Acceptance"),
             Text(f"Thresholds from `{source}`: acceptance {outcome} ({counts(verdicts)}). Measured values are medians "
                  "over repeated runs; the margin is the headroom over the threshold (negative: short of it). "
-                 "NO DATA fails acceptance unless the criterion is optional."),
+                 "NO DATA fails acceptance unless the criterion is optional; an acceptance without a PASS fails."),
             verdict_table(verdicts)]
