@@ -72,6 +72,13 @@ class HplPlan:
     blas_kernel: str = ""
     sweep: SweepDeck | None = None  # a tuning run: many combinations in one HPL.dat
     missing: str = ""  # why the binary cannot run here (a repository binary not built); '' when it can
+    clock_ghz: float | None = None  # the nominal clock Rpeak counts (CPUs); None for GPUs
+
+    def clock_from(self, gflops: float) -> float | None:
+        """The clock a rate implies at the flop/cycle Rpeak counts: a rate of every core at once can
+        only exceed Rpeak at a clock above nominal, and DGEMM never quite reaches the FMA units' peak,
+        so the DGEMM ceiling gives a lower bound of the clock the cores ran at."""
+        return self.clock_ghz * gflops / self.rpeak_gflops if self.clock_ghz else None
 
     @property
     def expected_cases(self) -> int:
@@ -183,6 +190,7 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
         rpeak_node = partition.gpus.count * partition.gpus.fp64_gflops  # type: ignore[union-attr]
         rpeak_text = (f"{partition.gpus.count} GPUs x {partition.gpus.fp64_gflops:g} Gflop/s FP64 "  # type: ignore[union-attr]
                       f"(site file gpus.fp64_tflops) per node")
+        clock = None
     else:
         scale = partition.scale(job.scale) if isinstance(scale_name, str) else scale_name
         memory = partition.memory_per_node
@@ -192,6 +200,7 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
             share = f"the share of its {cores_used} of {partition.cores_per_node} cores"
         rpeak_node = partition.rpeak_gflops(1, cores_used)
         rpeak_text = "; ".join(partition.rpeak_derivation)
+        clock = partition.clock_ghz
     rpeak = rpeak_node * job.nodes
     expected_node = settings.expected_efficiency * rpeak_node
     budget = settings.time_budget_s or partition.hpl.get("time_budget_s")
@@ -230,7 +239,7 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
     return HplPlan(job=job, deck=the_deck, binary=binary, profile=profile, trials=trials,
                    grid_reason=grid.reason, deck_source=deck_source, rpeak_gflops=rpeak,
                    rpeak_derivation=rpeak_text, predicted_s=predicted, env_vars=env, blas_kernel=kernel,
-                   missing=(missing_binary(named) if from_site else None) or "")
+                   missing=(missing_binary(named) if from_site else None) or "", clock_ghz=clock)
 
 
 def _nb(settings: HplSettings, frozen: FrozenDeck | None, profile: BinaryProfile, rules: Rules,
