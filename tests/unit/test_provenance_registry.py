@@ -45,7 +45,7 @@ def test_the_perflog_format_is_the_registry_in_its_order():
                            "stack", "scale", "num_nodes", "num_tasks", "num_tasks_per_node", "num_cpus_per_task",
                            "job_nodelist"]
     assert header[20:] == ["deck_summary", "n_policy", "blas_kernel", "spack_lock", "transport", "transport_evidence",
-                           "fabric"]
+                           "fabric", "interference_summary"]  # new columns come last
 
 
 def test_every_perflog_column_is_read_back_where_the_registry_says(tmp_path):
