@@ -87,19 +87,21 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_accept(args: argparse.Namespace) -> int:
-    """PASS/FAIL per criterion of the thresholds file; 1 on any FAIL (or missing required result)."""
-    from scalebench.results import acceptance, series
+    """PASS/FAIL per criterion of the thresholds file; 1 on any FAIL (or missing required result), or
+    while noisy points wait for a re-run."""
+    from scalebench.results import acceptance
     from scalebench.results.document import render_text
     from scalebench.results.store import load
 
     _, warnings, rows = load(args.results)
-    verdicts = acceptance.evaluate(acceptance.load(Path(args.thresholds), rows), series.build(rows))
+    verdicts = acceptance.judge(acceptance.load(Path(args.thresholds), rows), rows)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print(render_text([acceptance.verdict_table(verdicts)]).rstrip())
-    failed = acceptance.failed(verdicts)
-    print(f"\nacceptance {'FAILED' if failed else 'PASSED'}: {acceptance.counts(verdicts)}")
-    return EXIT_FAILED if failed else EXIT_OK
+    for rerun in acceptance.reruns(verdicts):
+        print(f"re-run (noisy): {rerun}")
+    print(f"\nacceptance {acceptance.outcome(verdicts)}: {acceptance.counts(verdicts)}")
+    return EXIT_OK if acceptance.passed(verdicts) else EXIT_FAILED
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

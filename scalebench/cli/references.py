@@ -19,17 +19,18 @@ def _warn(warnings: list[str]) -> None:
 
 def cmd_references_freeze(args: argparse.Namespace) -> int:
     """Refuse unless the runs pass acceptance; then write the system's reference file."""
-    from scalebench.results import acceptance, references, series
+    from scalebench.results import acceptance, references
     from scalebench.results.document import render_text
     from scalebench.results.store import load
 
     sessions, warnings, rows = load(args.results)
-    verdicts = acceptance.evaluate(acceptance.load(Path(args.thresholds), rows), series.build(rows))
+    verdicts = acceptance.judge(acceptance.load(Path(args.thresholds), rows), rows)
     summary = acceptance.counts(verdicts)
-    if acceptance.failed(verdicts):
+    if not acceptance.passed(verdicts):
         _warn(warnings)
         print(render_text([acceptance.verdict_table(verdicts)]).rstrip())
-        print(f"\nacceptance FAILED: {summary}; no references frozen (they are learned from accepted runs only)")
+        print(f"\nacceptance {acceptance.outcome(verdicts)}: {summary}; no references frozen (they are learned "
+              "from accepted runs only)")
         return EXIT_FAILED
     method = references.Method(k=args.k, floor=args.floor, min_runs=args.min_runs)
     path, learned, notes = references.freeze(

@@ -18,8 +18,8 @@ from scalebench.results import acceptance, compare, regressions, screening, seri
 from scalebench.results.chart_worker import ChartWorker, draw_here
 from scalebench.results.document import (Block, Heading, Text, bullets, charts_of, render_html, render_markdown,
                                          render_text)
-from scalebench.results.sections import (application_section, failures_section, hpl_section, micro_section,
-                                         other_section, provenance_section, transport_section)
+from scalebench.results.sections import (application_section, failures_section, hpl_section, interference_section,
+                                         micro_section, other_section, provenance_section, transport_section)
 from scalebench.results.store import Record, Session, find_reports, load, paused_gc, write_csv
 
 FORMATS = ("md", "html", "csv", "txt")  # txt: every section as aligned plain text, for terminals
@@ -44,6 +44,7 @@ def build_document(sessions: Sequence[Session], warnings: Sequence[str], rows: S
     blocks += application_section(all_series)
     blocks += micro_section(all_series)
     blocks += transport_section(sessions)
+    blocks += interference_section(sessions, all_series)
     blocks += other_section(all_series)
     if len({s.key.stack for s in all_series if s.bench.fom == s.key.figure}) > 1:
         comparison = compare.compare(all_series, "stack")
@@ -137,7 +138,7 @@ def _write_files(results: Sequence[str | Path], out_dir: Path | None, formats: S
     sessions, warnings, rows = load(results)
     verdicts = None
     if thresholds is not None:
-        verdicts = acceptance.evaluate(acceptance.load(thresholds, rows), series.build(rows))
+        verdicts = acceptance.judge(acceptance.load(thresholds, rows), rows)
     blocks = build_document(sessions, warnings, rows, verdicts, thresholds)
     out_dir = out_dir or default_out_dir()
     try:

@@ -10,7 +10,7 @@ and the whole node is the node-count point.
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from scalebench.analysis import scaling
@@ -48,6 +48,7 @@ class Series:
     unit: str
     points: dict[int, float]  # x -> median value, x increasing
     runs: dict[int, int]  # x -> measurements behind the median
+    values: dict[int, tuple[float, ...]] = field(default_factory=dict)  # x -> the measurements themselves
 
     @property
     def direction(self) -> str:
@@ -133,13 +134,13 @@ def build(rows: Iterable[Record], axis: str | None = None,
         by_x.setdefault(x, []).append((r.cores or 0, r.value))  # type: ignore[arg-type]
     out = []
     for key, by_x in grouped.items():
-        points, runs = {}, {}
+        points, runs, measured = {}, {}, {}
         for x in sorted(by_x):
             most = max(cores for cores, _ in by_x[x])
             values = [value for cores, value in by_x[x] if cores == most]
-            points[x], runs[x] = statistics.median(values), len(values)
+            points[x], runs[x], measured[x] = statistics.median(values), len(values), tuple(values)
         bench = benches[key[3]]
-        out.append(Series(SeriesKey(*key), bench, axis or bench.x, units[key], points, runs))
+        out.append(Series(SeriesKey(*key), bench, axis or bench.x, units[key], points, runs, measured))
     return sorted(out, key=lambda s: (s.key.where, s.key.benchmark, s.key.figure, s.key.variant, s.key.stack))
 
 

@@ -8,11 +8,12 @@ from typing import Any, Iterable, Sequence
 
 from scalebench.analysis import scaling
 from scalebench.benchmarks import lookup
-from scalebench.results import series
+from scalebench.results import noise, series
 from scalebench.results.document import Block, Chart, Figure, Heading, Line, Panel, Text, bullets, table, text_table
 from scalebench.results.records import Case, Record, Session
 from scalebench.results.sections.common import fmt, measured_line, slug, ylabel
 from scalebench.results.series import Series, axis_label
+from scalebench.site.thresholds import report_flags
 
 
 def _median(values: Iterable[float | None]) -> float | None:
@@ -42,6 +43,10 @@ class HplLine:
     result: str  # PASS, FAIL or "<passed>/<runs> PASS"
     case: Case  # the latest run, for its provenance
     runs: int = 1
+    clock: float | None = None  # GHz, from the DGEMM ceiling (a lower bound)
+    solve_cv: float | None = None  # a share
+    noise: str = ""  # "" quiet; else why the figures are not counted until a re-run
+    noisy_runs: int = 0
 
 
 def _hpl_key(case: Case) -> tuple[Any, ...]:
@@ -64,30 +69,59 @@ def hpl_lines(sessions: Iterable[Session]) -> list[HplLine]:
             if case.result != "skip" and lookup(case.benchmark).section == "hpl":
                 grouped.setdefault(_hpl_key(case), []).append(case)
     lines = []
+    flags = report_flags()
     for key, cases in grouped.items():
         cases.sort(key=lambda c: c.session_start)
         measured = [c for c in cases if c.measured]
+        verdicts = {id(c): noise.case_noise(c, flags) for c in measured}
+        noisy = [c for c in measured if verdicts[id(c)].noisy]
+        counted = [c for c in measured if not verdicts[id(c)].noisy] or measured  # clean runs, when there are
 
         def median(name: str) -> float | None:
-            return _median(c.figure(name) for c in measured)
+            return _median(c.figure(name) for c in counted)
 
+        why = ""
+        if noisy:
+            reasons = "; ".join(verdicts[id(noisy[-1])].reasons)
+            why = (f"NOISY: {reasons}" if len(noisy) == len(measured)
+                   else f"{len(noisy)} of {len(measured)} runs noisy, not counted ({reasons})")
         where, stack, scale, nodes, ranks, n, nb, grid = key
         lines.append(HplLine(where, stack, scale, nodes, ranks, n, nb, grid, rmax=median("rmax"),
                              rpeak=median("rpeak_gflops"), efficiency=median("efficiency"),
-                             dgemm=median("dgemm_ceiling"), result=_result(cases), case=cases[-1], runs=len(cases)))
+                             dgemm=median("dgemm_ceiling"), result=_result(cases), case=cases[-1], runs=len(cases),
+                             clock=median("dgemm_clock"),
+                             solve_cv=_median(verdicts[id(c)].solve_cv for c in counted),
+                             noise=why, noisy_runs=len(noisy)))
     return sorted(lines, key=lambda l: (l.where, l.stack, l.nodes or 0, l.ranks or 0, l.scale))
 
 
 HPL_HEADER = ("System", "Stack", "Scale", "Nodes", "Ranks", "N", "NB", "P x Q",
-              "Rmax (Gflop/s)", "Rpeak (Gflop/s)", "Efficiency", "DGEMM (Gflop/s)", "Rmax/DGEMM", "Result", "Runs")
+              "Rmax (Gflop/s)", "Rpeak (Gflop/s)", "Efficiency", "Clock (GHz)", "DGEMM (Gflop/s)", "Rmax/DGEMM",
+              "Solve CV", "Noise", "Result", "Runs")
+TURBO = "clock above nominal (turbo)"
+CEILING_NOT_VALID = "ceiling not valid (interference or clock change)"
+
+
+def efficiency_cell(efficiency: float | None) -> str:
+    """Rmax over the nominal Rpeak (TOP500's convention); above 100% only a clock above nominal explains it."""
+    if efficiency is None:
+        return "-"
+    return f"{efficiency:.1f}%" + (f", {TURBO}" if efficiency > 100 else "")
+
+
+def of_ceiling_cell(rmax: float | None, ceiling: float | None) -> str:
+    """Rmax as a share of the DGEMM ceiling of the same job; a ceiling Rmax exceeds is none."""
+    if not rmax or not ceiling:
+        return "-"
+    return CEILING_NOT_VALID if rmax > ceiling else f"{100 * rmax / ceiling:.1f}%"
 
 
 def _hpl_cells(line: HplLine) -> tuple[str, ...]:
-    efficiency = "-" if line.efficiency is None else f"{line.efficiency:.1f}%"
-    of_dgemm = f"{100 * line.rmax / line.dgemm:.1f}%" if line.rmax and line.dgemm else "-"
     return (line.where, line.stack, line.scale, fmt(line.nodes), fmt(line.ranks), fmt(line.n),
             fmt(line.nb), line.grid or "-", fmt(line.rmax, ".2f"), fmt(line.rpeak, ".1f"),
-            efficiency, fmt(line.dgemm, ".1f"), of_dgemm, line.result, str(line.runs))
+            efficiency_cell(line.efficiency), fmt(line.clock, ".2f"), fmt(line.dgemm, ".1f"),
+            of_ceiling_cell(line.rmax, line.dgemm), "-" if line.solve_cv is None else f"{line.solve_cv:.1%}",
+            line.noise or "quiet", line.result, str(line.runs))
 
 
 def hpl_terminal_table(sessions: Iterable[Session]) -> str:
@@ -139,11 +173,17 @@ def _hpl_where(where: str, hpl: Sequence[Series]) -> list[Block]:
 
 def _hpl_notes(lines: Sequence[HplLine]) -> list[Block]:
     out: list[Block] = [
-        Text("Efficiency = Rmax / nominal Rpeak of the cores used (TOP500 convention). Rmax counts only runs whose "
-             "residual check PASSED. DGEMM is the ceiling measured in the same job (StarDGEMM x ranks, all ranks "
-             "busy: hpcc's, or the embedded xhpl's before it solves), Rmax/DGEMM the share of it HPL reaches. The "
-             "clock under load can exceed the nominal one, so DGEMM may exceed Rpeak. Repeated runs of one "
-             "configuration are summarised by their median (Runs)."),
+        Text("Efficiency = Rmax / nominal Rpeak of the cores used (TOP500 convention); above 100% the cores ran "
+             "above their nominal clock (turbo). Clock is the clock the DGEMM ceiling implies at Rpeak's flop/cycle, "
+             "a lower bound of the clock the cores ran at. Rmax counts only runs whose residual check PASSED. DGEMM "
+             "is the ceiling measured in the same job: the best of short repeats of DGEMM on every rank at once, "
+             "before and after the solves (the embedded xhpl), or hpcc's StarDGEMM x ranks after them; Rmax/DGEMM "
+             "is the share of it HPL reaches, and a ceiling below Rmax is not valid (interference or a clock "
+             "change between the two). Solve CV is the coefficient of variation of a run's solves of its deck. "
+             "A run is noisy when its solves or DGEMM repeats disagree, or the node probe measured CPU steal or "
+             "foreign load during it (thresholds: site_configs/report_flags.yaml; see \"Interference and noise\"): "
+             "noisy runs are not counted where clean ones exist, and a configuration with only noisy runs is NOISY "
+             "until re-run. Repeated runs of one configuration are summarised by their median (Runs)."),
         Heading(3, "How N was chosen"),
         bullets(sorted({f"{l.where} {l.stack} {l.scale}: {l.case.recorded('n_policy', 'unknown')}; "
                         f"deck from {l.case.recorded('deck_source', 'unknown')}" for l in lines})),

@@ -1,0 +1,100 @@
+"""Noise verdicts: which results a committee cannot count on until they are re-run.
+
+A case is noisy when its own evidence says its nodes were not its own or its figures do not agree
+with themselves: an HPL case's solves disagree (coefficient of variation above noisy_cv), the node
+probe measured CPU steal or foreign load above noisy_steal / noisy_foreign_cores, or its DGEMM
+repeats disagree (noisy_dgemm_spread). A point of any check is noisy when its repeated runs disagree
+(noisy_cv over the runs). The thresholds are data (site_configs/report_flags.yaml) and verdicts are
+drawn when results are read, so a threshold changed there applies to runs already made.
+
+A noisy case is neither a pass nor a fail: the report marks it, `accept` says NOISY and names the
+cases to re-run, and `references freeze` learns nothing from it.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+from scalebench.hpl.outcome import DgemmRepeats, disturbance, solve_cv
+from scalebench.results.records import Case
+from scalebench.site.thresholds import report_flags
+
+
+@dataclass(frozen=True)
+class Noise:
+    reasons: tuple[str, ...]
+    solve_cv: float | None  # of an HPL case's solves; None without repeated solves
+
+    @property
+    def noisy(self) -> bool:
+        return bool(self.reasons)
+
+
+def _solves(case: Case) -> list[float]:
+    values = []
+    for word in str(case.recorded("trial_gflops") or "").split()[:1000]:
+        try:
+            value = float(word)
+        except ValueError:
+            continue
+        if math.isfinite(value) and value > 0:
+            values.append(value)
+    return values
+
+
+def _repeats(case: Case) -> DgemmRepeats | None:
+    found = case.recorded("dgemm_repeats") or {}
+    if not isinstance(found, Mapping):
+        return None
+
+    def rates(phase: str) -> tuple[float, ...]:
+        values = found.get(phase)
+        return tuple(float(v) for v in values if type(v) in (int, float) and math.isfinite(v) and v > 0) \
+            if isinstance(values, list) else ()
+
+    repeats = DgemmRepeats(rates("before"), rates("after"))
+    return repeats if repeats.all else None
+
+
+def case_noise(case: Case, flags: Mapping[str, float] | None = None) -> Noise:
+    """The verdict of one case from what it recorded."""
+    flags = flags or report_flags()
+    reasons = []
+    solves = _solves(case)
+    cv = solve_cv(solves)
+    if cv is None and case.figure("solve_cv") is not None:  # a perflog keeps the figure, not the solves
+        cv = case.figure("solve_cv") / 100  # type: ignore[operator]
+    if cv is not None and cv > flags["noisy_cv"]:
+        detail = f": {' '.join(f'{v:.2f}' for v in solves)} Gflop/s" if solves else ""
+        reasons.append(f"solves disagree: CV {cv:.1%} (> {flags['noisy_cv']:.0%}){detail}")
+    interference = case.recorded("interference")
+    reasons += disturbance(_repeats(case), interference if isinstance(interference, Mapping) else None, flags)
+    return Noise(tuple(reasons), cv)
+
+
+def runs_noise(values: Sequence[float], flags: Mapping[str, float] | None = None) -> str | None:
+    """Why the repeated runs of one point disagree, or None: CV above noisy_cv."""
+    flags = flags or report_flags()
+    finite = [v for v in values if math.isfinite(v)]
+    if len(finite) < 2 or statistics.mean(finite) == 0:
+        return None
+    cv = statistics.stdev(finite) / abs(statistics.mean(finite))
+    return f"runs disagree: CV {cv:.1%} over {len(finite)} runs (> {flags['noisy_cv']:.0%})" \
+        if cv > flags["noisy_cv"] else None
+
+
+def case_verdicts(cases: Iterable[Case], flags: Mapping[str, float] | None = None) -> dict[int, Noise]:
+    """{id(case): Noise} of every case, each judged once."""
+    flags = flags or report_flags()
+    verdicts: dict[int, Noise] = {}
+    for case in cases:
+        if id(case) not in verdicts:
+            verdicts[id(case)] = case_noise(case, flags)
+    return verdicts
+
+
+def rerun_label(case: Case) -> str:
+    """How a case to re-run is named: its check and parameters, where and on which stack."""
+    return f"{case.name} on {case.system}:{case.partition} ({case.stack})"
