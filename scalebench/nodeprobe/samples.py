@@ -95,7 +95,11 @@ def summarise_node(node: str, samples: Sequence[Mapping[str, Any]], job_cores_pe
         return sum(v * w for v, w in zip(values, weights)) / total if total else 0.0
 
     steal = [_number(s.get("steal_pct")) or 0.0 for s in during]
-    foreign = [excess_foreign(s, job_cores_per_node) for s in during]
+    # A window in which the job used more CPUs than the node has holds the whole lives of processes its
+    # parents reaped (the ranks, when the run ends): how it split between job and others is unknown.
+    split = [(_number(s.get("job_cores")) or 0.0) <= 1.05 * (_number(s.get("cpus")) or math.inf) for s in during]
+    foreign_weight = sum(w for w, known in zip(weights, split) if known)
+    foreign = [excess_foreign(s, job_cores_per_node) if known else 0.0 for s, known in zip(during, split)]
     spent: dict[tuple[str, int], float] = {}  # core-seconds of each foreign process named
     for s, w in zip(during, weights):
         for entry in s.get("foreign_top") or ():
@@ -113,7 +117,8 @@ def summarise_node(node: str, samples: Sequence[Mapping[str, Any]], job_cores_pe
     return NodeRun(
         node=node, cpus=int(_number(samples[0].get("cpus")) or 0), during_s=round(total, 3),
         steal_pct=round(mean(steal), 2), steal_pct_max=max(steal, default=0.0),
-        foreign_cores=round(mean(foreign), 3), foreign_cores_max=round(max(foreign, default=0.0), 3),
+        foreign_cores=round(sum(f * w for f, w in zip(foreign, weights)) / foreign_weight, 3) if foreign_weight else 0.0,
+        foreign_cores_max=round(max(foreign, default=0.0), 3),
         foreign_runnable_max=int(max((_number(s.get("foreign_runnable")) or 0 for s in during), default=0)),
         job_cores=round(mean([_number(s.get("job_cores")) or 0.0 for s in during]), 3),
         foreign_top=tuple((name, pid, round(seconds / total, 3)) for (name, pid), seconds in top if total),

@@ -91,24 +91,25 @@ def test_a_probe_directory_is_read_into_the_cases_record(tmp_path):
     lines = [_sample("before", 0.5, load1=0.4), _sample("during", 2.0, foreign_cores=0.5, foreign_top=hog, load1=1.9),
              _sample("during", 2.0, foreign_cores=0.44, foreign_top=hog, steal_pct=1.0, clock_mhz=2600.0,
                      clock_source="cpufreq", energy_j=123.0, load1=2.3),  # another reader's field: kept, not needed here
+             _sample("during", 0.5, job_cores=9.0),  # the ranks reaped: how this window split is unknown
              _sample("after", 0.5, load1=2.1)]
     (directory / "vm.jsonl").write_text("".join(json.dumps(s) + "\n" for s in lines) + "not json\n"
                                         + '{"phase": "during", "node": "vm"')  # cut while being written
     (directory / "n2.jsonl").write_text(json.dumps({**_sample("during"), "node": "n2"}) + "\n")
     record, text = samples.interference_record(tmp_path, expected_nodes=3, job_cores_per_node=2)
     assert record["nodes"] == 2 and record["expected_nodes"] == 3
-    assert record["problems"] == "vm.jsonl:5: not a probe sample"
+    assert record["problems"] == "vm.jsonl:6: not a probe sample"
     assert record["foreign_cores"] == pytest.approx(0.47) and record["foreign_node"] == "vm"
-    assert record["foreign_top"] == "sb-cpu-hog[4242] 0.50, sshd[17] 0.01"
-    assert record["steal_pct"] == 0.5 and record["clock_mhz"] == 2600.0
+    assert record["foreign_top"] == "sb-cpu-hog[4242] 0.44, sshd[17] 0.01"
+    assert record["steal_pct"] == 0.44 and record["clock_mhz"] == 2600.0
     assert (record["load1_before"], record["load1_max"], record["load1_after"]) == (0.4, 2.3, 2.1)
     assert list(record["per_node"]) == ["vm", "n2"]  # the most disturbed first
-    assert text == ("2 node(s) probed, 1 without samples: steal 0.5%, foreign load 0.47 cores (sb-cpu-hog[4242] "
-                    "0.50, sshd[17] 0.01 on vm), load 0.4/2.3/2.1 before/during/after, clock 2600 MHz (cpufreq)")
+    assert text == ("2 node(s) probed, 1 without samples: steal 0.4%, foreign load 0.47 cores (sb-cpu-hog[4242] "
+                    "0.44, sshd[17] 0.01 on vm), load 0.4/2.3/2.1 before/during/after, clock 2600 MHz (cpufreq)")
     assert samples.interference_reasons(record, max_steal=0.05, max_foreign_cores=0.25) == [
-        "foreign load 0.47 cores on vm (> 0.25): sb-cpu-hog[4242] 0.50, sshd[17] 0.01"]
+        "foreign load 0.47 cores on vm (> 0.25): sb-cpu-hog[4242] 0.44, sshd[17] 0.01"]
     assert samples.interference_reasons(record, max_steal=0.001, max_foreign_cores=1.0) == [
-        "CPU steal 0.5% on vm (> 0%)"]
+        "CPU steal 0.4% on vm (> 0%)"]
 
 
 def test_no_probe_directory_is_said_not_guessed(tmp_path):
