@@ -139,15 +139,15 @@ class ScalebenchCheck(recorded('base')):
 
     @run_before('run', always_last=True)
     def run_node_probe(self):
-        """Every job samples what else ran on its nodes, before, during and after the run: the last
-        hook, so its lines enclose whatever the check put around its program."""
+        """Every job samples what else ran on its nodes, before, during and after the run. The last hook,
+        and its lines enclose all the check's: they stay out of what a check times itself."""
         job = self.case_plan.job
         if job is None:
             return
         start, stop = node_probe.probe_commands(self.current_partition.scheduler.registered_name, self.num_nodes,
                                                 interval_s=self.probe_interval_s, max_s=job.time_limit_s or 86400)
-        self.prerun_cmds = [*self.prerun_cmds, *start]
-        self.postrun_cmds = [*stop, *self.postrun_cmds]
+        self.prerun_cmds = [*start, *self.prerun_cmds]
+        self.postrun_cmds = [*self.postrun_cmds, *stop]
         self.keep_files = [*self.keep_files, probe_samples.PROBE_DIR]
 
     def node_interference(self):
