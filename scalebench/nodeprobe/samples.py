@@ -16,6 +16,7 @@ from typing import Any, Mapping, Sequence
 
 from scalebench import textfile
 from scalebench.errors import InputError
+from scalebench.validation import excerpt_text
 
 PROBE_DIR = "nodeprobe"  # in the job's stage directory: <node>.jsonl, one per node
 WORST_NODES = 8
@@ -162,19 +163,27 @@ def interference_record(stage: Path, expected_nodes: int, job_cores_per_node: in
     return record, summary_text(record)
 
 
+def _text(record: Mapping[str, Any], name: str) -> str:
+    """A text field of a record as it may have been edited since: short, whatever it holds."""
+    return excerpt_text(str(record.get(name) or ""), 200)
+
+
 def summary_text(record: Mapping[str, Any]) -> str:
     """One line of a case's interference record."""
-    if not record.get("nodes"):
-        return f"no node probe samples ({record.get('expected_nodes', '?')} node(s) expected)"
+    nodes, expected = _number(record.get("nodes")), _number(record.get("expected_nodes"))
+    if not nodes:
+        return f"no node probe samples ({expected or '?':g} node(s) expected)" if expected \
+            else "no node probe samples"
+
     def fmt(value: Any, spec: str) -> str:
         return "-" if _number(value) is None else format(value, spec)
-    missing = record.get("expected_nodes", 0) - record["nodes"]
-    top = f" ({record['foreign_top']} on {record.get('foreign_node')})" if record.get("foreign_top") else ""
-    return (f"{record['nodes']} node(s) probed{f', {missing} without samples' if missing > 0 else ''}: "
+    missing = int((expected or nodes) - nodes)
+    top = f" ({_text(record, 'foreign_top')} on {_text(record, 'foreign_node')})" if record.get("foreign_top") else ""
+    return (f"{nodes:g} node(s) probed{f', {missing} without samples' if missing > 0 else ''}: "
             f"steal {fmt(record.get('steal_pct'), '.1f')}%, foreign load {fmt(record.get('foreign_cores'), '.2f')} "
             f"cores{top}, load {fmt(record.get('load1_before'), '.1f')}/{fmt(record.get('load1_max'), '.1f')}/"
             f"{fmt(record.get('load1_after'), '.1f')} before/during/after, clock {fmt(record.get('clock_mhz'), '.0f')} "
-            f"MHz ({record.get('clock_source') or 'not reported'})")
+            f"MHz ({_text(record, 'clock_source') or 'not reported'})")
 
 
 def interference_reasons(record: Mapping[str, Any] | None, max_steal: float, max_foreign_cores: float) -> list[str]:
@@ -185,10 +194,10 @@ def interference_reasons(record: Mapping[str, Any] | None, max_steal: float, max
     reasons = []
     steal = _number(record.get("steal_pct"))
     if steal is not None and steal / 100 > max_steal:
-        reasons.append(f"CPU steal {steal:.1f}% on {record.get('steal_node')} (> {max_steal:.0%})")
+        reasons.append(f"CPU steal {steal:.1f}% on {_text(record, 'steal_node')} (> {max_steal:.0%})")
     foreign = _number(record.get("foreign_cores"))
     if foreign is not None and foreign > max_foreign_cores:
-        named = f": {record['foreign_top']}" if record.get("foreign_top") else ""
-        reasons.append(f"foreign load {foreign:.2f} cores on {record.get('foreign_node')} "
+        named = f": {_text(record, 'foreign_top')}" if record.get("foreign_top") else ""
+        reasons.append(f"foreign load {foreign:.2f} cores on {_text(record, 'foreign_node')} "
                        f"(> {max_foreign_cores:g}){named}")
     return reasons

@@ -147,3 +147,17 @@ def test_the_report_shows_what_the_probe_measured(tmp_path):
     assert "Interference and noise" in text
     assert "sb-cpu-hog[4242] 0.47" in text and "1 measured case(s)" not in text
     assert "2 measured case(s) carry probe samples; 2 are noisy." in text
+
+
+def test_an_edited_probe_record_is_read_for_what_it_holds(tmp_path):
+    odd = {"nodes": "two", "expected_nodes": None, "foreign_cores": "lots", "steal_pct": float("inf"),
+           "foreign_top": {"x" * 500: [1, 2]}, "clock_source": ["cpufreq"]}
+    run = [hpl_case("1_core", 18.10, 15.97, solves=(18.02, 18.10), interference=odd),
+           hpl_case("1_node", 33.9, 31.94, solves=(33.8, 33.9), ranks=2,
+                    interference={**HOG, "foreign_top": "<script>" + "y" * 5000})]
+    sessions = cases_of(tmp_path / "results", run)
+    verdicts = [noise.case_noise(c) for c in sessions[0].cases]
+    assert not verdicts[0].noisy  # nothing it holds is a measurement
+    assert verdicts[1].noisy and len(verdicts[1].reasons[0]) < 400  # named, in a few words
+    text = report.render_text(report.build_document(sessions, [], list(records(sessions))))
+    assert "Interference and noise" in text and "y" * 300 not in text

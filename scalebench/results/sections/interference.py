@@ -10,6 +10,7 @@ from scalebench.results.records import Session
 from scalebench.results.sections.common import fmt
 from scalebench.results.series import Series, at_label
 from scalebench.site.thresholds import report_flags
+from scalebench.validation import excerpt_text
 
 ROW_LIMIT = 200  # noisy cases listed one per row; more are counted
 
@@ -20,14 +21,16 @@ def _number(record: Mapping[str, Any], name: str, spec: str) -> str:
 
 
 def _probe_cells(record: Any) -> tuple[str, ...]:
-    if not isinstance(record, Mapping) or not record.get("nodes"):
+    if not isinstance(record, Mapping) or type(record.get("nodes")) is not int or not record["nodes"]:
         return ("no probe samples",) + ("-",) * 4
-    missing = record.get("expected_nodes", 0) - record["nodes"]
-    nodes = f"{record['nodes']}" + (f" ({missing} without)" if isinstance(missing, int) and missing > 0 else "")
+    expected = record.get("expected_nodes")
+    missing = expected - record["nodes"] if type(expected) is int else 0
+    nodes = f"{record['nodes']}" + (f" ({missing} without)" if missing > 0 else "")
     loads = "/".join(_number(record, name, ".1f") for name in ("load1_before", "load1_max", "load1_after"))
-    clock = f"{_number(record, 'clock_mhz', '.0f')} ({record.get('clock_source') or '-'})"
-    foreign = _number(record, "foreign_cores", ".2f") + (f": {record['foreign_top']}" if record.get("foreign_top") else "")
-    return nodes, _number(record, "steal_pct", ".1f"), foreign, loads, clock
+    clock = f"{_number(record, 'clock_mhz', '.0f')} ({excerpt_text(str(record.get('clock_source') or '-'), 40)})"
+    top = excerpt_text(str(record.get("foreign_top") or ""), 200)
+    return nodes, _number(record, "steal_pct", ".1f"), _number(record, "foreign_cores", ".2f") + (f": {top}" if top else ""), \
+        loads, clock
 
 
 def interference_section(sessions: Sequence[Session], all_series: Sequence[Series]) -> list[Block]:
