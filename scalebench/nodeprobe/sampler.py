@@ -2,9 +2,9 @@
 after it, what else used the node's CPUs.
 
 Standard library only, and no scalebench import: it runs inside the job, beside the benchmark. Each
-sample is one JSON object per line in <dir>/<node>.jsonl, a window's named fields. A reader is a
-class whose sample(seconds) returns the fields of the window since its previous reading; a new
-reader (a power meter, say) joins READERS and its fields appear in every sample, which
+sample is one JSON object per line in <dir>/<node>.jsonl, a window's named fields. A reader is an
+object whose sample(seconds) returns the fields of the window since its previous reading; a new
+reader (a power meter, say) joins readers() and its fields appear in every sample, which
 scalebench.nodeprobe.samples keeps as they are. Fields of the readers here:
 
   steal_pct         CPU time the hypervisor gave to others, % of the node's CPU time (/proc/stat)
@@ -175,10 +175,15 @@ def node_name() -> str:
     return os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0] or "node"
 
 
+def readers(job_pid: int | None) -> list:
+    """What every sample asks, in order; a new reader (a power meter, say) is added here. CpuTimes
+    first, so that the process walk falls inside its window."""
+    return [CpuTimes(), Processes(job_pid, os.environ.get("SLURM_JOB_ID")), Load(), Clock()]
+
+
 class Probe:
     def __init__(self, job_pid: int | None) -> None:
-        cpu = CpuTimes()  # first, so that the process walk is inside its window
-        self.readers = [cpu, Processes(job_pid, os.environ.get("SLURM_JOB_ID")), Load(), Clock()]
+        self.readers = readers(job_pid)
         self.node, self.cpus = node_name(), os.cpu_count() or 1
         self.last = time.monotonic()
 
