@@ -7,9 +7,11 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
+from scalebench.hpl.outcome import hpl_outcome
 from scalebench.nodeprobe import job, samples, sampler
 
 HOG = "sb-cpu-hog"
@@ -131,3 +133,21 @@ def test_the_job_script_starts_the_probe_on_every_node_and_stops_it():
                         "--job-pid $$ > nodeprobe/probe.log 2>&1 &")
     other, _ = job.probe_commands("pbs", 4, interval_s=1, max_s=60, python="/venv/bin/python")
     assert "--nodes 1 " in other[3]  # its first node only: the record counts the others as without samples
+
+
+RECORDED = Path(__file__).resolve().parents[1] / "data" / "nodeprobe" / "hog_beside_rank"
+
+
+def test_a_recorded_job_beside_a_cpu_hog_names_it_and_its_ceiling_warning_blames_interference():
+    """tests/data/nodeprobe/hog_beside_rank: the HPL check's stage directory from this machine, a hog on the
+    core of rank 1 (source.txt)."""
+    record, text = samples.interference_record(RECORDED, expected_nodes=1, job_cores_per_node=2)
+    assert record["foreign_top"].startswith("sb-cpu-hog[28711] 0.53")
+    assert record["foreign_cores"] > 0.25 and "sb-cpu-hog[28711]" in text
+    outcome = hpl_outcome((RECORDED / "rfm_job.out").read_text(), (RECORDED / "rfm_job.err").read_text(),
+                          hpcc=False, expected_cases=3, tasks=2, rpeak_gflops=166.4, interference=record,
+                          expected_kernel="SkylakeX")
+    assert outcome.problems == () and outcome.kernels_used == "SkylakeX"
+    assert outcome.dgemm_ceiling_gflops == pytest.approx(92.519475) and outcome.solve_cv > 0.05
+    assert "while the node was disturbed (foreign load" in outcome.ceiling_warnings
+    assert "sb-cpu-hog[28711]" in outcome.ceiling_warnings and "wrong BLAS kernel" not in outcome.ceiling_warnings
