@@ -73,7 +73,8 @@ class ScalebenchCheck(recorded('base')):
 
     # Where `scalebench references freeze` wrote the references this check is held to.
     references_dir = variable(str, value=str(paths.SITE_CONFIGS / 'references'))
-    # Seconds between the node probe's samples during the run (scalebench.nodeprobe).
+    # The node probe (scalebench.nodeprobe): on, and seconds between its samples during the run.
+    node_probe = variable(bool, value=True)
     probe_interval_s = variable(float, value=2.0)
 
     def params(self):
@@ -142,7 +143,7 @@ class ScalebenchCheck(recorded('base')):
         """Every job samples what else ran on its nodes, before, during and after the run. The last hook,
         and its lines enclose all the check's: they stay out of what a check times itself."""
         job = self.case_plan.job
-        if job is None:
+        if job is None or not self.node_probe:
             return
         start, stop = node_probe.probe_commands(self.current_partition.scheduler.registered_name, self.num_nodes,
                                                 interval_s=self.probe_interval_s, max_s=job.time_limit_s or 86400)
@@ -158,7 +159,7 @@ class ScalebenchCheck(recorded('base')):
 
     @run_before('performance')
     def record_interference(self):
-        if not self.is_dry_run() and self.case_plan.job is not None:
+        if not self.is_dry_run() and self.case_plan.job is not None and self.node_probe:
             self.interference, self.interference_summary = self.node_interference()
 
     def partition_spec(self):

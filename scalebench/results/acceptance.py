@@ -265,7 +265,7 @@ def judge(criteria: Iterable[Criterion], rows: Sequence[Record], flags: Mapping[
     def why(key: SeriesKey, axis: str, x: int) -> tuple[str, tuple[str, ...]] | None:
         judged = clean.get(key)
         if judged is not None and x in judged.points:
-            disagree = noise.runs_noise(judged.values.get(x, ()), flags)
+            disagree = noise.runs_noise(judged.values.get(x, ()), flags) if noise.judged(key.benchmark) else None
             return (f"{disagree}: re-run", ()) if disagree else None
         point = [r for r in rows if r.usable and (r.system, r.partition, r.stack, r.benchmark, r.figure) == (
             key.system, key.partition, key.stack, key.benchmark, key.figure) and x_of(r, axis) == x

@@ -8,7 +8,9 @@ repeats disagree (noisy_dgemm_spread). A point of any check is noisy when its re
 drawn when results are read, so a threshold changed there applies to runs already made.
 
 A noisy case is neither a pass nor a fail: the report marks it, `accept` says NOISY and names the
-cases to re-run, and `references freeze` learns nothing from it.
+cases to re-run, and `references freeze` learns nothing from it. HPL and the applications are judged
+(JUDGED sections of scalebench/data/benchmarks.yaml); a microbenchmark's own spread is its figure
+(latency varies run to run), and its probe record is shown, not judged.
 """
 from __future__ import annotations
 
@@ -17,9 +19,17 @@ import statistics
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
+from scalebench.benchmarks import lookup
 from scalebench.hpl.outcome import DgemmRepeats, disturbance, solve_cv
 from scalebench.results.records import Case
 from scalebench.site.thresholds import report_flags
+
+
+JUDGED = ("hpl", "application")  # the report sections whose cases and points get a noise verdict
+
+
+def judged(benchmark: str) -> bool:
+    return lookup(benchmark).section in JUDGED
 
 
 @dataclass(frozen=True)
@@ -60,6 +70,8 @@ def _repeats(case: Case) -> DgemmRepeats | None:
 
 def case_noise(case: Case, flags: Mapping[str, float] | None = None) -> Noise:
     """The verdict of one case from what it recorded."""
+    if not judged(case.benchmark):
+        return Noise((), None)
     flags = flags or report_flags()
     reasons = []
     solves = _solves(case)

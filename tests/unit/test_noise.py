@@ -161,3 +161,12 @@ def test_an_edited_probe_record_is_read_for_what_it_holds(tmp_path):
     assert verdicts[1].noisy and len(verdicts[1].reasons[0]) < 400  # named, in a few words
     text = report.render_text(report.build_document(sessions, [], list(records(sessions))))
     assert "Interference and noise" in text and "y" * 300 not in text
+
+
+def test_microbenchmarks_are_recorded_not_judged(tmp_path):
+    bandwidth, latency = rr.hockney(1.2, 12000.0)
+    cases = rr.osu("ucx", bandwidth, latency)
+    for case in cases:
+        case["interference"] = HOG
+    (session,) = cases_of(tmp_path, cases)
+    assert all(not noise.case_noise(c).noisy for c in session.cases)

@@ -50,7 +50,7 @@ def interference_section(sessions: Sequence[Session], all_series: Sequence[Serie
                     rows.append((noise.rerun_label(case), session.start, *_probe_cells(record),
                                  "; ".join(verdict.reasons)))
     disagree = [(s.key.where, s.key.benchmark, s.key.variant or "-", s.key.stack, s.key.figure, at_label(s.axis, x),
-                 why) for s in all_series if s.key.figure == s.bench.fom
+                 why) for s in all_series if s.key.figure == s.bench.fom and s.bench.section in noise.JUDGED
                 for x in s.points if (why := noise.runs_noise(s.values.get(x, ()), flags))]
     if not probed and not noisy and not disagree:
         return []
@@ -62,7 +62,8 @@ def interference_section(sessions: Sequence[Session], all_series: Sequence[Serie
              "kernel reports. A run is noisy when the probe measured steal above "
              f"{flags['noisy_steal']:.0%} or foreign load above {flags['noisy_foreign_cores']:g} cores, its solves "
              f"or repeated runs disagree by a coefficient of variation above {flags['noisy_cv']:.0%}, or its DGEMM "
-             f"repeats by more than {flags['noisy_dgemm_spread']:.0%} (site_configs/report_flags.yaml). A noisy "
+             f"repeats by more than {flags['noisy_dgemm_spread']:.0%} (site_configs/report_flags.yaml); HPL and "
+             "application results are judged so, microbenchmarks (whose spread is their figure) are not. A noisy "
              "result is neither a pass nor a fail: re-run it."),
         Text(f"{probed} measured case(s) carry probe samples; {noisy} are noisy."),
     ]
