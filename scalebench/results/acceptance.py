@@ -261,15 +261,18 @@ def judge(criteria: Iterable[Criterion], rows: Sequence[Record], flags: Mapping[
     verdicts_of = noise.case_verdicts((r.origin for r in rows), flags)
     clean_rows = [r for r in rows if not verdicts_of[id(r.origin)].noisy]
     clean = {s.key: s for s in series.build(clean_rows)}
+    by_figure: dict[tuple[str, ...], list[Record]] = {}  # the usable rows, to find a point's runs
+    for r in rows:
+        if r.usable:
+            by_figure.setdefault((r.system, r.partition, r.stack, r.benchmark, r.figure), []).append(r)
 
     def why(key: SeriesKey, axis: str, x: int) -> tuple[str, tuple[str, ...]] | None:
         judged = clean.get(key)
         if judged is not None and x in judged.points:
             disagree = noise.runs_noise(judged.values.get(x, ()), flags) if noise.judged(key.benchmark) else None
             return (f"{disagree}: re-run", ()) if disagree else None
-        point = [r for r in rows if r.usable and (r.system, r.partition, r.stack, r.benchmark, r.figure) == (
-            key.system, key.partition, key.stack, key.benchmark, key.figure) and x_of(r, axis) == x
-            and all(r.param(k) == v for k, v in key.params)]
+        point = [r for r in by_figure.get((key.system, key.partition, key.stack, key.benchmark, key.figure), ())
+                 if x_of(r, axis) == x and all(r.param(k) == v for k, v in key.params)]
         most = max((r.cores or 0 for r in point), default=0)  # the cases the point stands for (series.build)
         cases = {id(r.origin): r.origin for r in point if (r.cores or 0) == most}
         labels = sorted({noise.rerun_label(c) for c in cases.values()})
