@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import Any, Sequence
 
 from scalebench import paths
-from scalebench.cli.common import path_arg, print_json
+from scalebench.cli.common import EXIT_FAILED, EXIT_OK, path_arg, print_json
 from scalebench.errors import InputError
 from scalebench.hpl.plan import HplSettings, memory_text
-from scalebench.plan import Filters, PlannedCase, Settings, plan_cases, site_specs
+from scalebench.plan import Filters, PlannedCase, Settings, asked_reservation, plan_cases, site_specs
 from scalebench.site.siteconf import site_systems
 from scalebench.units import format_duration
 from scalebench.validation import excerpt
@@ -23,7 +24,8 @@ HEADER = ("Check", "Partition", "Stack", "Nodes", "Ranks", "Ranks/node", "Thread
 _HPL_VARIABLES = {"scaling": str, "fixed_n": int, "nb": int, "memory_fraction": float, "threads_per_rank": int,
                   "ranks_per_node": int, "time_budget_s": float, "expected_efficiency": float, "trials": int,
                   "hpl_binary": str}
-_APP_VARIABLES = {"threads_per_rank": int, "ranks_per_node": int, "heavy_cases": bool}
+_APP_VARIABLES = {"threads_per_rank": int, "ranks_per_node": int, "heavy_cases": bool, "osu_buffers": str,
+                  "reservation": str, "reservation_time_limit": str}
 
 
 def _typed(name: str, text: str, kind: type) -> Any:
@@ -51,13 +53,15 @@ def _settings(assignments: Sequence[str]) -> Settings:
             hpl["binary" if name == "hpl_binary" else name] = _typed(name, value, _HPL_VARIABLES[name])
         if name in _APP_VARIABLES:
             apps[name] = _typed(name, value, _APP_VARIABLES[name])
-    return Settings(hpl=HplSettings(**hpl), **apps)
+    reservation = asked_reservation(apps.pop("reservation", ""), apps.pop("reservation_time_limit", ""))
+    return Settings(hpl=HplSettings(**hpl), **apps, environ=dict(os.environ), reservation=reservation)
 
 
 def _row(case: PlannedCase) -> tuple[str, ...]:
     job = case.plan.job if case.plan else None
     hpl = case.plan.hpl if case.plan else None
     limit = job.time_limit_s if job and job.time_limit_s else case.partition.time_limit_s
+    reserved = f" in {job.reservation.name}" if job and job.reservation else ""
     cells = [case.display_name, case.partition.name, case.stack.name]
     if job is None:  # a check that compares other cases
         return tuple(cells + [""] * 10 + ["no job"])
@@ -68,7 +72,7 @@ def _row(case: PlannedCase) -> tuple[str, ...]:
                   format_duration(hpl.predicted_s)]
     else:
         cells += ["", "", "", str(job.idle_ranks), "", ""]
-    cells.append(format_duration(limit) if limit else "partition default")
+    cells.append((format_duration(limit) if limit else "partition default") + reserved)
     return tuple(cells)
 
 
@@ -100,6 +104,8 @@ def to_json(site: Path, cases: Sequence[PlannedCase]) -> dict[str, Any]:
             data["hpl"] = case.plan.hpl.to_json()
         if case.plan.note:
             data["note"] = case.plan.note
+        if case.plan.args:
+            data["args"] = list(case.plan.args)
         return data
 
     return {"site": str(site), "cases": [case_json(c) for c in cases if c.plan is not None],
@@ -117,7 +123,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print_json(to_json(site, cases))
     else:
         print(render(cases))
-    return 0
+    if all(case.plan is None for case in cases):
+        print(f"scalebench plan: nothing to run: all {len(cases)} case(s) are left out (reasons above)", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
 
 
 def add_plan_arguments(subparsers: Any) -> None:

@@ -11,17 +11,20 @@ from scalebench.errors import InputError
 
 def cmd_screen(args: argparse.Namespace) -> int:
     """The ranking table and the flagged nodes as a Slurm node list; exit 1 when any node is flagged."""
+    import polars as pl
+
     from scalebench.results import screening
     from scalebench.results.document import render_text
-    from scalebench.results.store import ingest
+    from scalebench.results.store import load
 
-    sessions, warnings = ingest(args.results)
-    found, notes = screening.screens(sessions)
+    loaded = load(args.results)
+    warnings = loaded.warnings
+    found, notes = screening.screens(loaded.sessions(pl.col("benchmark") == screening.SCREENING_CHECK))
     if not found:
         raise InputError(f"no {screening.SCREENING_CHECK} results of {screening.SCREEN_MIN_NODES} or more nodes "
                          f"under the given paths: run "
                          f"`reframe ... -n {screening.SCREENING_CHECK} --distribute=all -r` first")
-    for line in [f"warning: {w}" for w in warnings] + [f"note: {n}" for n in notes]:
+    for line in [f"warning: {w}" for w in warnings] + [f"note: {n}" for n in notes + loaded.notes]:
         print(line, file=sys.stderr)
     nodes = screening.flagged_nodes(found)
     if args.hostlist:

@@ -10,20 +10,22 @@ runs disagree, is NOISY, neither a pass nor a fail, and its note names the cases
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+import polars as pl
+
 from scalebench import loaders
 from scalebench.analysis import scaling
-from scalebench.benchmarks import did_you_mean, registry
+from scalebench.benchmarks import registry
 from scalebench.errors import InputError
 from scalebench.results import noise, series
 from scalebench.results.document import Block, Heading, Table, Text, table
-from scalebench.results.series import Series, SeriesKey, at_label, x_of
-from scalebench.results.store import Record
+from scalebench.results.series import Series, SeriesKey, at_label
+from scalebench.results.table import FigureUnit, Table as ResultsTable
 from scalebench.site.thresholds import report_flags
-from scalebench.validation import C_INT_MAX, excerpt, excerpt_text, finite_number
+from scalebench.validation import C_INT_MAX, did_you_mean, excerpt, excerpt_text, finite_number
 
 METRICS = ("value", "speedup", "parallel_efficiency")
 AT_WORDS = ("every", "largest", "smallest")
@@ -77,7 +79,7 @@ class Verdict:
 
 # --- the thresholds file ------------------------------------------------------------------------------
 
-def _known_figures(rows: Sequence[Record]) -> dict[str, set[str]]:
+def _known_figures(rows: Sequence[FigureUnit]) -> dict[str, set[str]]:
     """benchmark -> figure names, from the registry and from what the results hold."""
     known = {name: set(bench.figures) for name, bench in registry().items()}
     for r in rows:
@@ -85,7 +87,7 @@ def _known_figures(rows: Sequence[Record]) -> dict[str, set[str]]:
     return known
 
 
-def _units(rows: Sequence[Record]) -> dict[tuple[str, str], str]:
+def _units(rows: Sequence[FigureUnit]) -> dict[tuple[str, str], str]:
     units: dict[tuple[str, str], str] = {}
     for r in rows:
         units.setdefault((r.benchmark, r.figure), r.unit)
@@ -179,12 +181,14 @@ def _criterion(entry: Any, where: str, known: dict[str, set[str]], units: dict[t
                      tuple(sorted((str(k), str(v)) for k, v in params.items())), optional)
 
 
-def load(path: Path, rows: Sequence[Record]) -> list[Criterion]:
+def load(path: Path, rows: Sequence[FigureUnit]) -> list[Criterion]:
     """The criteria of a thresholds file, checked against the registry and the results' figures.
     Every mistake is one line naming the file and the key."""
     data = loaders.load_yaml(path, "thresholds")
     if not isinstance(data, dict) or set(data) != {"criteria"} or not isinstance(data["criteria"], list):
         raise InputError(f"{path}: expected one key, criteria, holding a list of criteria")
+    if not data["criteria"]:  # nothing checked is no verdict: it must not pass, nor let references freeze
+        raise InputError(f"{path}: criteria: an empty list; an acceptance needs at least one criterion")
     known, units = _known_figures(rows), _units(rows)
     return [_criterion(entry, f"{path}: criteria[{i}]", known, units) for i, entry in enumerate(data["criteria"])]
 
@@ -253,34 +257,36 @@ def evaluate(criteria: Iterable[Criterion], all_series: Sequence[Series],
     return verdicts
 
 
-def judge(criteria: Iterable[Criterion], rows: Sequence[Record], flags: Mapping[str, float] | None = None
-          ) -> list[Verdict]:
+def judge(criteria: Iterable[Criterion], results: ResultsTable, flags: Mapping[str, float] | None = None,
+          all_series: Sequence[Series] | None = None) -> list[Verdict]:
     """Verdicts over the results with noisy runs set aside (scalebench.results.noise): a point is
-    NOISY when only noisy cases measured it (they are named, to re-run) or its clean runs disagree."""
+    NOISY when only noisy cases measured it (they are named, to re-run) or its clean runs disagree.
+    `all_series`: series.build(results), when the caller has it."""
     flags = flags or report_flags()
-    verdicts_of = noise.case_verdicts((r.origin for r in rows), flags)
-    clean_rows = [r for r in rows if not verdicts_of[id(r.origin)].noisy]
-    clean = {s.key: s for s in series.build(clean_rows)}
-    by_figure: dict[tuple[str, ...], list[Record]] = {}  # the usable rows, to find a point's runs
-    for r in rows:
-        if r.usable:
-            by_figure.setdefault((r.system, r.partition, r.stack, r.benchmark, r.figure), []).append(r)
+    verdicts_of = {row: (case, verdict) for row, (_, case, verdict) in noise.table_verdicts(results, flags).items()}
+    noisy_rows = [row for row, (_, verdict) in verdicts_of.items() if verdict.noisy]
+    clean_table = replace(results, records=results.records.filter(~pl.col("case").is_in(noisy_rows)))
+    clean = {s.key: s for s in series.build(clean_table)}
+    found: series.Points | None = None  # the points' cases, looked up only when a point has no clean run
 
     def why(key: SeriesKey, axis: str, x: int) -> tuple[str, tuple[str, ...]] | None:
+        nonlocal found
         judged = clean.get(key)
         if judged is not None and x in judged.points:
             disagree = noise.runs_noise(judged.values.get(x, ()), flags) if noise.judged(key.benchmark) else None
             return (f"{disagree}: re-run", ()) if disagree else None
-        point = [r for r in by_figure.get((key.system, key.partition, key.stack, key.benchmark, key.figure), ())
-                 if x_of(r, axis) == x and all(r.param(k) == v for k, v in key.params)]
-        most = max((r.cores or 0 for r in point), default=0)  # the cases the point stands for (series.build)
-        cases = {id(r.origin): r.origin for r in point if (r.cores or 0) == most}
-        labels = sorted({noise.rerun_label(c) for c in cases.values()})
-        reruns = tuple(sorted({f"{noise.rerun_label(c)}: {'; '.join(verdicts_of[id(c)].reasons)}"
-                               for c in cases.values()}))
+        found = found or series.points(results)
+        named = [i for i, params in found.named.items() if params == key.params]
+        rows = found.rows.filter((pl.col("system") == key.system) & (pl.col("partition") == key.partition)
+                                 & (pl.col("stack") == key.stack) & (pl.col("benchmark") == key.benchmark)
+                                 & (pl.col("figure") == key.figure) & pl.col("named").is_in(named)
+                                 & (pl.col("x") == x))
+        cases = [verdicts_of[row] for row in dict.fromkeys(rows["case"].to_list()) if row in verdicts_of]
+        labels = sorted({noise.rerun_label(c) for c, _ in cases})
+        reruns = tuple(sorted({f"{noise.rerun_label(c)}: {'; '.join(v.reasons)}" for c, v in cases}))
         return f"only noisy runs: re-run {'; '.join(labels)}", reruns
 
-    return evaluate(criteria, series.build(rows), clean, why)
+    return evaluate(criteria, series.build(results) if all_series is None else all_series, clean, why)
 
 
 def failed(verdicts: Iterable[Verdict]) -> bool:

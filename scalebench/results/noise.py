@@ -17,11 +17,14 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Mapping, Sequence
+
+import polars as pl
 
 from scalebench.benchmarks import lookup
 from scalebench.hpl.outcome import DgemmRepeats, disturbance, solve_cv
 from scalebench.results.records import Case
+from scalebench.results.table import Table
 from scalebench.site.thresholds import report_flags
 
 
@@ -97,14 +100,20 @@ def runs_noise(values: Sequence[float], flags: Mapping[str, float] | None = None
         if cv > flags["noisy_cv"] else None
 
 
-def case_verdicts(cases: Iterable[Case], flags: Mapping[str, float] | None = None) -> dict[int, Noise]:
-    """{id(case): Noise} of every case, each judged once."""
+def table_verdicts(results: Table, flags: Mapping[str, float] | None = None, probed: bool = False,
+                   within: pl.Expr | None = None) -> dict[int, tuple[int, Case, Noise]]:
+    """{case row: (session row, Case, Noise)} of the measured cases of judged checks (and, with
+    `probed`, of any check whose provenance holds probe samples), of those matching `within` if given;
+    Case objects are made for these cases only (a year of nightly runs holds ~200 000 cases)."""
     flags = flags or report_flags()
-    verdicts: dict[int, Noise] = {}
-    for case in cases:
-        if id(case) not in verdicts:
-            verdicts[id(case)] = case_noise(case, flags)
-    return verdicts
+    names = [n for n in results.cases["benchmark"].unique().to_list() if judged(n)]
+    wanted = pl.col("benchmark").is_in(names)
+    if probed:
+        wanted = wanted | pl.col("provenance").str.contains('"interference":', literal=True)
+    if within is not None:
+        wanted = wanted & within
+    made = results.cases_by_id(wanted & pl.col("measured"))
+    return {row: (session, case, case_noise(case, flags)) for row, (session, case) in made.items()}
 
 
 def rerun_label(case: Case) -> str:

@@ -14,6 +14,7 @@ from scalebench.nodeprobe.samples import interference_reasons
 from scalebench.results import noise
 from scalebench.results.sections import hpl as hpl_section
 from scalebench.results.store import ingest
+from scalebench.results.table import from_sessions
 from scalebench.site.thresholds import report_flags
 
 pytestmark = pytest.mark.integration
@@ -40,7 +41,7 @@ def hpl_case(run_dir):
 
 def ratios_in_table(sessions) -> list[str]:
     return [dict(zip(hpl_section.HPL_HEADER, hpl_section._hpl_cells(line)))["Rmax/DGEMM"]
-            for line in hpl_section.hpl_lines(sessions)]
+            for line in hpl_section.hpl_lines(from_sessions(sessions))]
 
 
 def test_a_cpu_hog_beside_a_rank_is_measured_named_and_makes_the_case_noisy(tmp_path):

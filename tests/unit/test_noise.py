@@ -9,7 +9,8 @@ import reframe_reports as rr
 from scalebench.cli import main
 from scalebench.results import acceptance, noise, references, report
 from scalebench.results.sections import hpl as hpl_section
-from scalebench.results.store import ingest, records
+from scalebench.results.store import ingest
+from scalebench.results.table import figure_units, from_sessions
 
 HOG = {"nodes": 1, "expected_nodes": 1, "steal_pct": 0.0, "steal_node": "vm", "foreign_cores": 0.48,
        "foreign_node": "vm", "foreign_top": "sb-cpu-hog[4242] 0.47"}
@@ -70,20 +71,20 @@ def test_a_quiet_run_is_not_noisy(tmp_path):
 def test_the_hpl_table_has_no_ratio_that_cannot_be(tmp_path):
     sessions = cases_of(tmp_path, ISSUE_RUN)
     rows = {line.scale: dict(zip(hpl_section.HPL_HEADER, hpl_section._hpl_cells(line)))
-            for line in hpl_section.hpl_lines(sessions)}
+            for line in hpl_section.hpl_lines(from_sessions(sessions))}
     assert rows["1_node"]["Rmax/DGEMM"] == "ceiling not valid (interference or clock change)"  # not 176.0%
     assert rows["1_core"]["Efficiency"] == "113.0%, clock above nominal (turbo)"
     assert rows["1_core"]["Clock (GHz)"] == "2.12"  # 16.9 Gflop/s of DGEMM on one core at 8 flop/cycle
     assert rows["1_core"]["Solve CV"] == "18.4%"
     assert rows["1_core"]["Noise"].startswith("NOISY: solves disagree: CV 18.4%")
     assert "sb-cpu-hog" in rows["1_node"]["Noise"]
-    table = hpl_section.hpl_terminal_table(sessions)
+    table = hpl_section.hpl_terminal_table(from_sessions(sessions))
     assert "176" not in table and "ceiling not valid" in table
 
 
 def test_a_clean_rerun_is_counted_and_the_noisy_run_is_not(tmp_path):
     sessions = cases_of(tmp_path, ISSUE_RUN, QUIET_RUN)
-    rows = {line.scale: line for line in hpl_section.hpl_lines(sessions)}
+    rows = {line.scale: line for line in hpl_section.hpl_lines(from_sessions(sessions))}
     assert rows["1_core"].rmax == 18.10 and rows["1_core"].runs == 2  # the quiet run's, not the median of both
     assert rows["1_core"].noise == ("1 of 2 runs noisy, not counted (solves disagree: CV 18.4% (> 5%): "
                                     "13.30 18.05 13.31 Gflop/s)")
@@ -118,7 +119,8 @@ def test_repeated_runs_that_disagree_are_noisy(tmp_path):
     sessions, _ = ingest([tmp_path])
     thresholds = tmp_path / "a.yaml"
     thresholds.write_text("criteria:\n  - {benchmark: LAMMPSCheck, min: 50}\n")
-    (verdict,) = acceptance.judge(acceptance.load(thresholds, list(records(sessions))), list(records(sessions)))
+    results = from_sessions(sessions)
+    (verdict,) = acceptance.judge(acceptance.load(thresholds, figure_units(results)), results)
     assert verdict.status == "NOISY" and verdict.note == "runs disagree: CV 20.1% over 3 runs (> 5%): re-run"
 
 
@@ -142,8 +144,7 @@ def test_references_are_not_learned_from_noisy_runs(tmp_path, capsys):
 
 def test_the_report_shows_what_the_probe_measured(tmp_path):
     sessions = cases_of(tmp_path / "results", ISSUE_RUN)
-    rows = list(records(sessions))
-    text = report.render_text(report.build_document(sessions, [], rows))
+    text = report.render_text(report.build_document(from_sessions(sessions), []))
     assert "Interference and noise" in text
     assert "sb-cpu-hog[4242] 0.47" in text and "1 measured case(s)" not in text
     assert "2 measured case(s) carry probe samples; 2 are noisy." in text
@@ -159,7 +160,7 @@ def test_an_edited_probe_record_is_read_for_what_it_holds(tmp_path):
     verdicts = [noise.case_noise(c) for c in sessions[0].cases]
     assert not verdicts[0].noisy  # nothing it holds is a measurement
     assert verdicts[1].noisy and len(verdicts[1].reasons[0]) < 400  # named, in a few words
-    text = report.render_text(report.build_document(sessions, [], list(records(sessions))))
+    text = report.render_text(report.build_document(from_sessions(sessions), []))
     assert "Interference and noise" in text and "y" * 300 not in text
 
 

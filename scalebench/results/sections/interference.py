@@ -6,9 +6,9 @@ from typing import Any, Mapping, Sequence
 
 from scalebench.results import noise
 from scalebench.results.document import Block, Heading, Text, table
-from scalebench.results.records import Session
 from scalebench.results.sections.common import fmt
 from scalebench.results.series import Series, at_label
+from scalebench.results.table import Table
 from scalebench.site.thresholds import report_flags
 from scalebench.validation import excerpt_text
 
@@ -33,22 +33,20 @@ def _probe_cells(record: Any) -> tuple[str, ...]:
         loads, clock
 
 
-def interference_section(sessions: Sequence[Session], all_series: Sequence[Series]) -> list[Block]:
+def interference_section(results: Table, all_series: Sequence[Series]) -> list[Block]:
     flags = report_flags()
     probed = noisy = 0
     rows = []
-    for session in sessions:
-        for case in session.cases:
-            if not case.measured:
-                continue
-            record = case.recorded("interference")
-            verdict = noise.case_noise(case, flags)
-            probed += isinstance(record, Mapping) and bool(record.get("nodes"))
-            if verdict.noisy:
-                noisy += 1
-                if len(rows) < ROW_LIMIT:
-                    rows.append((noise.rerun_label(case), session.start, *_probe_cells(record),
-                                 "; ".join(verdict.reasons)))
+    starts = results.sessions["start"].to_list()
+    # Every measured case may carry probe samples; those of judged checks may be noisy.
+    for session, case, verdict in noise.table_verdicts(results, flags, probed=True).values():
+        record = case.recorded("interference")
+        probed += isinstance(record, Mapping) and bool(record.get("nodes"))
+        if verdict.noisy:
+            noisy += 1
+            if len(rows) < ROW_LIMIT:
+                rows.append((noise.rerun_label(case), starts[session], *_probe_cells(record),
+                             "; ".join(verdict.reasons)))
     disagree = [(s.key.where, s.key.benchmark, s.key.variant or "-", s.key.stack, s.key.figure, at_label(s.axis, x),
                  why) for s in all_series if s.key.figure == s.bench.fom and s.bench.section in noise.JUDGED
                 for x in s.points if (why := noise.runs_noise(s.values.get(x, ()), flags))]
