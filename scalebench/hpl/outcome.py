@@ -180,6 +180,9 @@ def ceiling_warnings(rmax: float, repeats: DgemmRepeats, rpeak: float, kernels_s
     elif expected_kernel and seen and any(k.lower() != expected_kernel.lower() for k in seen):
         warnings.append(f"{share} and OpenBLAS ran {', '.join(seen)}, not {expected_kernel}: a wrong BLAS kernel "
                         "(check OPENBLAS_CORETYPE)")
+    elif fallen := [k for k in seen if blas.fallback_core(k)]:
+        warnings.append(f"{share} and OpenBLAS ran {', '.join(fallen)}, the core it falls back to on a CPU it "
+                        "does not know: a wrong BLAS kernel (set OPENBLAS_CORETYPE)")
     elif not seen:
         warnings.append(f"{share} with no interference measured: the BLAS library's kernel (it did not say which "
                         "it ran) or a clock held below nominal (power or thermal capping)")

@@ -100,6 +100,12 @@ def runs_noise(values: Sequence[float], flags: Mapping[str, float] | None = None
         if cv > flags["noisy_cv"] else None
 
 
+def runs_cell(runs: int, values: Sequence[float], flags: Mapping[str, float] | None = None) -> int | str:
+    """A table's Runs cell: the count, and NOISY with why when the runs disagree."""
+    why = runs_noise(values, flags)
+    return f"{runs} (NOISY: {why})" if why else runs
+
+
 def table_verdicts(results: Table, flags: Mapping[str, float] | None = None, probed: bool = False,
                    within: pl.Expr | None = None) -> dict[int, tuple[int, Case, Noise]]:
     """{case row: (session row, Case, Noise)} of the measured cases of judged checks (and, with

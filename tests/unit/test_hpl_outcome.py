@@ -103,6 +103,10 @@ def test_a_low_dgemm_is_blamed_on_the_kernel_only_when_the_kernel_is_the_likely_
     wrong = ceiling_warnings(27.0, low, 128.0, ["Prescott", "Prescott"], "SkylakeX", None, FLAGS)
     assert wrong == ["DGEMM reaches 23% of Rpeak (< 50%) and OpenBLAS ran Prescott, not SkylakeX: a wrong BLAS "
                      "kernel (check OPENBLAS_CORETYPE)"]
+    # no core forced (OpenBLAS detects the CPU itself), and it fell back to a generic core
+    fallen = ceiling_warnings(27.0, low, 128.0, ["Prescott"], None, None, FLAGS)
+    assert fallen == ["DGEMM reaches 23% of Rpeak (< 50%) and OpenBLAS ran Prescott, the core it falls back to on "
+                      "a CPU it does not know: a wrong BLAS kernel (set OPENBLAS_CORETYPE)"]
     chosen = ceiling_warnings(27.0, low, 128.0, ["SkylakeX"], "SkylakeX", None, FLAGS)
     assert "as chosen and no interference measured: a clock held below nominal" in chosen[0]
     disturbed = ceiling_warnings(27.0, low, 128.0, ["Prescott"], "SkylakeX", HOG, FLAGS)
