@@ -22,6 +22,7 @@ from scalebench.results.document import (Block, Heading, Text, bullets, charts_o
 from scalebench.results.sections import (application_section, failures_section, hpl_section, interference_section,
                                          micro_section, other_section, over_time_section, provenance_section,
                                          transport_section)
+from scalebench.results.sections.hpl import model_expectations
 from scalebench.results.store import Loaded, find_sources, load, paused_gc, results_dir_of
 from scalebench.results.table import Table, figure_units
 from scalebench.validation import excerpt_text
@@ -163,8 +164,9 @@ def _write_files(loaded: Loaded, out_dir: Path, chosen: bool, formats: Sequence[
     all_series = series.build(results)
     verdicts = None
     if thresholds is not None:
-        verdicts = acceptance.judge(acceptance.load(thresholds, figure_units(results)), results,
-                                    all_series=all_series)
+        criteria = acceptance.load(thresholds, figure_units(results))
+        expectations = model_expectations(results) if acceptance.uses_model(criteria) else None
+        verdicts = acceptance.judge(criteria, results, all_series=all_series, expectations=expectations)
     blocks = build_document(results, warnings, verdicts, thresholds, all_series)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)

@@ -32,6 +32,7 @@ REPORT_FLAGS = {
     "noisy_steal": (0.0, 1.0),
     "noisy_foreign_cores": (0.0, 1e6),
     "noisy_dgemm_spread": (0.0, 1.0),
+    "below_model_margin": (0.0, 1.0),
 }
 
 
