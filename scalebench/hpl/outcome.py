@@ -133,14 +133,16 @@ def hpl_outcome(output: str, stderr: str, *, hpcc: bool, expected_cases: int, ta
         problems.append(f"the program reports {processes} processes, {tasks} were launched (wrong MPI launcher?)")
     elif dgemm is not None and not hpcc and world != tasks:
         problems.append(f"the program reports {world} MPI processes, {tasks} were launched (wrong MPI launcher?)")
-    warnings = ""
-    if repeats and hpl.rmax_gflops:
-        kernels_seen = blas.kernels_reported(stderr)
-        warnings = "; ".join(ceiling_warnings(hpl.rmax_gflops, repeats, rpeak_gflops, kernels_seen, expected_kernel,
-                                              interference))
-    kernels = ",".join(sorted(set(blas.kernels_reported(stderr)))) or "not reported"
+    reported = sorted(set(blas.kernels_reported(stderr)))
+    warnings = ceiling_warnings(hpl.rmax_gflops, repeats, rpeak_gflops, reported, expected_kernel, interference) \
+        if repeats and hpl.rmax_gflops else []
+    fallback = [kernel for kernel in reported if blas.fallback_core(kernel)]
+    if fallback:  # OpenBLAS did not know the CPU: DGEMM runs at a fraction of what it could
+        warnings.append(f"OpenBLAS ran its fallback kernel {', '.join(fallback)}: set OPENBLAS_CORETYPE in the "
+                        "stack's env_vars (scalebench/data/openblas_coretypes.yaml lists the cores seen misdetected)")
+    kernels = ",".join(reported) or "not reported"
     return HplOutcome(hpl, tuple(problems), processes if isinstance(processes, int) else None, dgemm, kernels,
-                      warnings, stream, repeats, sweep)
+                      "; ".join(warnings), stream, repeats, sweep)
 
 
 def disturbance(repeats: DgemmRepeats | None, interference: Mapping[str, Any] | None,
@@ -180,9 +182,8 @@ def ceiling_warnings(rmax: float, repeats: DgemmRepeats, rpeak: float, kernels_s
     elif expected_kernel and seen and any(k.lower() != expected_kernel.lower() for k in seen):
         warnings.append(f"{share} and OpenBLAS ran {', '.join(seen)}, not {expected_kernel}: a wrong BLAS kernel "
                         "(check OPENBLAS_CORETYPE)")
-    elif fallen := [k for k in seen if blas.fallback_core(k)]:
-        warnings.append(f"{share} and OpenBLAS ran {', '.join(fallen)}, the core it falls back to on a CPU it "
-                        "does not know: a wrong BLAS kernel (set OPENBLAS_CORETYPE)")
+    elif any(blas.fallback_core(k) for k in seen):  # said once, by hpl_outcome's fallback warning
+        warnings.append(f"{share}: the fallback kernel OpenBLAS ran")
     elif not seen:
         warnings.append(f"{share} with no interference measured: the BLAS library's kernel (it did not say which "
                         "it ran) or a clock held below nominal (power or thermal capping)")
