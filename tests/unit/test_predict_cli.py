@@ -107,6 +107,14 @@ def test_bad_input_is_one_named_line_and_exit_2(capsys, argv, named):
     assert len(err.splitlines()) == 1 and named in err and "Traceback" not in err
 
 
+def test_a_node_without_its_own_ping_pong_is_not_sent_to_the_inter_node_flags(capsys):
+    # --latency-us and --bandwidth-gbs give the link between nodes; one node's ranks need one within it
+    local = str(paths.SITE_CONFIGS / "sites" / "local.yaml")
+    _run(["predict", local, "--dgemm-gflops", "40", "--latency-us", "1", "--bandwidth-gbs", "5", "-x", "1_core"])
+    err = capsys.readouterr().err
+    assert "no intra-node latency and bandwidth" in err and "--latency-us" not in err
+
+
 def test_from_a_recorded_run_of_the_embedded_default(capsys, tmp_path):
     """This machine's plan (site_configs/sites/local.yaml), calibrated on a recorded run of the
     embedded default: its 1-core HPL's share of Rpeak and its NetPIPE within the node."""
