@@ -24,7 +24,7 @@ import polars as pl
 from scalebench.benchmarks import lookup
 from scalebench.hpl.outcome import DgemmRepeats, disturbance, solve_cv
 from scalebench.results.records import Case
-from scalebench.results.table import Table
+from scalebench.results.table import Table, per_table
 from scalebench.site.thresholds import report_flags
 
 
@@ -110,16 +110,28 @@ def table_verdicts(results: Table, flags: Mapping[str, float] | None = None, pro
                    within: pl.Expr | None = None) -> dict[int, tuple[int, Case, Noise]]:
     """{case row: (session row, Case, Noise)} of the measured cases of judged checks (and, with
     `probed`, of any check whose provenance holds probe samples), of those matching `within` if given;
-    Case objects are made for these cases only (a year of nightly runs holds ~200 000 cases)."""
+    Case objects are made for these cases only (a year of nightly runs holds ~200 000 cases), once per
+    table however many parts of a report ask."""
     flags = flags or report_flags()
-    names = [n for n in results.cases["benchmark"].unique().to_list() if judged(n)]
-    wanted = pl.col("benchmark").is_in(names)
-    if probed:
-        wanted = wanted | pl.col("provenance").str.contains('"interference":', literal=True)
+    every = _measured_cases(results)
+    wanted = _judged(results) | _probed() if probed else _judged(results)
     if within is not None:
         wanted = wanted & within
-    made = results.cases_by_id(wanted & pl.col("measured"))
-    return {row: (session, case, case_noise(case, flags)) for row, (session, case) in made.items()}
+    return {row: (*every[row], case_noise(every[row][1], flags))
+            for row in results.cases.filter(wanted)["case"].to_list() if row in every}
+
+
+def _judged(results: Table) -> pl.Expr:
+    return pl.col("benchmark").is_in([n for n in results.cases["benchmark"].unique().to_list() if judged(n)])
+
+
+def _probed() -> pl.Expr:
+    return pl.col("provenance").str.contains('"interference":', literal=True)
+
+
+@per_table
+def _measured_cases(results: Table) -> dict[int, tuple[int, Case]]:
+    return results.cases_by_id((_judged(results) | _probed()) & pl.col("measured"))
 
 
 def rerun_label(case: Case) -> str:

@@ -14,9 +14,10 @@ text), and Case objects are made only for the few cases a section lists (Table.m
 """
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
-from typing import Any, Iterable, NamedTuple, Sequence
+from typing import Any, Callable, Iterable, NamedTuple, Sequence, TypeVar
 
 import polars as pl
 
@@ -149,6 +150,22 @@ class Table:
                 time_run_s=row["time_run_s"], job_interval=interval, cores=row["cores"], binary=row["binary"],
                 nodelist=row["nodelist"], spec_hash=row["spec_hash"], job_messages=tuple(row["job_messages"])))
         return out
+
+
+_Made = TypeVar("_Made")
+
+
+def per_table(derive: Callable[[Table], _Made]) -> Callable[[Table], _Made]:
+    """`derive`, computed once for the table it was last given: a report's parts ask for the same
+    derived figures (HPL lines, noise verdicts) several times, and a year of runs makes that seconds."""
+    last: list[Any] = [None, None]
+
+    @functools.wraps(derive)
+    def once(results: Table) -> _Made:
+        if last[0] is not results:
+            last[:] = [results, derive(results)]
+        return last[1]
+    return once
 
 
 def empty() -> Table:

@@ -19,7 +19,7 @@ from scalebench.results.records import Case
 from scalebench.results.sections.common import fmt, measured_line, slug, ylabel
 from scalebench.results.sections.energy import energy_blocks, per_watt_cell
 from scalebench.results.series import Series, axis_label
-from scalebench.results.table import Table, exact_median
+from scalebench.results.table import Table, exact_median, per_table
 from scalebench.site.thresholds import report_flags
 
 
@@ -85,6 +85,7 @@ def _deck_key(deck_json: str | None, n_figure: float | None) -> tuple[int | None
     return int(n) if n else None, deck.get("nb"), f"{deck['p']} x {deck['q']}" if deck else ""
 
 
+@per_table
 def hpl_lines(results: Table) -> list[HplLine]:
     """One line per HPL configuration; medians over the measured runs, the latest run's case kept."""
     names = [n for n in results.cases["benchmark"].unique().to_list() if lookup(n).section == "hpl"]
