@@ -5,7 +5,8 @@ Under Slurm the probe is a job step of its own, `srun --overlap` (Slurm 20.11 an
 shares the CPUs and memory of the run's step instead of waiting for them; srun forwards the SIGTERM
 that stops it to every node. Elsewhere it runs on the job's first node, where the job script runs;
 a job of several nodes under another scheduler then has samples of that node only, and its record
-says how many nodes went without.
+says how many nodes went without. Where the partition declares an energy sampler, the same probe takes
+the energy readings (`energy`: their directory and period), so a job never runs a second per-node step.
 """
 from __future__ import annotations
 
@@ -19,10 +20,14 @@ WAIT_S = 10  # longest wait for every node's first sample before the run starts 
 
 
 def probe_commands(scheduler: str, nodes: int, *, interval_s: float, max_s: float,
+                   energy: tuple[str, float] | None = None,
                    python: str = sys.executable) -> tuple[list[str], list[str]]:
-    """(lines before the run, lines after it) of a job on `nodes` nodes."""
+    """(lines before the run, lines after it) of a job on `nodes` nodes; `energy` (directory, seconds
+    between rounds) has the probe write each node's energy samples too."""
     sampler = [python, "-m", "scalebench.nodeprobe.sampler"]
-    run = shlex.join([*sampler, "run", "--dir", PROBE_DIR, "--interval", f"{interval_s:g}", "--max-s", f"{max_s:g}"])
+    energy_args = ["--energy-out", energy[0], "--energy-interval", f"{energy[1]:g}"] if energy else []
+    run = shlex.join([*sampler, "run", "--dir", PROBE_DIR, "--interval", f"{interval_s:g}", "--max-s", f"{max_s:g}",
+                      *energy_args])
     launch = ""
     if scheduler in SLURM_SCHEDULERS:
         launch = shlex.join(["srun", "--overlap", f"--nodes={nodes}", f"--ntasks={nodes}", "--ntasks-per-node=1",
