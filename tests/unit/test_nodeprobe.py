@@ -129,7 +129,10 @@ def test_the_job_script_starts_the_probe_on_every_node_and_stops_it():
                                "--kill-on-bad-exit=0 /venv/bin/python -m scalebench.nodeprobe.sampler run")
     assert "--job-pid" not in start[1]  # a pid of the first node means nothing on the others
     assert start[3].endswith("wait --dir nodeprobe --nodes 16 --timeout 10 --pid $scalebench_probe")
-    assert stop == ["kill -TERM $scalebench_probe 2>/dev/null; wait $scalebench_probe"]
+    # stopped by its stop file (srun would SIGKILL it on a SIGTERM), srun signalled only past the bounded wait
+    assert stop == ["touch nodeprobe/stop",
+                    "for _ in $(seq 100); do kill -0 $scalebench_probe 2>/dev/null || break; sleep 0.1; done",
+                    "kill -TERM $scalebench_probe 2>/dev/null; wait $scalebench_probe"]
     local, _ = job.probe_commands("local", 1, interval_s=1, max_s=60, python="/venv/bin/python")
     assert local[1] == ("/venv/bin/python -m scalebench.nodeprobe.sampler run --dir nodeprobe --interval 1 --max-s 60 "
                         "--job-pid $$ > nodeprobe/probe.log 2>&1 &")
