@@ -1,7 +1,7 @@
 """The per-node energy sampler: `python -m scalebench.energy.sample --out DIR [--interval S]`.
 
-Run once on every node of a job, beside the program (started before it, stopped after it: SIGTERM,
-SIGINT, --stop-file or --duration), it writes DIR/<host>.energy.jsonl: a header line naming the host,
+Run on a node beside a program (started before it, stopped after it: SIGTERM, SIGINT, --stop-file or
+--duration), it writes DIR/<host>.energy.jsonl: a header line naming the host,
 its UTC offset (HPL dates its solves in local time) and the counters found
 (scalebench.energy.counters), then one line per round of readings, flushed as it is taken, so a
 killed sampler loses nothing already read. A node with no readable counter writes the header (with
