@@ -10,7 +10,8 @@ of the link, the solve of order N on a P x Q grid with block NB takes
 
 (`published_time`). The b term is the panel broadcast along a process row, b N^2 / (2P), plus the
 row swap and U broadcast along a process column, 3 b N^2 / (2Q); the a term is the panel
-factorisation's exchanges, N log2 P, the broadcast, N / NB, and the update, N (log2 P + P - 1) / NB. No communication overlaps computation (HPL's look-ahead is not modelled).
+factorisation's exchanges, N log2 P, the broadcast, N / NB, and the update, N (log2 P + P - 1) / NB.
+No communication overlaps computation (HPL's look-ahead is not modelled).
 
 What `predict` adds to it, and why (scripts/bench/model_lab.py prints the published and the refined
 prediction side by side against measured runs; README, "Predicting HPL at scale"):
@@ -25,7 +26,7 @@ prediction side by side against measured runs; README, "Predicting HPL at scale"
   falls with the node count as (nodes / 2) ** -k, k fitted from measured loaded bandwidths (hpcc's
   randomly ordered rings at two node counts or more) or the fabric class's default
   (site_configs/fabric_load.yaml). Kept: on the lab's 10GbE, whose TCP is CPU-bound, four nodes
-  time-sharing two cores keep a quarter of the pair's bandwidth, and the ring measures it. The
+  time-sharing two cores keep a fraction of the pair's bandwidth (README), and the ring measures it. The
   latency under load was tried the same way and is not kept: on the same nodes the ring's latency is
   2 ms at 4 nodes (a rank waits for a partner that is not running), which HPL does not show;
 - ranks of a node share its link (`Case.flows`): in the column phase every rank of the node
@@ -405,6 +406,9 @@ class Calibration:
         if self.rate is None:
             return "no rank rate (a 1-node HPL, the DGEMM ceiling, or --dgemm-gflops)"
         if case.ranks > 1 and self.link_for(case.nodes) is None:
-            where = "inter-node" if case.nodes > 1 else "intra-node"
-            return f"no {where} latency and bandwidth (NetPIPE, OSU or hpcc ping-pong; or --latency-us and --bandwidth-gbs)"
+            if case.nodes > 1:
+                return "no inter-node latency and bandwidth (NetPIPE, OSU or hpcc ping-pong; or --latency-us and " \
+                       "--bandwidth-gbs)"
+            # --latency-us and --bandwidth-gbs are the link between nodes: within one, only a measurement
+            return "no intra-node latency and bandwidth (NetPIPE, OSU or hpcc ping-pong within the node)"
         return ""

@@ -3,9 +3,10 @@
 - with no latency and infinite bandwidth every case reaches the efficiency of one node;
 - at a fixed N, a grid at least as large in both directions (more nodes on the same link) never gives
   a higher efficiency; under the plan's rule (the squarest grid) this holds from one power of two of
-  nodes to the next (from 2 nodes: one node is predicted on its own, intra-node link). Between other counts it need not, in the published formula too: at a fixed N a
-  2 x 5 grid moves less per flop than a 3 x 3 one ((3P + Q) is 11 against 12), so only N growing as
-  the plan says, or such a grid, makes more nodes look better.
+  nodes to the next (from 2 nodes: one node is predicted on its own, intra-node link). Between other
+  counts it need not, in the published formula too: at a fixed N a 2 x 5 grid moves less per flop
+  than a 3 x 3 one ((3P + Q) is 11 against 12), so only N growing as the plan says, or such a grid,
+  makes more nodes look better.
 """
 
 from __future__ import annotations

@@ -7,7 +7,10 @@ import yaml
 
 from conftest import LOCAL_SITE, local_scales, ranks_at, require_tools, require_xhpl, run_reframe
 from scalebench.benchmarks import provenance
-from scalebench.results.store import ingest
+from scalebench.results.document import Chart, Table
+from scalebench.results.report import build_document
+from scalebench.results.sections.hpl import hpl_lines
+from scalebench.results.store import ingest, load
 
 pytestmark = pytest.mark.integration
 
@@ -140,3 +143,35 @@ def test_scaling_check_compares_the_scales_of_this_machine(hpl_run):
     # This machine scales over its cores (weak scaling by default): one figure per scale above the first.
     assert set(scaling.figures) == {f"weak_efficiency_p{ranks_at(s)}" for s in scales[1:]}
     assert all(unit == "%" and value > 0 for value, unit in scaling.figures.values())
+
+
+def test_the_report_sets_the_models_expectation_beside_each_measured_scale(hpl_run, tmp_path):
+    """Expected against measured on a real run of the embedded default: calibrated on its 1-core HPL and
+    the HPL stack's own ping-pong within the node (a small NetPIPE run: seconds), the whole node gets
+    an expected efficiency beside its measured one and the efficiency plot the model's dashed curve."""
+    run_dir, _ = hpl_run
+    if len(local_scales()) < 2:
+        pytest.skip("one scale on a one-core machine: nothing to expect beyond the calibration")
+    sessions, _ = ingest([run_dir])
+    stack = next(c.stack for c in sessions[0].cases if c.benchmark == "HPLCheck")
+    netpipe_dir = tmp_path / "netpipe"
+    proc = run_reframe(netpipe_dir, "-r", "-n", "^NetPIPECheck%placement=intra_node$", "-p", f"^{stack}$",
+                       "-S", "max_bytes=65536", checks="microbench.py")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    loaded = load([run_dir, netpipe_dir], index=False)
+    lines = {line.scale: line for line in hpl_lines(loaded.table) if line.stack == stack}
+    one, node = lines[local_scales()[0]], lines[local_scales()[-1]]
+    assert one.expected.status == "calibration"
+    assert node.expected.status in ("ok", "below") and node.expected.efficiency > 0, node.expected
+    blocks = build_document(loaded.table, loaded.warnings)
+    table = next(b for b in blocks if isinstance(b, Table) and "Expected" in b.header)
+    assert table.header.index("Model") == table.header.index("Expected") + 1 == table.header.index("Efficiency") + 2
+    row = next(r for r in table.rows if r[table.header.index("Scale")] == node.scale
+               and r[table.header.index("Stack")] == stack)
+    assert row[table.header.index("Expected")] == f"{node.expected.efficiency:.1f}%"
+    assert row[table.header.index("Model")] in ("as expected", node.expected.flag)
+    efficiency = next(panel for b in blocks if isinstance(getattr(b, "chart", None), Chart)
+                      for panel in b.chart.panels if panel.title.startswith("Efficiency"))
+    model_line = next(line for line in efficiency.lines if line.style == "model")
+    assert model_line.label == f"{stack} (model)"
+    assert model_line.ys[-1] == pytest.approx(node.expected.efficiency)

@@ -79,6 +79,15 @@ def test_plan_without_predict_is_unchanged(capsys):
     assert "prediction" not in json.loads(capsys.readouterr().out)["cases"][0]
 
 
+@pytest.mark.parametrize("options", [["--from", "does/not/matter"], ["--dgemm-gflops", "40"], NUMBERS,
+                                     ["--load-exponent", "0.5"]])
+def test_plan_refuses_calibration_without_predict(capsys, options):
+    """Without --predict the model is not run: a calibration given there would be dropped unsaid."""
+    assert _run(["plan", SEED, *options]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and options[0] in err and "--predict" in err
+
+
 @pytest.mark.parametrize("argv, named", [
     ([SEED], "nothing to calibrate the model on"),
     ([SEED, "--dgemm-gflops", "40"], "no inter-node latency and bandwidth"),
@@ -96,6 +105,14 @@ def test_bad_input_is_one_named_line_and_exit_2(capsys, argv, named):
     assert _run(["predict", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and named in err and "Traceback" not in err
+
+
+def test_a_node_without_its_own_ping_pong_is_not_sent_to_the_inter_node_flags(capsys):
+    # --latency-us and --bandwidth-gbs give the link between nodes; one node's ranks need one within it
+    local = str(paths.SITE_CONFIGS / "sites" / "local.yaml")
+    _run(["predict", local, "--dgemm-gflops", "40", "--latency-us", "1", "--bandwidth-gbs", "5", "-x", "1_core"])
+    err = capsys.readouterr().err
+    assert "no intra-node latency and bandwidth" in err and "--latency-us" not in err
 
 
 def test_from_a_recorded_run_of_the_embedded_default(capsys, tmp_path):
