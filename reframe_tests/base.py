@@ -76,6 +76,8 @@ class ScalebenchCheck(recorded('base')):
     # The node probe (scalebench.nodeprobe): on, and seconds between its samples during the run.
     node_probe = variable(bool, value=True)
     probe_interval_s = variable(float, value=2.0)
+    # (directory, seconds) of the energy readings the probe takes too (EnergyFigures sets it), or None.
+    probe_energy = None
     # -S reservation=NAME [-S reservation_time_limit=72h]: every job of the run in that Slurm reservation.
     reservation = variable(str, value='')
     reservation_time_limit = variable(str, value='')
@@ -153,13 +155,16 @@ class ScalebenchCheck(recorded('base')):
 
     @run_before('run', always_last=True)
     def run_node_probe(self):
-        """Every job samples what else ran on its nodes, before, during and after the run. The last hook,
-        and its lines enclose all the check's: they stay out of what a check times itself."""
+        """Every job samples what else ran on its nodes, before, during and after the run, and the energy
+        a check asks for (one per-node step does both; with node_probe=false it runs for energy alone,
+        unrecorded). The last hook, and its lines enclose all the check's: they stay out of what a check
+        times itself."""
         job = self.case_plan.job
-        if job is None or not self.node_probe:
+        if job is None or not (self.node_probe or self.probe_energy):
             return
         start, stop = node_probe.probe_commands(self.current_partition.scheduler.registered_name, self.num_nodes,
-                                                interval_s=self.probe_interval_s, max_s=job.time_limit_s or 86400)
+                                                interval_s=self.probe_interval_s, max_s=job.time_limit_s or 86400,
+                                                energy=self.probe_energy)
         self.prerun_cmds = [*start, *self.prerun_cmds]
         self.postrun_cmds = [*self.postrun_cmds, *stop]
         self.keep_files = [*self.keep_files, probe_samples.PROBE_DIR]

@@ -1,6 +1,6 @@
 """Energy figures of an HPL case (scalebench.energy): a mixin, so the HPL checks read as before.
 
-Before the run, the partition's per-node sampler goes into the job script beside the program; once
+Before the run, the node probe (base.py) is asked to take the partition's energy readings on every node; once
 the job has completed (ReFrame's Slurm scheduler has seen its end in sacct), the case gets energy,
 average power and Gflop/s per watt over the core phase of the Rmax solve, and Slurm's job total
 beside them, each with its source and coverage, or the reason there are none (`energy_source`).
@@ -21,9 +21,7 @@ class EnergyFigures(rfm.RegressionTestPlugin):
     @run_before('run')
     def sample_energy(self):
         partition = self.partition_spec()
-        before, after = energy_job.sampler_commands(partition.energy, partition.slurm_like, self.num_nodes)
-        self.prerun_cmds += before
-        self.postrun_cmds = after + self.postrun_cmds
+        self.probe_energy = energy_job.probe_energy(partition.energy)  # read by run_node_probe, the last hook
         self.job.options += energy_job.job_options(partition.energy)
 
     @run_before('performance')

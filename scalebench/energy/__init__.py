@@ -4,7 +4,7 @@
   allocation, scontrol's plugin and sampling period, sh5util's profiled power samples);
 - scalebench.energy.counters: the counters a node exposes without Slurm (pm_counters, RAPL powercap,
   NVML, ROCm SMI), their wrap-around, and energy over a window from their readings;
-- scalebench.energy.sample: the per-node sampler a job runs beside its program;
+- scalebench.energy.sample: the per-node sample files (the node probe writes them in a job);
 - scalebench.energy.figures: energy, average power and Gflop/s per watt of an HPL case, over its core
   phase (Green500 Level 1) or the whole job, each with its source and coverage, or the reason there
   is none.

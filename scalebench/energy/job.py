@@ -1,13 +1,12 @@
-"""Energy in a job: the sampler's lines in the job script, and the figures once the job has ended.
+"""Energy in a job: what the node probe samples on each node, and the figures once the job has ended.
 
-A check calls sampler_commands() before the run (the per-node sampler beside the program, where the
-partition declares one) and case_energy() after it (in ReFrame, before the performance stage: the
-job has completed, and ReFrame's Slurm scheduler has seen its end in sacct already).
+A check asks probe_energy() before the run (the energy readings the node probe, scalebench.nodeprobe,
+takes besides interference on every node, where the partition declares a sampler) and case_energy()
+after it (in ReFrame, before the performance stage: the job has completed, and ReFrame's Slurm
+scheduler has seen its end in sacct already).
 """
 from __future__ import annotations
 
-import shlex
-import sys
 import time
 from pathlib import Path
 from typing import Callable, Sequence
@@ -25,18 +24,12 @@ SACCT_RETRY_S = 2.0
 NO_SOURCE_DECLARED = "the partition declares no energy source (site file: energy)"
 
 
-def sampler_commands(spec: EnergySpec, slurm_like: bool, nodes: int, samples_dir: str = SAMPLES_DIR,
-                     python: str = sys.executable) -> tuple[list[str], list[str]]:
-    """(before, after) lines of the job script: one sampler per node in the background, stopped (and
-    waited for) once the program has ended. Nothing when the partition declares no sampler."""
-    if not spec.sampler:
-        return [], []
-    argv = [python, "-m", sample.__name__, "--out", samples_dir, "--interval", f"{spec.period_s:g}"]
-    if slurm_like:  # one task per node, sharing the job's resources with the program's step
-        argv = ["srun", "--overlap", f"--nodes={nodes}", "--ntasks-per-node=1", "--cpu-bind=none", *argv]
-    start = f"{shlex.join(argv)} & SCALEBENCH_ENERGY_PID=$!"
-    stop = 'kill -TERM "$SCALEBENCH_ENERGY_PID" 2>/dev/null; wait "$SCALEBENCH_ENERGY_PID" 2>/dev/null || true'
-    return [start], [stop]
+def probe_energy(spec: EnergySpec, samples_dir: str = SAMPLES_DIR) -> tuple[str, float] | None:
+    """(directory, seconds between rounds) of the energy samples the node probe takes on every node,
+    or None when the partition declares no sampler."""
+    if not spec.sampler or spec.period_s is None:
+        return None
+    return samples_dir, spec.period_s
 
 
 def job_options(spec: EnergySpec) -> list[str]:

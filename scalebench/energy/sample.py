@@ -1,14 +1,15 @@
 """The per-node energy sampler: `python -m scalebench.energy.sample --out DIR [--interval S]`.
 
-Run once on every node of a job, beside the program (started before it, stopped after it: SIGTERM,
-SIGINT, --stop-file or --duration), it writes DIR/<host>.energy.jsonl: a header line naming the host,
+Run on a node beside a program (started before it, stopped after it: SIGTERM, SIGINT, --stop-file or
+--duration), it writes DIR/<host>.energy.jsonl: a header line naming the host,
 its UTC offset (HPL dates its solves in local time) and the counters found
 (scalebench.energy.counters), then one line per round of readings, flushed as it is taken, so a
 killed sampler loses nothing already read. A node with no readable counter writes the header (with
 "counters": []) and exits at once: the job goes on, and the figures say "no energy source".
 
-For a probe that samples other things on the same tick: Sampler.discover(), then .header() once and
-.sample() per tick, each a JSON-ready dict (the lines this module writes); read_samples() reads them.
+Jobs do not start this module: the node probe (scalebench.nodeprobe.sampler --energy-out) takes the
+same readings in its own process on every node, through Writer, so that a job has one per-node step.
+This entry stays for a node sampled by hand. read_samples() reads what either wrote.
 """
 from __future__ import annotations
 
@@ -58,28 +59,56 @@ def output_path(directory: Path, host: str | None = None) -> Path:
     return Path(directory) / f"{host or socket.gethostname()}{SUFFIX}"
 
 
+class Writer:
+    """One node's sample file being written: the header at once, then a round whenever one is due (every
+    interval_s), each flushed, so a killed writer loses nothing already read."""
+
+    def __init__(self, sampler: Sampler, out: Path) -> None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        self.sampler, self.rounds = sampler, 0
+        self.handle = open(out, "x", encoding="utf-8")  # never another node's or run's file
+        self._write(sampler.header())
+        self.due = time.monotonic()
+        if not self.sampling:
+            self.close()
+
+    @property
+    def sampling(self) -> bool:
+        """False once closed, or from the start on a node with no readable counter."""
+        return bool(self.sampler.counters) and not self.handle.closed
+
+    def _write(self, line: dict) -> None:
+        self.handle.write(json.dumps(line) + "\n")
+        self.handle.flush()
+
+    def take(self, force: bool = False) -> None:
+        """A round if one is due (always when forced: the last one, after the program's end)."""
+        if self.sampling and (force or time.monotonic() >= self.due):
+            self._write(self.sampler.sample())
+            self.rounds += 1
+            self.due = time.monotonic() + self.sampler.interval_s
+
+    def close(self) -> None:
+        self.handle.close()
+
+
 def run(sampler: Sampler, out: Path, stop_file: Path | None = None, duration_s: float | None = None) -> int:
     """Sample into `out` until told to stop; returns the rounds written."""
     stopping: list[int] = []
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda signum, frame: stopping.append(signum))
     deadline = None if duration_s is None else time.monotonic() + duration_s
-    rounds = 0
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "x", encoding="utf-8") as handle:  # never another node's or run's file
-        handle.write(json.dumps(sampler.header()) + "\n")
-        handle.flush()
-        if not sampler.counters:
-            return 0
-        while True:
-            handle.write(json.dumps(sampler.sample()) + "\n")
-            handle.flush()
-            rounds += 1
+    writer = Writer(sampler, out)
+    try:
+        while writer.sampling:
+            writer.take(force=True)
             if stopping or (stop_file and stop_file.exists()) or (deadline and time.monotonic() >= deadline):
-                return rounds  # the last round is taken after the stop, so it covers the program's end
-            next_round = time.monotonic() + sampler.interval_s
-            while not stopping and time.monotonic() < next_round:
+                break  # the last round is taken after the stop, so it covers the program's end
+            while not stopping and time.monotonic() < writer.due:
                 time.sleep(min(0.05, sampler.interval_s))
+    finally:
+        writer.close()
+    return writer.rounds
 
 
 # --- reading what the samplers wrote ------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The per-node probe, run by a job on every one of its nodes: before the run, during it (sampled) and
 after it, what else used the node's CPUs.
 
-Standard library only, and no scalebench import: it runs inside the job, beside the benchmark. Each
+Standard library only, and no other scalebench import unless energy is asked (below): it runs inside
+the job, beside the benchmark. Each
 sample is one JSON object per line in <dir>/<node>.jsonl, a window's named fields. A reader is an
 object whose sample(seconds) returns the fields of the window since its previous reading; a new
 reader (a power meter, say) joins readers() and its fields appear in every sample, which
@@ -19,8 +20,15 @@ scalebench.nodeprobe.samples keeps as they are. Fields of the readers here:
   clock_mhz, clock_source  mean clock of the CPUs as the kernel reports it (cpufreq's scaling_cur_freq,
                     else /proc/cpuinfo; on a virtual machine often the nominal clock, not the real one)
 
+Energy (--energy-out E --energy-interval S, where the partition declares an energy sampler): the same
+process finds the node's energy counters and writes E/<host>.energy.jsonl as scalebench.energy.sample
+does, a round every S seconds on its own cadence (the CPU samples keep theirs), the first at the
+start and the last at the stop, so that its rounds enclose the run; one per-node step does both. Only
+then is scalebench.energy imported (lazily): the venv's python runs the probe.
+
 Usage (scalebench.nodeprobe.job writes these lines into the job script):
   python -m scalebench.nodeprobe.sampler run --dir D [--interval S] [--window S] [--max-s S] [--job-pid PID]
+                                             [--energy-out E --energy-interval S]
   python -m scalebench.nodeprobe.sampler wait --dir D --nodes N [--timeout S] [--pid PID]
 `run` samples until it receives SIGTERM (or D/stop appears, or --max-s pass), then takes the last
 samples; `wait` returns once N nodes have written their first sample (or at the timeout, or when PID ends).
@@ -35,6 +43,10 @@ import signal
 import socket
 import sys
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from scalebench.energy.sample import Writer
 
 TICKS = os.sysconf("SC_CLK_TCK")
 FORMAT = 1  # the "probe" field of every sample: the version of this layout
@@ -200,33 +212,70 @@ class Probe:
         return fields
 
 
+def energy_writer(directory: str, interval_s: float) -> Writer | None:
+    """The node's energy sample file, its header written; None (said on stderr, the probe.log) when it
+    cannot be: the interference samples go on without it."""
+    from pathlib import Path
+
+    from scalebench.energy import sample  # here only: without energy the probe needs no scalebench
+
+    out = sample.output_path(Path(directory))
+    try:
+        return sample.Writer(sample.Sampler.discover(interval_s), out)
+    except FileExistsError:
+        print(f"scalebench node probe: {out} exists (one sampler per node and run): no energy samples",
+              file=sys.stderr)
+    except OSError as err:
+        print(f"scalebench node probe: {out}: {err.strerror}: no energy samples", file=sys.stderr)
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
     signal.signal(signal.SIGINT, lambda *_: stopping.append(True))
     os.makedirs(args.dir, exist_ok=True)
     stop_file = os.path.join(args.dir, "stop")
+    energy = energy_writer(args.energy_out, args.energy_interval) if args.energy_out else None
     probe = Probe(args.job_pid)
     path = os.path.join(args.dir, f"{probe.node}.jsonl")
     started = time.monotonic()
-    with open(path, "a", encoding="utf-8") as out:
-        def write(phase: str) -> None:
-            out.write(json.dumps(probe.sample(phase), separators=(",", ":")) + "\n")
-            out.flush()
 
-        time.sleep(args.window)
-        write("before")
-        due = time.monotonic() + args.interval
-        while not stopping and not os.path.exists(stop_file) and time.monotonic() - started < args.max_s:
-            if time.monotonic() >= due:
-                write("during")
-                # Long runs: windows grow with the run (about 100 per run, then slowly more); the CPU
-                # time of every window is kept, only its resolution in time falls.
-                due = time.monotonic() + max(args.interval, (time.monotonic() - started) / 100)
-            time.sleep(0.1)
-        write("during")
-        time.sleep(args.window)
-        write("after")
+    def idle(until: float) -> None:
+        """Sleep until `until` (or a stop), taking the energy rounds that fall due meanwhile."""
+        while not stopping and time.monotonic() < until:
+            if energy:
+                energy.take()
+            wake = min(until, energy.due) if energy and energy.sampling else until
+            time.sleep(max(0.0, min(0.1, wake - time.monotonic())))
+
+    try:
+        with open(path, "a", encoding="utf-8") as out:
+            def write(phase: str) -> None:
+                out.write(json.dumps(probe.sample(phase), separators=(",", ":")) + "\n")
+                out.flush()
+
+            if energy:
+                energy.take()  # before the job script goes on (wait): the first round precedes the run
+            idle(time.monotonic() + args.window)
+            write("before")
+            due = time.monotonic() + args.interval
+            while not stopping and not os.path.exists(stop_file) and time.monotonic() - started < args.max_s:
+                if time.monotonic() >= due:
+                    write("during")
+                    # Long runs: windows grow with the run (about 100 per run, then slowly more); the CPU
+                    # time of every window is kept, only its resolution in time falls.
+                    due = time.monotonic() + max(args.interval, (time.monotonic() - started) / 100)
+                idle(min(due, time.monotonic() + 0.1))
+            if energy:
+                energy.take(force=True)  # after the stop, so that it covers the program's end
+                energy.close()
+            write("during")
+            time.sleep(args.window)
+            write("after")
+    finally:
+        if energy:
+            energy.close()
     return 0
 
 
@@ -254,6 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--window", type=float, default=0.5, help="the before and after windows, s")
     p.add_argument("--max-s", type=float, default=86400.0)
     p.add_argument("--job-pid", type=int, default=None)
+    p.add_argument("--energy-out", default=None, help="also write <host>.energy.jsonl here (scalebench.energy)")
+    p.add_argument("--energy-interval", type=float, default=1.0, help="seconds between energy rounds")
     p.set_defaults(func=run)
     w = sub.add_parser("wait")
     w.add_argument("--dir", required=True)
@@ -262,6 +313,8 @@ def main(argv: list[str] | None = None) -> int:
     w.add_argument("--pid", type=int, default=None, help="the probe's process: stop waiting once it is gone")
     w.set_defaults(func=wait)
     args = parser.parse_args(argv)
+    if args.command == "run" and not 0.01 <= args.energy_interval <= 3600:
+        parser.error("--energy-interval must be 0.01..3600 s")
     return args.func(args)
 
 

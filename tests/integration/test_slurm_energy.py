@@ -10,6 +10,7 @@ Slurm nodes) turns the sampler off and reads the core phase from Slurm's own hdf
 """
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -98,6 +99,20 @@ def test_slurms_own_power_profile_gives_the_core_phase(energy_run):
     assert core["joules"] == pytest.approx(expected, rel=0.03)
     assert case.figure("gflops_per_watt") == pytest.approx(
         case.figure("rmax") / expected * (core["end"] - core["start"]), rel=0.03)
+
+
+def test_one_probe_step_per_node_ends_with_its_last_samples(energy_run):
+    """The energy readings above are the node probe's: the job starts one per-node step, and stops it so
+    that every node takes its last samples (srun would SIGKILL it on a SIGTERM)."""
+    run_dir, _, _, _, _ = energy_run
+    outputs = sorted((run_dir / "output").rglob("HPLCheck_*/rfm_job.sh"))
+    assert outputs
+    for script in outputs:
+        steps = [line for line in script.read_text().splitlines() if line.startswith("srun --overlap")]
+        assert len(steps) == 1 and "scalebench.nodeprobe.sampler run" in steps[0], script
+        assert ("--energy-out" in steps[0]) == ("debug-profile" not in str(script)), script
+        for node in (script.parent / "nodeprobe").glob("*.jsonl"):
+            assert json.loads(node.read_text().splitlines()[-1])["phase"] == "after", node
 
 
 def test_the_core_phase_is_the_solve_inside_the_job(energy_run):

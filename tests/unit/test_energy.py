@@ -330,15 +330,13 @@ def test_sacct_is_asked_again_until_the_allocation_has_its_energy(tmp_path):
     assert result.job.joules == 1259 and len(waits) == 2
 
 
-def test_sampler_lines_of_the_job_script():
+def test_the_node_probe_takes_the_declared_sampler_at_its_period():
+    """The energy readings are the node probe's (scalebench.nodeprobe.job writes its one step per node)."""
     spec = EnergySpec.from_site({"source": "slurm", "plugin": "pm_counters", "period_s": 2}, "energy")
-    before, after = job.sampler_commands(spec, slurm_like=True, nodes=4, python="/venv/bin/python")
-    assert before == ["srun --overlap --nodes=4 --ntasks-per-node=1 --cpu-bind=none /venv/bin/python -m "
-                      "scalebench.energy.sample --out energy --interval 2 & SCALEBENCH_ENERGY_PID=$!"]
-    assert "kill -TERM" in after[0] and "wait" in after[0]
-    assert job.sampler_commands(EnergySpec(), True, 4) == ([], [])
+    assert job.probe_energy(spec) == ("energy", 2.0)
+    assert job.probe_energy(EnergySpec()) is None
     off = EnergySpec.from_site({"source": "slurm", "plugin": "ipmi", "period_s": 30, "sampler": False}, "e")
-    assert job.sampler_commands(off, True, 4) == ([], [])
+    assert job.probe_energy(off) is None
 
 
 # --- the site file key ---------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ lines that start and stop it."""
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from scalebench.energy import sample as energy_sample
 from scalebench.hpl.outcome import hpl_outcome
 from scalebench.nodeprobe import job, samples, sampler
 
@@ -127,12 +129,86 @@ def test_the_job_script_starts_the_probe_on_every_node_and_stops_it():
                                "--kill-on-bad-exit=0 /venv/bin/python -m scalebench.nodeprobe.sampler run")
     assert "--job-pid" not in start[1]  # a pid of the first node means nothing on the others
     assert start[3].endswith("wait --dir nodeprobe --nodes 16 --timeout 10 --pid $scalebench_probe")
-    assert stop == ["kill -TERM $scalebench_probe 2>/dev/null; wait $scalebench_probe"]
+    # stopped by its stop file (srun would SIGKILL it on a SIGTERM), srun signalled only past the bounded wait
+    assert stop == ["touch nodeprobe/stop",
+                    "for _ in $(seq 100); do kill -0 $scalebench_probe 2>/dev/null || break; sleep 0.1; done",
+                    "kill -TERM $scalebench_probe 2>/dev/null; wait $scalebench_probe"]
     local, _ = job.probe_commands("local", 1, interval_s=1, max_s=60, python="/venv/bin/python")
     assert local[1] == ("/venv/bin/python -m scalebench.nodeprobe.sampler run --dir nodeprobe --interval 1 --max-s 60 "
                         "--job-pid $$ > nodeprobe/probe.log 2>&1 &")
     other, _ = job.probe_commands("pbs", 4, interval_s=1, max_s=60, python="/venv/bin/python")
     assert "--nodes 1 " in other[3]  # its first node only: the record counts the others as without samples
+
+
+
+def test_energy_is_taken_by_the_same_probe_step():
+    """One srun step per node writes both: the interference samples and the energy samples."""
+    start, stop = job.probe_commands("slurm", 4, interval_s=2, max_s=3600, energy=("energy", 1),
+                                     python="/venv/bin/python")
+    steps = [line for line in start + stop if "srun" in line]
+    assert len(steps) == 1 and "scalebench.energy" not in " ".join(start + stop)
+    assert " -m scalebench.nodeprobe.sampler run --dir nodeprobe " in steps[0]
+    assert " --energy-out energy --energy-interval 1 " in steps[0]
+    plain, _ = job.probe_commands("slurm", 4, interval_s=2, max_s=3600, python="/venv/bin/python")
+    assert "--energy" not in " ".join(plain)
+
+
+# A probe on "this node" whose energy counter is an emulated pm_counters file (the node's energy in J).
+ENERGY_PROBE = """import sys
+from pathlib import Path
+from scalebench.energy import counters
+from scalebench.nodeprobe import sampler
+found, read = counters.pm_counters(Path(sys.argv[1]))
+counters.discover = lambda: (found, [read])
+sys.exit(sampler.main(sys.argv[2:]))
+"""
+
+
+def test_the_probe_takes_energy_rounds_on_their_own_cadence_around_its_samples(tmp_path):
+    meter = tmp_path / "pm"
+    meter.mkdir()
+    (meter / "energy").write_text("5000 J\n")
+    probe = subprocess.Popen([sys.executable, "-c", ENERGY_PROBE, str(meter), "run", "--dir", str(tmp_path / "np"),
+                              "--interval", "0.5", "--window", "0.3", "--energy-out", str(tmp_path / "energy"),
+                              "--energy-interval", "0.2"], env={**os.environ, "SLURMD_NODENAME": "n017"})
+    time.sleep(1.5)
+    (meter / "energy").write_text("5600 J\n")
+    time.sleep(1.0)
+    stopped = time.time()
+    probe.send_signal(signal.SIGTERM)
+    assert probe.wait(timeout=10) == 0
+    lines = [json.loads(line) for line in (tmp_path / "np" / "n017.jsonl").read_text().splitlines()]
+    assert [s["phase"] for s in lines[:1] + lines[-1:]] == ["before", "after"]
+    during = [s for s in lines if s["phase"] == "during"]
+    assert all(s["window_s"] >= 0.5 for s in during[:-1])  # the CPU samples keep their own cadence
+    (found,) = energy_sample.read_directory(tmp_path / "energy")
+    assert found.host == socket.gethostname() and found.interval_s == 0.2
+    (segment,) = found.segments["pm_counters:node"]
+    times = segment.times
+    assert len(times) > len(during)  # the finer cadence is kept too
+    assert all(b - a >= 0.199 for a, b in zip(times, times[1:-1]))  # every 0.2 s, the last at the stop
+    # the rounds enclose the run: the first before the sample the job script waits for, the last after the stop
+    assert times[0] < lines[0]["t"] and times[-1] >= stopped
+    assert segment.joules[0] == 0 and segment.joules[-1] == 600  # what the meter said, unwrapped from its start
+
+
+def test_the_probe_imports_no_scalebench_energy_unless_asked_and_goes_on_without_a_meter(tmp_path):
+    """Without energy, nothing but the sampler is imported; with it, a node without any counter (or whose
+    file exists already) gets its header or a line in probe.log, and the interference samples go on."""
+    listed = ("import sys\nfrom scalebench.nodeprobe import sampler\nsampler.main(sys.argv[1:])\n"
+              "print(sorted(m for m in sys.modules if m.startswith('scalebench')))")
+    args = ["run", "--dir", str(tmp_path / "np"), "--interval", "0.1", "--window", "0", "--max-s", "0.3"]
+    plain = subprocess.run([sys.executable, "-c", listed, *args], capture_output=True, text=True, timeout=30)
+    assert plain.stdout.split("\n")[-2] == "['scalebench', 'scalebench.nodeprobe', 'scalebench.nodeprobe.sampler']"
+    none = "import sys\nfrom scalebench.energy import counters\ncounters.discover = lambda: ([], [])\n" + listed
+    energy = [*args, "--energy-out", str(tmp_path / "energy")]
+    first = subprocess.run([sys.executable, "-c", none, *energy], capture_output=True, text=True, timeout=30)
+    assert first.returncode == 0 and first.stderr == ""
+    assert energy_sample.read_directory(tmp_path / "energy")[0].counters == ()
+    again = subprocess.run([sys.executable, "-c", none, *energy], capture_output=True, text=True, timeout=30)
+    assert again.returncode == 0 and "exists (one sampler per node and run): no energy samples" in again.stderr
+    probed = (tmp_path / "np").glob("*.jsonl")
+    assert [len(p.read_text().splitlines()) >= 3 * 3 for p in probed] == [True]  # three runs, each before..after
 
 
 RECORDED = Path(__file__).resolve().parents[1] / "data" / "nodeprobe" / "hog_beside_rank"
