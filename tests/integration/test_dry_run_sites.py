@@ -112,6 +112,11 @@ def test_dry_run_passes_and_runs_exactly_the_planned_cases(dry_runs, name):
             assert ran[key]["result"] == "pass", (key, ran[key]["fail_reason"])
 
 
+def program_launch(script: str) -> str:
+    """The job script's launch of the program: its srun line that is not the node probe's step
+    (`srun --overlap`, scalebench.nodeprobe.job)."""
+    return next(line for line in script.splitlines() if line.startswith("srun ") and "--overlap" not in line.split())
+
 @pytest.mark.parametrize("name", [*SITES])
 def test_every_job_script_asks_slurm_for_what_the_scale_needs(dry_runs, name):
     site, run_dir, _ = dry_runs[name]
@@ -236,7 +241,7 @@ def test_every_job_loads_its_stacks_modules_and_binds_its_ranks(dry_runs, name):
         script = (Path(case["stagedir"]) / "rfm_job.sh").read_text()
         loads = re.findall(r"^module load (\S+)$", script, re.MULTILINE)
         assert loads == modules[case["environ"]], (case["display_name"], loads)
-        launch = next(line for line in script.splitlines() if line.startswith("srun "))
+        launch = program_launch(script)
         assert "--cpu-bind=cores" in launch.split() and f"--cpus-per-task={case['num_cpus_per_task']}" in launch
         assert f"export OMP_NUM_THREADS={case['num_cpus_per_task']}" in script
         checked += 1
@@ -250,7 +255,7 @@ def test_a_containerised_hpl_looks_for_its_program_inside_the_image(dry_runs):
         if not case["display_name"].startswith("HPLCheck") or case["result"] != "pass":
             continue
         script = (Path(case["stagedir"]) / "rfm_job.sh").read_text()
-        launch = next(line for line in script.splitlines() if line.startswith("srun "))
+        launch = program_launch(script)
         if case["environ"] == "nvhpc-hpl":  # on the host: the job checks the program before launching it
             assert "command -v hpl.sh" in script and launch.endswith(" hpl.sh --dat HPL.dat")
             continue
