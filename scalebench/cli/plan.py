@@ -10,7 +10,8 @@ from scalebench import paths
 from scalebench.cli.common import path_arg, print_json
 from scalebench.errors import InputError
 from scalebench.hpl.plan import HplSettings, memory_text
-from scalebench.plan import Filters, PlannedCase, Settings, plan_cases, site_specs
+from scalebench.plan import Filters, PlannedCase, Settings, Unplanned, plan_cases, site_specs, unplanned_checks
+from scalebench.screening.jobs import expand_hostlist
 from scalebench.site.siteconf import site_systems
 from scalebench.units import format_duration
 from scalebench.validation import excerpt
@@ -23,7 +24,7 @@ HEADER = ("Check", "Partition", "Stack", "Nodes", "Ranks", "Ranks/node", "Thread
 _HPL_VARIABLES = {"scaling": str, "fixed_n": int, "nb": int, "memory_fraction": float, "threads_per_rank": int,
                   "ranks_per_node": int, "time_budget_s": float, "expected_efficiency": float, "trials": int,
                   "hpl_binary": str}
-_APP_VARIABLES = {"threads_per_rank": int, "ranks_per_node": int, "heavy_cases": bool}
+_APP_VARIABLES = {"threads_per_rank": int, "ranks_per_node": int, "heavy_cases": bool, "screen_nodes": str}
 
 
 def _typed(name: str, text: str, kind: type) -> Any:
@@ -49,7 +50,9 @@ def _settings(assignments: Sequence[str]) -> Settings:
             raise InputError(f"-S {excerpt(text)}: expected name=value with a variable the plan uses ({known})")
         if name in _HPL_VARIABLES:
             hpl["binary" if name == "hpl_binary" else name] = _typed(name, value, _HPL_VARIABLES[name])
-        if name in _APP_VARIABLES:
+        if name == "screen_nodes":
+            apps[name] = tuple(expand_hostlist(value, "-S screen_nodes"))
+        elif name in _APP_VARIABLES:
             apps[name] = _typed(name, value, _APP_VARIABLES[name])
     return Settings(hpl=HplSettings(**hpl), **apps)
 
@@ -67,12 +70,31 @@ def _row(case: PlannedCase) -> tuple[str, ...]:
         cells += [str(d.n), str(d.nb), f"{d.p} x {d.q}", str(job.idle_ranks), memory_text(hpl),
                   format_duration(hpl.predicted_s)]
     else:
-        cells += ["", "", "", str(job.idle_ranks), "", ""]
+        predicted = case.plan.screening.predicted_s if case.plan and case.plan.screening else None
+        cells += ["", "", "", str(job.idle_ranks), "", "" if predicted is None else format_duration(predicted)]
     cells.append(format_duration(limit) if limit else "partition default")
     return tuple(cells)
 
 
-def render(cases: Sequence[PlannedCase]) -> str:
+def screening_summary(cases: Sequence[PlannedCase]) -> list[str]:
+    """One line per partition and stack screened: how many jobs, nodes each, wall time."""
+    jobs: dict[tuple[str, str], list[PlannedCase]] = {}
+    for case in cases:
+        if case.plan is not None and case.plan.screening is not None:
+            jobs.setdefault((case.partition.name, case.stack.name), []).append(case)
+    lines = []
+    for (partition, stack), found in jobs.items():
+        sizes = sorted({c.plan.screening.nodes for c in found})  # type: ignore[union-attr]
+        longest = max(c.plan.screening.predicted_s for c in found)  # type: ignore[union-attr]
+        limit = max(c.plan.job.time_limit_s or 0 for c in found)  # type: ignore[union-attr]
+        total = sum(c.plan.screening.nodes for c in found)  # type: ignore[union-attr]
+        lines.append(f"Screening {partition} with {stack}: {len(found)} job(s) of "
+                     f"{' or '.join(map(str, sizes))} nodes ({total} in all), each predicted "
+                     f"{format_duration(longest)} (time limit {format_duration(limit)})")
+    return lines
+
+
+def render(cases: Sequence[PlannedCase], unplanned: Sequence[Unplanned] = ()) -> str:
     planned = [c for c in cases if c.plan is not None]
     rows = [HEADER, *(_row(c) for c in planned)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
@@ -82,11 +104,21 @@ def render(cases: Sequence[PlannedCase]) -> str:
     if left:
         lines += ["", f"Left out ({len(left)}):"]
         lines += [f"  {c.display_name} on {c.partition.name} with {c.stack.name}: {c.left_out}" for c in left]
+    if unplanned:
+        lines += ["", f"Not generated ({len(unplanned)} check(s)), for want of:"]
+        by_need: dict[str, list[str]] = {}
+        for u in unplanned:
+            by_need.setdefault(u.needs, []).append(u.check)
+        lines += [f"  {needs}: {', '.join(checks)}" for needs, checks in by_need.items()]
+        lines += [f"  The site has {has}" for has in dict.fromkeys(u.site_has for u in unplanned)]
+    summary = screening_summary(cases)
+    if summary:
+        lines += [""] + summary
     lines += ["", f"{len(planned)} case(s) planned, {len(left)} left out"]
     return "\n".join(lines)
 
 
-def to_json(site: Path, cases: Sequence[PlannedCase]) -> dict[str, Any]:
+def to_json(site: Path, cases: Sequence[PlannedCase], unplanned: Sequence[Unplanned] = ()) -> dict[str, Any]:
     def case_json(case: PlannedCase) -> dict[str, Any]:
         data: dict[str, Any] = {"check": case.check, "name": case.display_name, "params": dict(case.params),
                                 "system": case.partition.system, "partition": case.partition.name,
@@ -98,25 +130,31 @@ def to_json(site: Path, cases: Sequence[PlannedCase]) -> dict[str, Any]:
             data["job"] = case.plan.job.to_json()
         if case.plan.hpl is not None:
             data["hpl"] = case.plan.hpl.to_json()
+        if case.plan.screening is not None:
+            data["screening"] = case.plan.screening.to_json()
         if case.plan.note:
             data["note"] = case.plan.note
         return data
 
     return {"site": str(site), "cases": [case_json(c) for c in cases if c.plan is not None],
-            "left_out": [case_json(c) for c in cases if c.plan is None]}
+            "left_out": [case_json(c) for c in cases if c.plan is None],
+            "not_generated": [{"check": u.check, "needs": u.needs, "site_has": u.site_has} for u in unplanned]}
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
     site = Path(args.site or os.environ.get("SCALEBENCH_SITE") or paths.SITE_CONFIGS / "sites" / "local.yaml")
     partitions, stacks, environs = site_specs(site_systems(site))
     filters = Filters(tuple(args.name), tuple(args.exclude), tuple(args.environ), args.system)
-    cases = plan_cases(partitions, stacks, environs, _settings(args.setvar), filters)
+    settings = _settings(args.setvar)
+    cases = plan_cases(partitions, stacks, environs, settings, filters)
+    unplanned = unplanned_checks(partitions, stacks, environs, cases, settings, filters)
     if not cases:
-        raise InputError("no case matches the filters")
+        reasons = "; ".join(f"{u.check} needs {u.needs}; the site has {u.site_has}" for u in unplanned)
+        raise InputError("no case matches the filters" + (f": {reasons}" if reasons else ""))
     if args.json:
-        print_json(to_json(site, cases))
+        print_json(to_json(site, cases, unplanned))
     else:
-        print(render(cases))
+        print(render(cases, unplanned))
     return 0
 
 

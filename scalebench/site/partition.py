@@ -104,6 +104,7 @@ class PartitionSpec:
     job_options: JobOptions = field(default_factory=JobOptions)
     gpus: GpuSpec | None = None
     hpl: Mapping[str, Any] = field(default_factory=dict)  # hpl_* extras: time_budget_s, trials, ...
+    screen: Mapping[str, Any] = field(default_factory=dict)  # screen_* extras: chunk_nodes
 
     @property
     def fullname(self) -> str:
@@ -148,7 +149,8 @@ class PartitionSpec:
                 job_options=JobOptions.from_site(extras.get("job_options"), f"{where}.job_options",
                                                  parse_size(extras["memory_per_node"], f"{where}.memory_per_node")),
                 gpus=GpuSpec.from_site(extras.get("gpus"), f"{where}.gpus"),
-                hpl={key[len("hpl_"):]: value for key, value in extras.items() if key.startswith("hpl_")})
+                hpl={key[len("hpl_"):]: value for key, value in extras.items() if key.startswith("hpl_")},
+                screen={key[len("screen_"):]: value for key, value in extras.items() if key.startswith("screen_")})
         except KeyError as err:
             raise InputError(f"{where}: missing {err.args[0]!r} (describe the partition in a site file)") from None
 

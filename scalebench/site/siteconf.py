@@ -23,6 +23,7 @@ from scalebench.hpl.deck import HPL_MAX_PARAM
 from scalebench.site import fabric, host, rundir, spack_lock
 from scalebench.site.partition import GpuSpec, JobOptions
 from scalebench.site.scales import ScaleSpec
+from scalebench.site.thresholds import SCREEN_MIN_NODES
 from scalebench.units import parse_duration, parse_size
 from scalebench.validation import check_name, check_shell_word, excerpt, is_number, require_count, require_positive
 
@@ -76,10 +77,10 @@ _DETECTABLE = ("cores_per_node", "memory_per_node", "microarch", "clock_ghz")
 _HPL_KEYS = ("hpl_time_budget_s", "hpl_trials", "hpl_ranks_per_node", "hpl_threads_per_rank", "hpl_max_grid_aspect")
 _PARTITION_KEYS = {"name", "descr", "scheduler", "launcher", "access", "time_limit", "max_time_limit_s", "environs",
                    "features", "max_jobs", "max_nodes", "flops_per_cycle", "scales", "job_options", "gpus",
-                   *_DETECTABLE, *_HPL_KEYS}
+                   "screen_chunk_nodes", *_DETECTABLE, *_HPL_KEYS}
 # Binaries and directories a stack's checks run (environment extras of the same name).
 _STACK_PROGRAMS = ("hpl_binary", "hpcc_binary", "lmp_binary", "netpipe_binary", "osu_dir", "mpirun",
-                   "openfoam_bashrc")
+                   "openfoam_bashrc", "screen_binary")
 # What the stack's MPI must use and its fabric class, whose floors the report holds it to (site.fabric).
 _STACK_TRANSPORT = ("transport", "intra_node_transport", "fabric")
 _STACK_KEYS = {"name", "descr", "features", "env_vars", "launcher_options", "modules", "prepare_cmds",
@@ -182,6 +183,11 @@ def _partition(part: dict[str, Any], where: str, stacks: set[str]) -> dict[str, 
             else:
                 require_positive(f"{where}.{key}", value)
             extras[key] = value
+    if part.get("screen_chunk_nodes") is not None:  # nodes per screening job (scalebench.screening.jobs)
+        if require_count(f"{where}.screen_chunk_nodes", part["screen_chunk_nodes"]) < SCREEN_MIN_NODES:
+            raise InputError(f"{where}.screen_chunk_nodes: at least {SCREEN_MIN_NODES} (a node is compared with the "
+                             f"median of its job's nodes)")
+        extras["screen_chunk_nodes"] = part["screen_chunk_nodes"]
     gpus = GpuSpec.from_site(part.get("gpus"), f"{where}.gpus")
     config: dict[str, Any] = {
         "name": name,
