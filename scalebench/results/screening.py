@@ -77,19 +77,19 @@ def screened_jobs(sessions: Iterable[Session], flags: Mapping[str, float] | None
     return sorted(found, key=lambda job: (job.completed, job.case.report)), notes
 
 
-def newest(jobs: Sequence[ScreenedJob]) -> dict[tuple[str, str], ScreenedJob]:
-    """(system, node) -> the newest job that screened it."""
-    last: dict[tuple[str, str], ScreenedJob] = {}
+def newest(jobs: Sequence[ScreenedJob]) -> dict[tuple[tuple[str, str, str], str], ScreenedJob]:
+    """((system, partition, environment), node) -> the newest job that screened the node there."""
+    last: dict[tuple[tuple[str, str, str], str], ScreenedJob] = {}
     for job in jobs:  # oldest first
         for node in job.verdict.result.node_names():
-            last[(job.case.system, node)] = job
+            last[(job.runs_on, node)] = job
     return last
 
 
 def to_drain(jobs: Sequence[ScreenedJob]) -> list[str]:
-    """Nodes flagged by the newest job that screened them."""
+    """Nodes flagged by the newest job that screened them (on a partition, with a stack)."""
     last = newest(jobs)
-    return sorted({node for job in jobs for node in job.verdict.flagged_nodes() if last[(job.case.system, node)] is job},
+    return sorted({node for job in jobs for node in job.verdict.flagged_nodes() if last[(job.runs_on, node)] is job},
                   key=natural)
 
 
@@ -97,7 +97,7 @@ def links_to_check(jobs: Sequence[ScreenedJob]) -> list[str]:
     """Pairs flagged for the link itself, by the newest job that screened both their nodes."""
     last = newest(jobs)
     return list(dict.fromkeys(f"{v.pair.a}-{v.pair.b}" for job in jobs for v in job.verdict.flagged_links()
-                              if all(last[(job.case.system, n)] is job for n in v.pair.nodes)))
+                              if all(last[(job.runs_on, n)] is job for n in v.pair.nodes)))
 
 
 def rescreen_commands(jobs: Sequence[ScreenedJob], nodes: Sequence[str]) -> list[str]:
@@ -106,13 +106,13 @@ def rescreen_commands(jobs: Sequence[ScreenedJob], nodes: Sequence[str]) -> list
     last = newest(jobs)
     flagged = set(nodes)
     groups: dict[tuple[str, str, str], list[str]] = {}
-    for (system, name), job in last.items():
-        if name in flagged:
-            groups.setdefault(job.runs_on, []).append(name)
+    for (where, name), job in last.items():
+        if name in job.verdict.flagged_nodes():
+            groups.setdefault(where, []).append(name)
     commands = []
     for where, bad in groups.items():
-        healthy = sorted({name for (system, name), job in last.items()
-                          if job.runs_on == where and name not in flagged}, key=natural)
+        healthy = sorted({name for (there, name), job in last.items()
+                          if there == where and name not in flagged}, key=natural)
         peers = healthy[:max(SCREEN_MIN_NODES, len(bad) + 1)]
         system, partition, environ = where
         commands.append(" ".join([".venv/bin/reframe -C site_configs/slurm.py -c reframe_tests/screening.py",
@@ -161,7 +161,7 @@ def chart(job: ScreenedJob, index: int) -> Chart:
     names = job.verdict.result.node_names()
     position = {name: float(i + 1) for i, name in enumerate(names)}
     panels = []
-    for title, causes in (("Compute and memory", ("compute", "memory")), ("Links (best pair)", ("NIC",))):
+    for title, causes in (("Compute and memory", ("compute", "memory")), ("Links (best pair; latency: higher is worse)", ("NIC",))):
         shown = [f for f in NODE_FIGURES if f.cause in causes and f.name in job.verdict.node_scores]
         lines = []
         for figure in shown:
@@ -169,9 +169,13 @@ def chart(job: ScreenedJob, index: int) -> Chart:
             median = statistics.median(values.values())
             lines.append(Line(figure.label, tuple(position[n] for n in names if n in values),
                               tuple(100 * values[n] / median for n in names if n in values), figure.label))
-        marks = tuple(Mark(position[v.node], 100 * s.value / s.median, f"{v.node} ({v.cause})", f.label)
-                      for v in job.verdict.nodes for f, s in v.scores if f in shown)
-        panels.append(Panel(title, "node (job order)", "% of the job's median", tuple(lines), marks, y_from_zero=True))
+        marks = []
+        for v in job.verdict.nodes:  # one star per node and panel, on its first figure there
+            f, s = next(((f, s) for f, s in v.scores if f in shown), (None, None))
+            if f is not None and s is not None:
+                marks.append(Mark(position[v.node], 100 * s.value / s.median, f"{v.node} ({v.cause})", f.label))
+        panels.append(Panel(title, "node (job order)", "% of the job's median", tuple(lines), tuple(marks),
+                            y_from_zero=True))
     return Chart(f"screening-{index}", f"{job.title}: each node against the median of the job's nodes "
                                        f"(1 = {names[0]}, {len(names)} = {names[-1]}); flagged nodes starred.",
                  tuple(panels))

@@ -70,7 +70,8 @@ def planned_chunks(partition: PartitionSpec, settings: ProbeSettings | None = No
 def chunks_for(partition: PartitionSpec, names: Sequence[str] = (), settings: ProbeSettings | None = None) -> int:
     """How many jobs screen the partition's nodes, or `names` when given (a node list, or the nodes
     the scheduler has). Never more than max_nodes plans (ReFrame made that many cases): more nodes
-    than the site file says make each job a little larger, never leave nodes out."""
+    than the site file says make each job a little larger (plan_screening refuses one beyond
+    max_nodes, naming it)."""
     settings = settings or load_settings()
     total = len(names) or partition.max_nodes
     return min(planned_chunks(partition, settings), chunk_count(total, chunk_nodes(partition, settings)))
@@ -89,7 +90,7 @@ def chunk_of(partition: PartitionSpec, chunk: int, names: Sequence[str], setting
 
 
 def plan_screening(partition: PartitionSpec, stack: StackSpec, chunk: int, names: Sequence[str] = (),
-                   binary: str = "", settings: ProbeSettings | None = None) -> tuple[JobPlan, ScreeningJob]:
+                   settings: ProbeSettings | None = None) -> tuple[JobPlan, ScreeningJob]:
     """The job of one chunk: one rank per core of every node, exclusive, within the probe's time
     limit (and the partition's); LeftOut with the reason when it cannot be."""
     settings = settings or load_settings()
@@ -112,16 +113,13 @@ def plan_screening(partition: PartitionSpec, stack: StackSpec, chunk: int, names
     if predicted > limit:
         raise LeftOut(f"the probe takes {format_duration(predicted)}, longer than the time limit "
                       f"{format_duration(limit)}")
-    named = binary or str(stack.extras.get("screen_binary") or "screen-probe")
-    from_site = not binary
+    binary = str(stack.extras.get("screen_binary") or "screen-probe")  # a relative path is under the repository
     env = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     coretype = blas.choose_coretype({}, partition.microarch)  # the policy of the HPL DGEMM it compares with
     if coretype.value:
         env["OPENBLAS_CORETYPE"] = coretype.value
     screening = ScreeningJob(chunk, chunks, nodes, chunk_names, predicted, tuple(settings.args()),
-                             resolve_binary(named) if from_site else named,
-                             (missing_binary(named, "screening probe") if from_site else None) or "",
-                             tuple(env.items()))
+                             resolve_binary(binary), missing_binary(binary, "screening probe") or "", tuple(env.items()))
     if partition.launcher == "srun":  # a rank that dies ends the job at once, naming its node
         job = replace(job, launcher_options=(*job.launcher_options, "--kill-on-bad-exit=1"))
     return replace(job, time_limit_s=limit), screening
