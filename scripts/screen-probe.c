@@ -44,7 +44,6 @@ struct settings {
     unsigned long long seed;
 };
 
-static const struct settings defaults = {1024, 2097152, 1048576, 8, 2, 8, 3, 3.0, 2.0, 0.25, 0.3, 1.5, 1};
 
 static void fail(int rank, const char *message, const char *value)
 {
@@ -72,10 +71,11 @@ static double seconds_option(int rank, const char *name, const char *text)
     return value;
 }
 
+/* Every option is required: the values are site_configs/screening.yaml's, which the check passes. */
 static struct settings parse_options(int argc, char **argv, int rank)
 {
-    struct settings s = defaults;
-    int i;
+    struct settings s = {-1, -1, -1, -1, -1, -1, -1, -1.0, -1.0, -1.0, -1.0, -1.0, 0};
+    int i, seed = 0;
     for (i = 1; i < argc; i++) {
         const char *name = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
         if (value == NULL)
@@ -95,8 +95,10 @@ static struct settings parse_options(int argc, char **argv, int rank)
             s.random_rounds = long_option(rank, name, value, 0, 64);
         else if (!strcmp(name, "--passes"))
             s.passes = long_option(rank, name, value, 1, 16);
-        else if (!strcmp(name, "--seed"))
+        else if (!strcmp(name, "--seed")) {
             s.seed = (unsigned long long)long_option(rank, name, value, 0, 2147483647L);
+            seed = 1;
+        }
         else if (!strcmp(name, "--dgemm-s"))
             s.dgemm_s = seconds_option(rank, name, value);
         else if (!strcmp(name, "--stream-s"))
@@ -110,6 +112,12 @@ static struct settings parse_options(int argc, char **argv, int rank)
         else
             fail(rank, "unknown option: ", name);
     }
+    if (s.dgemm_n < 0 || s.stream_n < 0 || s.message_bytes < 0 || s.in_flight < 0 || s.random_rounds < 0 ||
+        s.latency_bytes < 0 || s.passes < 0 || s.dgemm_s < 0 || s.stream_s < 0 || s.window_s < 0 ||
+        s.latency_s < 0 || s.bandwidth_s < 0 || !seed)
+        fail(rank, "every option is required: --dgemm-n --dgemm-s --stream-n --stream-s --window-s "
+                   "--latency-bytes --latency-s --message-bytes --in-flight --bandwidth-s --passes "
+                   "--random-rounds --seed", NULL);
     return s;
 }
 
