@@ -27,7 +27,6 @@ from scalebench.validation import is_number
 
 SCREENING_CHECK = "ScreeningCheck"
 HEALTH_CHECK = "NodeHealthCheck"
-CHECKS = (SCREENING_CHECK, HEALTH_CHECK)
 
 
 # --- ScreeningCheck -------------------------------------------------------------------------------
@@ -37,10 +36,6 @@ class ScreenedJob:
     case: Case
     completed: float  # UNIX time its job completed (0 when unknown)
     verdict: Verdict
-
-    @property
-    def where(self) -> tuple[str, str, str]:
-        return self.case.system, self.case.partition, self.case.stack
 
     @property
     def runs_on(self) -> tuple[str, str, str]:
