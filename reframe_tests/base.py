@@ -18,7 +18,7 @@ from scalebench import benchmarks, paths, plan, programs, textfile
 from scalebench.errors import ScalebenchError
 from scalebench.interconnect import transport
 from scalebench.results import references
-from scalebench.site import fabric
+from scalebench.site import container, fabric
 from scalebench.site.jobs import LeftOut
 from scalebench.site.partition import PartitionSpec, StackSpec
 
@@ -72,6 +72,9 @@ class ScalebenchCheck(recorded('base')):
 
     # Where `scalebench references freeze` wrote the references this check is held to.
     references_dir = variable(str, value=str(paths.SITE_CONFIGS / 'references'))
+    # -S reservation=NAME [-S reservation_time_limit=72h]: every job of the run in that Slurm reservation.
+    reservation = variable(str, value='')
+    reservation_time_limit = variable(str, value='')
 
     def params(self):
         return {axis: getattr(self, axis) for axis in plan.CHECKS[self.catalog_name].axes}
@@ -87,14 +90,22 @@ class ScalebenchCheck(recorded('base')):
     def plan_settings(self):
         """The variables of this check that change its plan."""
         return plan.Settings(**{name: getattr(self, name) for name in ('threads_per_rank', 'ranks_per_node',
-                                                                       'heavy_cases') if hasattr(self, name)})
+                                                                       'heavy_cases', 'osu_buffers')
+                                if hasattr(self, name)},
+                             environ=dict(os.environ), reservation=self.asked_reservation())
+
+    def asked_reservation(self):
+        try:
+            return plan.asked_reservation(self.reservation, self.reservation_time_limit)
+        except ScalebenchError as err:
+            raise ConfigError(str(err)) from None
 
     @run_after('setup')
     def apply_plan(self):
         """The case's plan as it is: the job's geometry, node sharing and limits, or the reason it is
         left out."""
         env = self.current_environ
-        stack = StackSpec.from_config(env.name, tuple(env.features), env.extras)
+        stack = StackSpec.from_config(env.name, tuple(env.features), env.extras, env.env_vars)
         try:
             self.case_plan = plan.CHECKS[self.catalog_name].plan(self.partition_spec(), stack, self.params(),
                                                                  self.plan_settings())
@@ -115,7 +126,9 @@ class ScalebenchCheck(recorded('base')):
             self.extra_resources = {'gpu': {'num_gpus_per_node': job.gpus_per_node}}
         self.job.options += job.scheduler_options(self.current_partition.scheduler.registered_name)
         self.job.launcher.options = list(job.launcher_options)
+        self.env_vars.update(job.env_vars)
         self.stack, self.spack_lock, self.spack_specs = job.stack, job.spack_lock, job.spack_specs
+        self.binding = job.binding
         # The MPI prints which transport it selected, unless the stack sets these itself.
         self.env_vars.update({name: value for name, value in fabric.transports().evidence_env.items()
                               if name not in env.env_vars})
@@ -136,6 +149,15 @@ class ScalebenchCheck(recorded('base')):
 
     def partition_spec(self):
         return _partition_spec(self.current_system.name, self.current_partition)
+
+    def launch_program(self, program, args=(), directories=()):
+        """Launch `program` (found under `directories`, then on PATH) as the stack runs it: on the
+        host, or inside its container, where the job also looks for it."""
+        job, gpus = self.case_plan.job, self.partition_spec().gpus
+        launch = container.launch(program, args, job.container, directories,
+                                  gpus.runtime if gpus and job.gpus_per_node else '')
+        self.executable, self.executable_opts = launch.executable, list(launch.args)
+        self.prerun_cmds += list(launch.prerun)
 
     def stage_path(self, name):
         return os.path.join(self.stagedir, name)

@@ -3,7 +3,7 @@
 scalebench.hpl.plan decides every case (geometry, grid, N, NB, time limit, BLAS environment): the
 check applies the plan, writes its deck, and reads the outcome (scalebench.hpl.outcome).
 """
-import shlex
+import os
 
 import reframe as rfm
 import reframe.utility.sanity as sn
@@ -11,7 +11,7 @@ import reframe.utility.udeps as udeps
 from reframe.core.builtins import (parameter, performance_function, run_after, run_before,
                                    sanity_function, variable)
 
-from scalebench import paths, plan, programs
+from scalebench import paths, plan
 from scalebench.analysis import scaling
 from scalebench.hpl.outcome import hpl_outcome
 from scalebench.hpl.plan import HplSettings
@@ -46,15 +46,14 @@ class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('HPLCheck'))
             scaling=self.scaling, fixed_n=self.fixed_n, nb=self.nb, memory_fraction=self.memory_fraction,
             threads_per_rank=self.threads_per_rank, ranks_per_node=self.ranks_per_node,
             time_budget_s=self.time_budget_s, expected_efficiency=self.expected_efficiency, trials=self.trials,
-            binary=self.hpl_binary, decks_dir=self.decks_dir))
+            binary=self.hpl_binary, decks_dir=self.decks_dir), environ=dict(os.environ),
+            reservation=self.asked_reservation())
 
     @run_after('setup')
     def set_executable(self):
         hpl = self.hpl_plan = self.case_plan.hpl
         self.skip_if(bool(hpl.missing) and not self.is_dry_run(), hpl.missing)
-        self.executable = shlex.quote(hpl.binary)  # -S hpl_binary=... is no shell code
-        self.executable_opts = [shlex.quote(arg) for arg in hpl.profile.args]
-        self.prerun_cmds.append(programs.guard(hpl.binary))
+        self.launch_program(hpl.binary, hpl.profile.args)  # quoted: -S hpl_binary=... is no shell code
         self.env_vars.update(hpl.env_vars)
         self.output_file = self.job.stdout if hpl.profile.output == 'stdout' else hpl.profile.output
         self.keep_files = sorted({hpl.profile.input, self.output_file})

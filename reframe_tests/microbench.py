@@ -11,12 +11,11 @@
 Figures per message size are named <figure>_<bytes>; scalebench/data/benchmarks.yaml tells reports
 how to draw them (n1/2, latency surprise, stack comparisons).
 """
-import shlex
 
 import reframe as rfm
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 
-from scalebench import plan, programs
+from scalebench import plan
 from scalebench.interconnect import microbench
 from scalebench.parse.hpcc import parse_hpcc
 from scalebench.parse.netpipe import parse_netpipe
@@ -50,11 +49,9 @@ class NetPIPECheck(_Microbenchmark):
 
     @run_after('setup')
     def set_executable(self):
-        program = self.current_environ.extras.get('netpipe_binary', 'NPmpi')
-        self.executable = shlex.quote(program)
-        self.prerun_cmds.append(programs.guard(program))
-        self.executable_opts = [*self.mode_options, '-u', str(self.max_bytes), '-p', str(self.perturbation),
-                                '-o', self.output_file]
+        self.launch_program(self.current_environ.extras.get('netpipe_binary', 'NPmpi'),
+                            [*self.mode_options, '-u', str(self.max_bytes), '-p', str(self.perturbation),
+                             '-o', self.output_file])
         self.keep_files = [self.output_file]
 
     def parse_outputs(self, read):
@@ -86,9 +83,7 @@ class HPCCNetworkCheck(_Microbenchmark):
 
     @run_after('setup')
     def set_executable(self):
-        program = self.current_environ.extras.get('hpcc_binary', 'hpcc')
-        self.executable = shlex.quote(program)
-        self.prerun_cmds.append(programs.guard(program))
+        self.launch_program(self.current_environ.extras.get('hpcc_binary', 'hpcc'))
         self.env_vars.update(OMP_NUM_THREADS='1', OPENBLAS_NUM_THREADS='1')
 
     @run_before('run')
@@ -106,21 +101,17 @@ class _OSUCheck(_Microbenchmark):
     placement = parameter(list(microbench.PLACEMENTS), loggable=True)
     osu_binary = variable(str, value='')  # '' = the program found under osu_dir or on PATH
     osu_options = variable(list, value=[])  # e.g. ['-m', '1:4194304'] (OMB 5.x and later)
+    osu_buffers = variable(str, value='host', loggable=True)  # device: GPU buffers, one GPU per rank
     output_description = 'no OSU table'
     program = ''
     figure, unit, extra = 'latency', 'us', ''  # the primary column per message size, and more figures
 
     @run_after('setup')
     def set_executable(self):
-        name = getattr(self, 'benchmark', self.program)
-        if self.osu_binary:
-            self.executable = shlex.quote(self.osu_binary)
-            self.prerun_cmds.append(programs.guard(self.osu_binary))
-        else:
-            osu_dir = self.current_environ.extras.get('osu_dir')
-            self.prerun_cmds.append(programs.locate(name, [osu_dir] if osu_dir else []))
-            self.executable = f'"${programs.PROGRAM_VARIABLE}"'
-        self.executable_opts = [shlex.quote(str(option)) for option in self.osu_options]
+        osu_dir = self.current_environ.extras.get('osu_dir')
+        program, directories = (self.osu_binary, []) if self.osu_binary else \
+            (getattr(self, 'benchmark', self.program), [osu_dir] if osu_dir else [])
+        self.launch_program(program, [*self.case_plan.args, *map(str, self.osu_options)], directories)
 
     def parse_outputs(self, read):
         return microbench.osu_measured(parse_osu(read(self.job.stdout)), self.figure, self.unit, self.extra)

@@ -6,6 +6,7 @@ bandwidth of node pairs in rounds. `scalebench screen` and the report judge ever
 against their peers (scalebench.screening.verdict); the job's figures count what was flagged.
 NodeHealthCheck (reframe_tests/hpl.py, with --distribute) is the one-job-per-node alternative.
 """
+import os
 import shlex
 
 import reframe as rfm
@@ -33,7 +34,8 @@ class ScreeningCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('Scree
     output_description = 'no screening probe output'
 
     def plan_settings(self):
-        return plan.Settings(screen_nodes=self.node_names())
+        return plan.Settings(screen_nodes=self.node_names(), environ=dict(os.environ),
+                             reservation=self.asked_reservation())
 
     def node_names(self):
         """The nodes to split into chunks: -S screen_nodes, else (running on Slurm) the partition's

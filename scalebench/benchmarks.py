@@ -1,13 +1,16 @@
-"""The registry of figure and provenance names, data not code.
+"""The registry of figure and provenance names and of what a measured value can be, data not code.
 
 scalebench/data/benchmarks.yaml: which report section a check belongs to, its scaling axis, its figure
-of merit and which way each figure is better; a new check gets a report section by adding an entry.
+of merit, which way each figure is better, each figure's unit and range, and the relations between the
+figures of one case; a new check gets a report section by adding an entry.
+scalebench/data/quantities.yaml: the physical sense of a value by its unit (conversions, bounds), which
+every output parser and the ingest apply (scalebench.parse._common.refusal, scalebench.results.records).
 scalebench/data/provenance.yaml: what a result records besides its figures, from which the perflog
 format, the checks' recorded variables, the ingest and the report's provenance columns derive."""
 from __future__ import annotations
 
-import difflib
 import functools
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,14 +18,16 @@ from typing import Iterable, Mapping
 
 from scalebench import loaders, paths
 from scalebench.errors import InputError
-from scalebench.validation import excerpt, is_number
+from scalebench.validation import did_you_mean, excerpt, is_number
 
 SECTIONS = ("hpl", "application", "microbenchmark", "screening")
 DIRECTIONS = ("higher", "lower", "none")
 CURVE_KINDS = ("bandwidth", "latency")
 # What a value of a figure may be (scalebench.results.records checks every case at ingest).
 RANGES = ("positive", "non_negative", "any")
-_ENTRY_KEYS = {"title", "section", "x", "fom", "figures", "kind", "sized", "series_params", "time", "weak", "suite"}
+_ENTRY_KEYS = {"title", "section", "x", "fom", "figures", "kind", "sized", "series_params", "time", "weak", "suite",
+               "relations"}
+_FIGURE_KEYS = {"direction", "label", "kind", "range", "max", "unit"}
 _SIZED_NAME = re.compile(r"^(?P<figure>.+)_(?P<size>\d+)$")
 FIELD_TYPES = ("str", "int", "list", "dict")
 PERFLOG_PLACES = ("case", "provenance")
@@ -40,6 +45,26 @@ class FigureSpec:
     kind: str | None = None  # bandwidth | latency: a point-to-point curve (n1/2, latency surprise)
     range: str = "any"  # positive | non_negative | any; in % also at most 100
     maximum: float | None = None  # the largest value that can be (registry `max`; default 100 in %)
+    unit: str | None = None  # the unit it is kept in; a value recorded in another unit is converted or refused
+
+
+# A relation between the figures of one case (benchmarks.yaml `relations`): the kind, then the figures.
+#   ratio     (a, b, c): a = b / c (x 100 when a is in %), within RATIO_TOLERANCE
+#   hpl_rate  (rate, n, time): rate is what HPL computes from N and the time (scalebench.parse.hpl)
+#   order     (a, b, ...): a <= b <= ...
+RELATION_FORMS = {
+    "ratio": re.compile(r"(\w+) = (\w+) / (\w+)"),
+    "hpl_rate": re.compile(r"(\w+) = hpl_rate\((\w+), (\w+)\)"),
+    "order": re.compile(r"\w+(?: <= \w+)+"),
+}
+RATIO_TOLERANCE = 0.01  # a figure derived from two others, each rounded when printed
+
+
+@dataclass(frozen=True)
+class Relation:
+    kind: str  # ratio | hpl_rate | order
+    figures: tuple[str, ...]
+    text: str  # as the registry writes it
 
 
 @dataclass(frozen=True)
@@ -56,6 +81,7 @@ class Benchmark:
     time: str | None = None  # the run time bake-offs sum
     weak: tuple[str, str] | None = None  # (parameter, value) of weak-scaling cases
     suite: str = ""  # checks whose curves are read together (one for latency, one for bandwidth)
+    relations: tuple[Relation, ...] = ()  # what the figures of one case must satisfy together
 
     def figure(self, name: str) -> FigureSpec:
         """A registered figure, or an undirected one for figures the registry does not list."""
@@ -65,12 +91,6 @@ class Benchmark:
 def unregistered(name: str) -> Benchmark:
     """What a check missing from the registry is read as: a table under "Other results"."""
     return Benchmark(name, name, "other", "procs", None, {})
-
-
-def did_you_mean(value: str, choices: Iterable[str]) -> str:
-    """' (did you mean 'x'?)' for the closest choice, '' when nothing is close."""
-    close = difflib.get_close_matches(str(value)[:100], sorted(set(choices)), n=1)  # a long value: slow, never close
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _choice(value: object, allowed: Iterable[str], where: str) -> str:
@@ -103,9 +123,9 @@ def _entry(name: str, entry: object, where: str) -> Benchmark:
     parsed = {}
     for figure, spec in figures.items():
         spec = spec or {}
-        if not isinstance(spec, dict) or set(spec) - {"direction", "label", "kind", "range", "max"}:
-            raise InputError(f"{where}.figures.{figure}: expected direction, label and optionally kind, range "
-                             f"and max")
+        if not isinstance(spec, dict) or set(spec) - _FIGURE_KEYS:
+            raise InputError(f"{where}.figures.{figure}: expected direction, label and optionally kind, range, "
+                             f"max and unit")
         direction = _choice(spec.get("direction"), DIRECTIONS, f"{where}.figures.{figure}.direction")
         figure_kind = spec.get("kind", kind if figure == fom else None)
         if figure_kind is not None:
@@ -116,8 +136,11 @@ def _entry(name: str, entry: object, where: str) -> Benchmark:
         maximum = spec.get("max")
         if maximum is not None and (not is_number(maximum) or maximum <= 0):
             raise InputError(f"{where}.figures.{figure}.max: must be a positive number, got {excerpt(maximum)}")
+        unit = spec.get("unit")
+        if unit is not None:
+            _choice(unit, units(), f"{where}.figures.{figure}.unit")
         parsed[str(figure)] = FigureSpec(str(figure), direction, str(spec.get("label") or figure), figure_kind,
-                                         value_range, None if maximum is None else float(maximum))
+                                         value_range, None if maximum is None else float(maximum), unit)
     if fom is not None:
         _choice(fom, parsed, f"{where}.fom")
     time = entry.get("time")
@@ -127,6 +150,7 @@ def _entry(name: str, entry: object, where: str) -> Benchmark:
     if weak is not None and (not isinstance(weak, dict) or len(weak) != 1):
         raise InputError(f"{where}.weak: expected one parameter and its value, e.g. {{scaling: weak}}")
     return Benchmark(
+        relations=_relations(entry.get("relations") or [], parsed, f"{where}.relations"),
         name=name, title=str(entry.get("title") or name),
         section=_choice(entry.get("section"), SECTIONS, f"{where}.section"),
         x=str(entry.get("x") or "procs"), fom=fom, figures=parsed, kind=kind,
@@ -134,6 +158,28 @@ def _entry(name: str, entry: object, where: str) -> Benchmark:
         series_params=tuple(entry.get("series_params") or ("scale",)), time=time,
         weak=tuple(map(str, next(iter(weak.items())))) if weak else None,  # type: ignore[arg-type]
         suite=str(entry.get("suite") or entry.get("title") or name))
+
+
+def _relations(entries: object, figures: Mapping[str, FigureSpec], where: str) -> tuple[Relation, ...]:
+    if not isinstance(entries, list):
+        raise InputError(f"{where}: expected a list of relations (e.g. 'efficiency = rmax / rpeak_gflops')")
+    found = []
+    for index, text in enumerate(entries):
+        kind = next((k for k, form in RELATION_FORMS.items() if isinstance(text, str) and form.fullmatch(text)), None)
+        if kind is None:
+            raise InputError(f"{where}[{index}]: {excerpt(text)} is none of 'a = b / c', 'rate = hpl_rate(n, time)', "
+                             f"'a <= b <= ...'")
+        names = tuple(re.findall(r"\w+", text.replace("hpl_rate(", "(")))
+        for name in names:
+            _choice(name, figures, f"{where}[{index}]")
+        unit = [figures[name].unit for name in names]
+        expected = {"ratio": (unit[1] is not None and unit[1] == unit[2] and unit[0] in ("%", "ratio")),
+                    "hpl_rate": unit == ["Gflop/s", "N", "s"],
+                    "order": unit[0] is not None and len(set(unit)) == 1}[kind]
+        if not expected:
+            raise InputError(f"{where}[{index}]: {text!r}: the units of its figures do not fit ({', '.join(map(str, unit))})")
+        found.append(Relation(kind, names, text))
+    return tuple(found)
 
 
 def load(path: Path | None = None) -> dict[str, Benchmark]:
@@ -162,6 +208,81 @@ def split_sized(benchmark: Benchmark, figure: str) -> tuple[str, int] | None:
     if match is None or match["figure"] not in benchmark.figures:
         return None
     return match["figure"], int(match["size"])
+
+
+# --- quantities (scalebench/data/quantities.yaml) ----------------------------------------------------
+
+@dataclass(frozen=True)
+class Quantity:
+    """What a measured value of one physical quantity can be."""
+
+    name: str
+    unit: str  # the unit `maximum` is in
+    factors: Mapping[str, float]  # each unit of the quantity -> how many `unit` one of it is (unit: 1)
+    maximum: float = math.inf  # the largest value that can be a measurement, in `unit`
+    per_process_max: float | None = None  # the largest value one process reaches, in `unit`
+
+    def convert(self, value: float, unit: str, to: str) -> float:
+        """`value` in `unit` expressed in `to` (both units of this quantity)."""
+        return value if unit == to else value * self.factors[unit] / self.factors[to]
+
+    def largest(self, unit: str) -> float:
+        """The largest measurement in `unit`."""
+        return self.maximum / self.factors[unit]
+
+
+_QUANTITY_KEYS = {"unit", "units", "max", "per_process_max"}
+
+
+def _bound(value: object, where: str) -> float:
+    if not is_number(value) or not 0 < value < math.inf:  # type: ignore[operator]
+        raise InputError(f"{where}: must be a positive number, got {excerpt(value)}")
+    return float(value)  # type: ignore[arg-type]
+
+
+def load_quantities(path: Path | None = None) -> dict[str, Quantity]:
+    """Quantities by name; InputError naming the key of a malformed entry or a unit listed twice."""
+    path = path or paths.PACKAGE_DATA / "quantities.yaml"
+    data = loaders.load_yaml(path, "quantity registry")
+    if not isinstance(data, dict) or not data:
+        raise InputError(f"{path}: expected a mapping of quantity names")
+    found: dict[str, Quantity] = {}
+    owner: dict[str, str] = {}
+    for name, entry in data.items():
+        where = f"{path}: {name}"
+        entry = _mapping(entry, _QUANTITY_KEYS, where)
+        unit, others = entry.get("unit"), entry.get("units") or {}
+        if not isinstance(unit, str) or not unit:
+            raise InputError(f"{where}.unit: expected the unit of its bounds")
+        if not isinstance(others, dict):
+            raise InputError(f"{where}.units: expected a mapping of units to factors")
+        factors = {unit: 1.0, **{str(u): _bound(f, f"{where}.units.{u}") for u, f in others.items()}}
+        for each in factors:
+            if each in owner:
+                raise InputError(f"{where}: unit {each!r} is {owner[each]}'s already")
+            owner[each] = str(name)
+        per_process = entry.get("per_process_max")
+        found[str(name)] = Quantity(str(name), unit, factors,
+                                    _bound(entry["max"], f"{where}.max") if "max" in entry else math.inf,
+                                    None if per_process is None else _bound(per_process, f"{where}.per_process_max"))
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def quantities() -> dict[str, Quantity]:
+    """The packaged quantity registry, read once per process."""
+    return load_quantities()
+
+
+@functools.lru_cache(maxsize=None)
+def units() -> dict[str, Quantity]:
+    """Every unit of the packaged quantity registry -> its quantity."""
+    return {unit: quantity for quantity in quantities().values() for unit in quantity.factors}
+
+
+def quantity_of(unit: str) -> Quantity | None:
+    """The quantity `unit` measures; None for a unit the registry does not list."""
+    return units().get(unit) if isinstance(unit, str) else None
 
 
 # --- provenance fields (scalebench/data/provenance.yaml) ---------------------------------------------

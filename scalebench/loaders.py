@@ -14,6 +14,7 @@ Numbers come back as JSON has them (a 400-digit int, NaN): callers check values,
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -36,14 +37,42 @@ try:  # run reports are large: orjson parses them about 4x faster than the stand
 except ImportError:  # the standard library gives the same values
     _fast_loads = json.loads  # type: ignore[assignment]
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+class StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """The one YAML loader: YAML 1.2's core schema for plain scalars, and no key twice in a mapping.
+
+    PyYAML implements YAML 1.1, where `1e308` is a string, `1:30` the integer 90, `no` false, `017`
+    octal and `2026-11-25` a date, and a repeated key silently replaces the first (`min: 95%` then
+    `min: 50%` checks 50%). YAML 1.2 (what Spack's ruamel and most tools read) has none of that."""
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that rejects a key repeated in one mapping (PyYAML keeps the last silently)."""
+StrictLoader.yaml_implicit_resolvers = {}
+_IMPLICIT = (  # YAML 1.2.2 core schema, section 10.3.2; ints before floats, which also match "123"
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
+    ("tag:yaml.org,2002:float",
+     r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+     "-+0123456789."),
+    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ("tag:yaml.org,2002:merge", r"^(?:<<)$", "<"),  # merge keys stay: site files share blocks with them
+)
+for _tag, _pattern, _first in _IMPLICIT:
+    StrictLoader.add_implicit_resolver(_tag, re.compile(_pattern), list(_first))
 
 
-def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
+def _construct_int(loader: StrictLoader, node: yaml.ScalarNode) -> int:
+    text = loader.construct_scalar(node)
+    base = {"0o": 8, "0x": 16}.get(text[:2], 10)
+    return int(text[2:] if base != 10 else text, base)  # "017" is seventeen, not YAML 1.1's octal
+
+
+def _construct_float(loader: StrictLoader, node: yaml.ScalarNode) -> float:
+    text = loader.construct_scalar(node).lower()
+    if text.endswith((".inf", ".nan")):
+        return float(text.replace(".", ""))
+    return float(text)
+
+
+def _construct_unique_mapping(loader: StrictLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
     seen: set[Any] = set()
     for key_node, _ in node.value:
         if key_node.tag == "tag:yaml.org,2002:merge":
@@ -57,7 +86,9 @@ def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, 
     return loader.construct_mapping(node, deep=deep)
 
 
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+StrictLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
+StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
 
 
 def _line(err: yaml.YAMLError) -> str:
@@ -77,7 +108,7 @@ def check_yaml_shape(text: str, source: str, max_depth: int = YAML_MAX_DEPTH,
     sizes: dict[str, int] = {}  # anchor -> expanded size of its node
     stack: list[list[Any]] = [[None, 0]]  # [anchor, expanded size so far] per open collection
     try:
-        for event in yaml.parse(text, Loader=_Loader):
+        for event in yaml.parse(text, Loader=StrictLoader):
             if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
                 stack.append([event.anchor, 1])
                 if len(stack) - 1 > max_depth:
@@ -100,12 +131,11 @@ def check_yaml_shape(text: str, source: str, max_depth: int = YAML_MAX_DEPTH,
         return  # the loader reports it with its line
 
 
-def parse_yaml(text: str, source: str, *, unique_keys: bool = False, max_depth: int = YAML_MAX_DEPTH,
-               max_nodes: int = YAML_MAX_NODES) -> Any:
+def parse_yaml(text: str, source: str, *, max_depth: int = YAML_MAX_DEPTH, max_nodes: int = YAML_MAX_NODES) -> Any:
     """The one YAML document of `text` (None when empty); InputError naming `source` otherwise."""
     check_yaml_shape(text, source, max_depth, max_nodes)
     try:
-        return yaml.load(text, Loader=_UniqueKeyLoader if unique_keys else _Loader)  # noqa: S506 (safe loaders)
+        return yaml.load(text, Loader=StrictLoader)  # noqa: S506 (a safe loader)
     except yaml.YAMLError as err:
         raise InputError(f"{source}:{_line(err)} not valid YAML ({_yaml_problem(err)})") from None
     except RecursionError:  # the pre-pass bounds depth; a deeper stack than expected still ends here

@@ -15,11 +15,13 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from scalebench.apps.lammps import load_lammps_workloads
 from scalebench.apps.openfoam import load_openfoam_cases
 from scalebench.errors import InputError
+from scalebench.units import parse_duration
+from scalebench.validation import check_name
 from scalebench.hpl.plan import HplPlan, HplSettings, plan_hpl, plan_tuning
 from scalebench.interconnect import microbench
 from scalebench.screening import jobs as screening_jobs
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
-from scalebench.site.partition import PartitionSpec, StackSpec
+from scalebench.site.partition import PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import SCALING_MODES, Scale, node_scale, scale_names, scaling_series
 from scalebench.site.thresholds import SCREEN_MIN_NODES
 
@@ -33,6 +35,7 @@ class CasePlan:
     job: JobPlan | None  # None: a check that runs no job (it compares other cases)
     hpl: HplPlan | None = None
     note: str = ""
+    args: tuple[str, ...] = ()  # the program's arguments the plan decides (OSU's -d cuda D D)
     screening: screening_jobs.ScreeningJob | None = None
 
 
@@ -44,8 +47,12 @@ class Settings:
     threads_per_rank: int = 1
     ranks_per_node: int | None = None
     heavy_cases: bool = False
+    osu_buffers: str = "host"  # host | device: where OSU's messages live on a GPU partition
     sweep_nbs: tuple[int, ...] | None = None  # the tuning sweep's NBs; None: scalebench.hpl.tune's
     screen_nodes: tuple[str, ...] = ()  # the nodes to screen (a node list, or the scheduler's); (): max_nodes
+    # The submitting shell's variables: what it sets of OpenMP's placement or the BLAS kernel is kept.
+    environ: Mapping[str, str] = field(default_factory=dict)
+    reservation: Reservation | None = None  # -S reservation=NAME [-S reservation_time_limit=72h]: every job in it
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,16 @@ class CheckSpec:
     plan: Callable[[PartitionSpec, StackSpec, Params, Settings], CasePlan]
     directory: str = "reframe_tests"  # tuning checks run only when named: reframe_tests/tuning
     needs: str = ""  # what `valid` asks of a partition, in words (plan says it when no partition has it)
+
+
+def asked_reservation(name: str, time_limit: str = "") -> Reservation | None:
+    """-S reservation=NAME [-S reservation_time_limit=72h]: every job of the run in that reservation."""
+    if not name:
+        if time_limit:
+            raise InputError("reservation_time_limit: set with reservation=NAME, the reservation it is the length of")
+        return None
+    check_name("reservation", name)
+    return Reservation(name, parse_duration(time_limit, "reservation_time_limit") if time_limit else None)
 
 
 def system_scale_names(partitions: Iterable[PartitionSpec]) -> list[str]:
@@ -82,14 +99,14 @@ def hpl_series(partition: PartitionSpec) -> list[Scale]:
 
 
 def _plan_hpl(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    plan = plan_hpl(partition, stack, params["scale"], settings.hpl)
+    plan = plan_hpl(partition, stack, params["scale"], settings.hpl, settings.environ, settings.reservation)
     return CasePlan(plan.job, plan)
 
 
 def _plan_node_health(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
     """hpcc on one node: HPL, DGEMM and STREAM of that node, whatever HPL binary the stack names."""
     hpcc = replace(settings.hpl, binary=settings.hpl.binary or "hpcc", profile=settings.hpl.profile or "hpcc")
-    plan = plan_hpl(partition, stack, params["scale"], hpcc)
+    plan = plan_hpl(partition, stack, params["scale"], hpcc, settings.environ, settings.reservation)
     return CasePlan(plan.job, plan)
 
 
@@ -105,12 +122,14 @@ def _valid_screening(partition: PartitionSpec, params: Params, settings: Setting
 
 
 def _plan_screening(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    job, screening = screening_jobs.plan_screening(partition, stack, params["chunk"], settings.screen_nodes)
+    job, screening = screening_jobs.plan_screening(partition, stack, params["chunk"], settings.screen_nodes,
+                                                   environ=settings.environ, reservation=settings.reservation)
     return CasePlan(job, screening=screening)
 
 
 def _plan_tuning(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    plan = plan_tuning(partition, stack, settings.hpl, nbs=settings.sweep_nbs)
+    plan = plan_tuning(partition, stack, settings.hpl, settings.environ, nbs=settings.sweep_nbs,
+                       reservation=settings.reservation)
     return CasePlan(plan.job, plan)
 
 
@@ -119,11 +138,20 @@ def _plan_scaling(partition: PartitionSpec, stack: StackSpec, params: Params, se
     return CasePlan(None, note=f"speedup and efficiency over HPLCheck at {names}")
 
 
+def _job(partition: PartitionSpec, stack: StackSpec, scale: str | Scale, settings: Settings,
+         **layout: Any) -> JobPlan:
+    """job_plan with what the run's settings say of every job: the shell's variables, a reservation."""
+    return job_plan(partition, stack, scale, environ=settings.environ, reservation=settings.reservation, **layout)
+
+
 # --- applications -------------------------------------------------------------------------------
 
 def _plan_app(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    return CasePlan(job_plan(partition, stack, params["scale"], threads_per_rank=settings.threads_per_rank,
-                             ranks_per_node=settings.ranks_per_node))
+    if stack.container:  # LAMMPS's help probe and OpenFOAM's case preparation run on the host
+        raise LeftOut(f"stack {stack.stack} runs in a container: the application checks prepare their inputs "
+                      "on the host, which does not have the image's programs; not supported yet")
+    return CasePlan(_job(partition, stack, params["scale"], settings, threads_per_rank=settings.threads_per_rank,
+                         ranks_per_node=settings.ranks_per_node))
 
 
 def _valid_openfoam(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
@@ -144,21 +172,24 @@ def _valid_two_ranks(partition: PartitionSpec, params: Params, settings: Setting
 
 def _plan_two_ranks(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
     scale, ranks_per_node = _two_ranks(partition, params)  # type: ignore[misc]
-    return CasePlan(job_plan(partition, stack, scale, ranks_per_node=ranks_per_node))
+    return CasePlan(_job(partition, stack, scale, settings, ranks_per_node=ranks_per_node))
 
 
-def osu_pairs_layout(partition: PartitionSpec, pairs: int) -> tuple[Scale, int]:
-    """osu_mbw_mr with `pairs` pairs: half the ranks on each of two nodes, or both halves on one."""
-    return (node_scale(2), pairs) if partition.max_nodes >= 2 else (node_scale(1), 2 * pairs)
+def osu_pairs_layout(partition: PartitionSpec, placement: str, pairs: int) -> tuple[Scale, int] | str:
+    """osu_mbw_mr with `pairs` pairs: half the ranks on each of two nodes (inter_node), or all on one
+    (intra_node); or why the partition cannot hold them."""
+    two = _two_ranks(partition, {"placement": placement})
+    if isinstance(two, str):
+        return two
+    scale, _ = two
+    per_node = pairs if placement == "inter_node" else 2 * pairs
+    if per_node > partition.cores_per_node:
+        return f"{pairs} pair(s) {placement} need {per_node} cores per node; the nodes have {partition.cores_per_node}"
+    return scale, per_node
 
 
 def _valid_pairs(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
-    return osu_pairs_layout(partition, params["pairs"])[1] <= partition.cores_per_node
-
-
-def _plan_pairs(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    scale, ranks_per_node = osu_pairs_layout(partition, params["pairs"])
-    return CasePlan(job_plan(partition, stack, scale, ranks_per_node=ranks_per_node))
+    return not isinstance(osu_pairs_layout(partition, params["placement"], params["pairs"]), str)
 
 
 def _valid_whole_nodes(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
@@ -166,7 +197,7 @@ def _valid_whole_nodes(partition: PartitionSpec, params: Params, settings: Setti
 
 
 def _plan_whole_nodes(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    return CasePlan(job_plan(partition, stack, microbench.whole_nodes_scale(partition.max_nodes)))
+    return CasePlan(_job(partition, stack, microbench.whole_nodes_scale(partition.max_nodes), settings))
 
 
 def _scales(partitions: Sequence[PartitionSpec]) -> dict[str, list[Any]]:
@@ -177,9 +208,45 @@ def _fixed(**values: Sequence[Any]) -> Callable[[Sequence[PartitionSpec]], Mappi
     return lambda partitions: {name: list(v) for name, v in values.items()}
 
 
+OSU_BUFFERS = ("host", "device")
+
+
+def _osu_plan(layout: Callable[[PartitionSpec, Params], tuple[Scale, int | None]], collective: bool = False,
+              ) -> Callable[[PartitionSpec, StackSpec, Params, Settings], CasePlan]:
+    """An OSU case: host buffers, or device buffers (-d cuda|rocm [D D]) with one GPU per rank bound to it."""
+    def plan(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
+        if settings.osu_buffers not in OSU_BUFFERS:
+            raise InputError(f"osu_buffers: {settings.osu_buffers!r} is not one of {', '.join(OSU_BUFFERS)}")
+        scale, ranks_per_node = layout(partition, params)
+        if settings.osu_buffers == "host":
+            return CasePlan(_job(partition, stack, scale, settings, ranks_per_node=ranks_per_node))
+        gpus = partition.gpus
+        if gpus is None or not gpus.runtime:
+            raise LeftOut(f"device buffers need GPUs with their arch (sm_* or gfx*) in the site file; "
+                          f"{partition.fullname} has {'none' if gpus is None else 'arch ' + repr(gpus.arch)}")
+        per_node = ranks_per_node or gpus.count  # a whole-node collective: one rank per GPU
+        if per_node > gpus.count:
+            raise LeftOut(f"device buffers: {per_node} ranks per node, {gpus.count} GPUs to give them")
+        job = _job(partition, stack, scale, settings, ranks_per_node=per_node, gpus_per_node=per_node)
+        return CasePlan(job, args=("-d", gpus.runtime) if collective else ("-d", gpus.runtime, "D", "D"))
+    return plan
+
+
+def _two_rank_layout(partition: PartitionSpec, params: Params) -> tuple[Scale, int | None]:
+    return _two_ranks(partition, params)  # type: ignore[return-value]
+
+
+def _pairs_layout(partition: PartitionSpec, params: Params) -> tuple[Scale, int | None]:
+    return osu_pairs_layout(partition, params["placement"], params["pairs"])  # type: ignore[return-value]
+
+
+def _whole_nodes_layout(partition: PartitionSpec, params: Params) -> tuple[Scale, int | None]:
+    return microbench.whole_nodes_scale(partition.max_nodes), None
+
+
 def _osu(name: str) -> CheckSpec:
     return CheckSpec(name, ("placement",), ("osu",), (), _fixed(placement=microbench.PLACEMENTS),
-                     _valid_two_ranks, _plan_two_ranks)
+                     _valid_two_ranks, _osu_plan(_two_rank_layout))
 
 
 CHECKS: dict[str, CheckSpec] = {spec.name: spec for spec in (
@@ -209,10 +276,11 @@ CHECKS: dict[str, CheckSpec] = {spec.name: spec for spec in (
     _osu("OSULatencyCheck"), _osu("OSUBandwidthCheck"), _osu("OSUBiBandwidthCheck"),
     CheckSpec("OSUMultiBandwidthCheck", ("placement", "pairs"), ("osu",), (),
               _fixed(placement=microbench.PLACEMENTS, pairs=OSU_PAIRS),
-              lambda p, params, settings: _valid_two_ranks(p, params) and _valid_pairs(p, params), _plan_pairs),
+              _valid_pairs, _osu_plan(_pairs_layout)),
     # ReFrame lists inherited parameters first: placement comes from the OSU base class.
     CheckSpec("OSUCollectiveCheck", ("placement", "benchmark"), ("osu",), (),
-              _fixed(benchmark=OSU_COLLECTIVES, placement=("whole_nodes",)), _valid_whole_nodes, _plan_whole_nodes),
+              _fixed(benchmark=OSU_COLLECTIVES, placement=("whole_nodes",)), _valid_whole_nodes,
+              _osu_plan(_whole_nodes_layout, collective=True)),
 )}
 
 
@@ -318,7 +386,8 @@ def site_specs(config: Mapping[str, Any]) -> tuple[list[PartitionSpec], dict[str
     partitions = [PartitionSpec.from_config(system["name"], p["name"], p["scheduler"], p["launcher"],
                                             p.get("extras", {}), tuple(p.get("features", ())))
                   for p in system["partitions"]]
-    stacks = {e["name"]: StackSpec.from_config(e["name"], tuple(e.get("features", ())), e.get("extras", {}))
+    stacks = {e["name"]: StackSpec.from_config(e["name"], tuple(e.get("features", ())), e.get("extras", {}),
+                                               e.get("env_vars", ()))
               for e in config["environments"]}
     environs = {p["name"]: list(p["environs"]) for p in system["partitions"]}
     return partitions, stacks, environs

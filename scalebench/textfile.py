@@ -2,15 +2,17 @@
 
 A FIFO, a device or a directory is refused before it is opened for reading (a FIFO would block,
 /dev/zero never ends); a file over the limit is refused by name; UTF-16 and UTF-32 text is named as
-such rather than misread; other undecodable bytes become U+FFFD.
+such rather than misread; other undecodable bytes become U+FFFD. Every OSError on the way (EIO from
+/proc/self/mem, EACCES, ELOOP, a file vanishing) is an InputError naming the file, here and nowhere else.
 """
 from __future__ import annotations
 
 import codecs
 import os
 import stat
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from scalebench.errors import InputError
 from scalebench.units import format_size
@@ -23,28 +25,39 @@ _WIDE_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
               (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16"))
 
 
+@contextmanager
+def _named_os_errors(name: str, what: str) -> Iterator[None]:
+    """Any OSError inside as an InputError naming `what` and the file (a regular file can still fail
+    to read: /proc/self/mem gives EIO, a network file system ESTALE)."""
+    try:
+        yield
+    except OSError as err:
+        raise InputError(f"{what}: cannot read {name}: {err.strerror or type(err).__name__}") from None
+
+
 def _open_regular(name: str, what: str) -> tuple[Any, os.stat_result]:
     """A binary handle on the regular file `name` and its stat; InputError naming `what` otherwise."""
     if not name:
         raise InputError(f"{what}: no file name given")
-    try:
+    with _named_os_errors(name, what):
         # O_NONBLOCK: opening a FIFO for reading must not wait for a writer
         fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as err:
-        raise InputError(f"{what}: cannot read {name}: {err.strerror}") from None
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
-        os.close(fd)
-        kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
-        raise InputError(f"{what}: {name} is {kind}")
-    return os.fdopen(fd, "rb"), info
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+                raise InputError(f"{what}: {name} is {kind}")
+            return os.fdopen(fd, "rb"), info
+        except BaseException:
+            os.close(fd)
+            raise
 
 
 def read_bytes(path: str | Path, what: str = "file", limit: int = DEFAULT_LIMIT) -> bytes:
     """The bytes of a regular file of at most `limit` bytes; InputError naming `what` otherwise."""
     name = str(path)
     handle, info = _open_regular(name, what)
-    with handle:
+    with handle, _named_os_errors(name, what):
         if info.st_size > limit:
             raise InputError(f"{what}: {name} is {format_size(info.st_size)}, more than the "
                              f"{format_size(limit)} scalebench reads")
@@ -77,12 +90,13 @@ def read_text(path: str | Path, what: str = "file", limit: int = DEFAULT_LIMIT, 
 def read_tail(path: str | Path, what: str = "file", size: int = 64 * 1024) -> str:
     """The last `size` bytes of a regular file as text (undecodable bytes as U+FFFD), whatever its size."""
     handle, info = _open_regular(str(path), what)
-    with handle:
+    with handle, _named_os_errors(str(path), what):
         handle.seek(max(0, info.st_size - size))
         return handle.read(size).decode("utf-8", errors="replace")
 
 
-def file_key(path: str | Path) -> tuple[str, int, int]:
+def file_key(path: str | Path, what: str = "file") -> tuple[str, int, int]:
     """Identity of a file's current content (path, mtime, size): a cache key that changes with the file."""
-    stat_result = os.stat(path)
-    return str(Path(path).resolve()), stat_result.st_mtime_ns, stat_result.st_size
+    with _named_os_errors(str(path), what):
+        stat_result = os.stat(path)
+        return str(Path(path).resolve()), stat_result.st_mtime_ns, stat_result.st_size

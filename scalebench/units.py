@@ -5,11 +5,11 @@ import re
 from decimal import Decimal
 
 from scalebench.errors import InputError
-from scalebench.validation import excerpt
+from scalebench.validation import excerpt, excerpt_text
 
 # Bare K/M/G/T are binary, as in Slurm (--mem=16G means 16 GiB); kB/MB/GB/TB are decimal.
 _FACTORS = {
-    "": 1, "b": 1,
+    "b": 1,
     "k": 2**10, "kib": 2**10, "kb": 10**3,
     "m": 2**20, "mib": 2**20, "mb": 10**6,
     "g": 2**30, "gib": 2**30, "gb": 10**9,
@@ -19,12 +19,16 @@ _SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*$")
 
 
 def parse_size(text: str | int, field: str = "size") -> int:
-    """Bytes from '16GiB', '16G', '1.5 TB' or a plain byte count."""
+    """Bytes from '16GiB', '16G', '1.5 TB' or '512B'; an int is a byte count already (scalebench's own
+    values). A written size needs its unit: '768' could mean GiB to its author and bytes to a parser."""
     if isinstance(text, int):
         value = text
     else:
         match = _SIZE.match(str(text))
         unit = match.group(2).lower() if match else None
+        if match and unit == "":
+            raise InputError(f"{field}: {excerpt(text)} has no unit; write it with one, e.g. {excerpt_text(match.group(1), 12)}GiB "
+                             "(bare K/M/G/T are binary, kB/MB/GB/TB decimal, B bytes)")
         if not match or unit not in _FACTORS:
             raise InputError(f"{field}: cannot parse {excerpt(text)} as a size (e.g. 16GiB, 64G, 500GB)")
         value = int(Decimal(match.group(1)) * _FACTORS[unit])

@@ -5,12 +5,13 @@ what may go into a path or, unquoted, into a job script.
 """
 from __future__ import annotations
 
+import difflib
 import math
 import numbers
 import re
 import reprlib
 import sys
-from typing import Any
+from typing import Any, Iterable
 
 from scalebench.errors import InputError
 
@@ -36,6 +37,12 @@ def excerpt_text(text: str, limit: int = 80) -> str:
     """At most `limit` characters of `text`, on one line: what an error message may quote of an input."""
     one_line = " ".join(str(text).split())
     return one_line if len(one_line) <= limit else one_line[:limit - 3] + "..."
+
+
+def did_you_mean(value: str, choices: Iterable[str]) -> str:
+    """' (did you mean 'x'?)' for the closest choice, '' when nothing is close."""
+    close = difflib.get_close_matches(str(value)[:100], sorted(set(choices)), n=1)  # a long value: slow, never close
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def printable(text: str) -> str:
@@ -101,11 +108,21 @@ def positive_count(value: object, name: str) -> int:
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
 
+# A name becomes one component of a path (a frozen deck's directory, a perflog's): far below NAME_MAX.
+NAME_MAX_CHARS = 64
+
+
+def is_name(value: Any) -> bool:
+    """A system, partition or stack name (see check_name)."""
+    return (isinstance(value, str) and len(value) <= NAME_MAX_CHARS and bool(_NAME.fullmatch(value))
+            and value not in (".", ".."))
+
+
 def check_name(where: str, value: Any) -> str:
     """System, partition and stack names end up in paths (perflogs, frozen decks): no separators."""
-    if not isinstance(value, str) or not _NAME.fullmatch(value) or value in (".", ".."):
-        raise InputError(f"{where}: {excerpt(value)} must be letters, digits, '_', '.' and '-' only "
-                         "(not a valid name: it becomes a path)")
+    if not is_name(value):
+        raise InputError(f"{where}: {excerpt(value)} must be at most {NAME_MAX_CHARS} letters, digits, '_', '.' "
+                         "and '-' (not a valid name: it becomes a path)")
     return value
 
 

@@ -186,17 +186,15 @@ def node_addr(index: int) -> str:
 
 
 def load_link_profiles(path: Path | None = None) -> dict[str, dict]:
-    import yaml  # project dependency; only --shape needs it
-
-    from scalebench import paths
+    """The shaped links of site_configs/link_profiles.yaml, read and checked as every project file is."""
+    from scalebench import loaders, paths, schema
 
     path = path or paths.SITE_CONFIGS / "link_profiles.yaml"
     try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except OSError as err:
-        raise ClusterError(f"cannot read link profiles {path}: {err.strerror}") from None
-    if not isinstance(data, dict) or not all(isinstance(v, dict) and "rate" in v for v in data.values()):
-        raise ClusterError(f"{path}: expected 'NAME: {{rate: ..., burst: ..., latency: ...}}' entries")
+        data = loaders.load_yaml(path, "link profiles") or {}
+        schema.check(data, "link_profiles.yaml", str(path))
+    except ScalebenchError as err:
+        raise ClusterError(str(err)) from None
     return data
 
 
@@ -284,6 +282,9 @@ class Spec:
     memory_per_node_mb: int | None = None
     shape: str | None = None
     slurmd_timeout_s: int | None = None  # None: Slurm's 300 s before a silent node is marked DOWN
+    # task/none by default: the nodes share this machine's cores, so binding each node's ranks would
+    # stack them on the same ones; task/affinity where a test proves binding itself.
+    task_plugin: str = "none"
 
 
 def _free_ports(count: int, seed: str) -> list[int]:
@@ -325,7 +326,7 @@ def slurm_conf_text(spec: Spec, cluster_id: str, ports: list[int] | None) -> str
         "AuthType=auth/munge",
         "CredType=cred/munge",
         "ProctrackType=proctrack/linuxproc",
-        "TaskPlugin=task/none",
+        f"TaskPlugin=task/{spec.task_plugin}",
         "JobAcctGatherType=jobacct_gather/none",
         "AccountingStorageType=accounting_storage/none",
         "JobCompType=jobcomp/none",
@@ -509,10 +510,12 @@ def _wait_ready(state: State, procs: dict[str, subprocess.Popen], nodes: int, ti
 
 def start(directory: Path | str, nodes: int, mode: str = "loopback", cpus_per_node: int | None = None,
           memory_per_node_mb: int | None = None, shape: str | None = None, ready_timeout: float = READY_TIMEOUT,
-          cleanup_on_failure: bool = True, slurmd_timeout_s: int | None = None) -> State:
+          cleanup_on_failure: bool = True, slurmd_timeout_s: int | None = None, task_plugin: str = "none") -> State:
     """Start the cluster; on failure stop what was started (unless cleanup_on_failure=False) and raise."""
     directory = Path(directory).resolve()
-    spec = Spec(directory, nodes, mode, cpus_per_node, memory_per_node_mb, shape, slurmd_timeout_s)
+    if task_plugin not in ("none", "affinity"):
+        raise ClusterError(f"task_plugin must be none or affinity, got {task_plugin!r}")
+    spec = Spec(directory, nodes, mode, cpus_per_node, memory_per_node_mb, shape, slurmd_timeout_s, task_plugin)
     if mode not in ("loopback", "netns"):
         raise ClusterError(f"unknown mode {mode!r} (loopback or netns)")
     if not 1 <= nodes <= MAX_NODES:

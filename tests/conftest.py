@@ -26,6 +26,16 @@ def require_tools(*tools: str) -> None:
         unavailable(f"needs {', '.join(missing)} (installed by scripts/install.sh)")
 
 
+def lmod_environ() -> dict[str, str]:
+    """This process's environment with Lmod initialised by its profile script, as in a site engineer's
+    login shell (the `module` function exported); skip (fail in CI) without Lmod."""
+    profile = next(iter(sorted(Path("/etc/profile.d").glob("*lmod*.sh"))), None)
+    if profile is None:
+        unavailable("needs Lmod (Debian package lmod, installed by make test)")
+    out = subprocess.run(["bash", "-c", f". {profile} && env -0"], capture_output=True, timeout=60, check=True)
+    return dict(entry.split("=", 1) for entry in out.stdout.decode().split("\0") if "=" in entry)
+
+
 XHPL = REPO / "build" / "bin" / "xhpl"
 
 

@@ -48,7 +48,12 @@ def hpl_output(rows, residuals=None, end_of_tests=True):
 
 
 def hpcc_output(hpl_text):
+    """hpcc's output around an HPL section, with the Summary hpcc's io.c prints for it: the fastest row's
+    rate in Tflop/s, and Success=0 when a test failed."""
+    rows = [line.split() for line in hpl_text.splitlines() if line.startswith("W")]
+    best = max(rows, key=lambda fields: float(fields[6]))
+    success = 0 if "FAILED" in hpl_text else 1
     return ("This is the DARPA/DOE HPC Challenge Benchmark version 1.5.0 October 2012\n"
             "Begin of HPL section.\n" + hpl_text + "End of HPL section.\n"
-            "Begin of Summary section.\nHPL_Tflops=0.1\nSuccess=1\nEnd of Summary section.\n"
-            "End of HPC Challenge tests.\n")
+            f"Begin of Summary section.\nHPL_Tflops={float(best[6]) / 1000:g}\nHPL_N={best[1]}\n"
+            f"Success={success}\nEnd of Summary section.\nEnd of HPC Challenge tests.\n")

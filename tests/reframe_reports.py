@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import uuid
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -58,7 +59,8 @@ def report(testcases: Iterable[dict[str, Any]], *, start: str = "20260101T000000
     for i, case in enumerate(cases):  # ReFrame's unique names: the ingest keys cases by them
         case["unique_name"] = f"{case['short_name']}_{i}"
     info = dict(_real()["session_info"], time_start=start, hostname=hostname, cmdline=cmdline,
-                num_cases=len(cases), num_failures=sum(c["result"] == "fail" for c in cases))
+                num_cases=len(cases), num_failures=sum(c["result"] == "fail" for c in cases),
+                uuid=str(uuid.uuid4()))  # a session of its own: the ingest counts a session once
     return {"session_info": info, "restored_cases": [],
             "runs": [{"num_cases": len(cases), "num_failures": info["num_failures"], "num_aborted": 0,
                       "num_skipped": 0, "run_index": 0, "testcases": cases}]}

@@ -6,11 +6,11 @@ winner into hpl_decks/<system>/<partition>.yaml for the scaling checks.
 Kept out of reframe_tests/ itself so that a plain scaling run never starts a sweep.
 """
 import os
+from dataclasses import replace
 
 import reframe as rfm
 from reframe.core.builtins import parameter, run_after, variable
 
-from scalebench import plan
 from scalebench.hpl import frozen, tune
 
 from ..hpl import HPLCheck
@@ -28,7 +28,7 @@ class HPLTuneCheck(HPLCheck):
 
     def plan_settings(self):
         nbs = tuple(int(v) for v in self.nbs.split(',')) if self.nbs else None
-        return plan.Settings(hpl=super().plan_settings().hpl, sweep_nbs=nbs)
+        return replace(super().plan_settings(), sweep_nbs=nbs)
 
     @run_after('performance')
     def freeze_winner(self):

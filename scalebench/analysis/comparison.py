@@ -70,14 +70,6 @@ def summarise(ratios: Mapping[K, Mapping[int, float]]) -> dict[K, Summary]:
             for config, by_size in ratios.items()}
 
 
-def summarise_pooled(ratios_by_procs: Mapping[int, Mapping[int, float]]) -> Summary:
-    """One (min, geometric mean, max) over every size at every process count, pooled."""
-    if not isinstance(ratios_by_procs, Mapping) or not ratios_by_procs:
-        raise InputError("ratios_by_procs: needs at least one process count")
-    return _summary((r for by_size in ratios_by_procs.values() for r in by_size.values()),
-                    "ratios_by_procs")
-
-
 @dataclass(frozen=True)
 class HealthWarning:
     config: Hashable

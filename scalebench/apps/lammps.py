@@ -130,6 +130,7 @@ def lammps_outcome(workload: LammpsWorkload, help_text: str, log: LammpsLog, *, 
     if run is None or not log.complete:
         return LammpsOutcome(None, (f"LAMMPS run did not finish: {log.error or 'no complete run summary'}",))
     checks = [
+        *((True, f"LAMMPS log: {problem}") for problem in log.problems),  # figures that cannot be or disagree
         (log.nan_in_thermo, "NaN or inf in the thermo output"),
         (run.procs != tasks, f"LAMMPS ran on {run.procs} procs, {tasks} requested (wrong MPI launcher?)"),
         (run.mpi_tasks != tasks, f"LAMMPS reports {run.mpi_tasks} MPI tasks, {tasks} requested"),

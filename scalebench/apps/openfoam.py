@@ -424,6 +424,7 @@ def openfoam_outcome(case: OpenfoamCase, read: Any, *, stdout: str, tasks: int, 
         return OpenfoamOutcome(None, setup, ("case set-up failed: " + "; ".join(problems),))
     log = parse_openfoam(read(stdout))
     checks = [
+        *((True, f"solver log: {problem}") for problem in log.problems),  # times that cannot be or fall
         (log.fatal_error, "the solver stopped with a FOAM FATAL error"),
         (not log.finished, "the solver did not reach End"),
         (log.nprocs != tasks, f"the solver reports nProcs {log.nprocs}, {tasks} requested (wrong MPI launcher?)"),

@@ -8,6 +8,7 @@ input, one line naming it; 3 an internal error: one line pointing to a log file 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
@@ -62,7 +63,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
     from scalebench.parse import parse_file
 
     result = parse_file(args.kind, args.file)
-    for warning in result.get("problems") or []:
+    for warning in dict.fromkeys([*(result.get("problems") or []), *(result.get("warnings") or [])]):
         print(f"warning: {printable(warning)}", file=sys.stderr)
     print_json(result)
     return 0
@@ -74,10 +75,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     from scalebench.results.sections import hpl_terminal_table
 
     written = write_report(args.results, Path(args.out) if args.out else None, parse_formats(args.format),
-                           Path(args.thresholds) if args.thresholds else None)
-    for warning in written.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    print(hpl_terminal_table(written.sessions))
+                           Path(args.thresholds) if args.thresholds else None, split_csv=args.split_csv,
+                           rebuild=args.rebuild)
+    _say(written.warnings, written.notes)
+    print(hpl_terminal_table(written.table))
     print("")
     for path in written.files.values():
         if path != written.target:
@@ -86,16 +87,23 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _say(warnings: Sequence[str], notes: Sequence[str]) -> None:
+    """Warnings about the results, then notes about the index, on stderr."""
+    for line in [f"warning: {w}" for w in warnings] + [f"note: {n}" for n in notes]:
+        print(line, file=sys.stderr)
+
+
 def cmd_accept(args: argparse.Namespace) -> int:
     """PASS/FAIL per criterion of the thresholds file; 1 on any FAIL (or missing required result)."""
     from scalebench.results import acceptance, series
     from scalebench.results.document import render_text
     from scalebench.results.store import load
+    from scalebench.results.table import figure_units
 
-    _, warnings, rows = load(args.results)
-    verdicts = acceptance.evaluate(acceptance.load(Path(args.thresholds), rows), series.build(rows))
-    for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+    loaded = load(args.results)
+    verdicts = acceptance.evaluate(acceptance.load(Path(args.thresholds), figure_units(loaded.table)),
+                                   series.build(loaded.table))
+    _say(loaded.warnings, loaded.notes)
     print(render_text([acceptance.verdict_table(verdicts)]).rstrip())
     failed = acceptance.failed(verdicts)
     print(f"\nacceptance {'FAILED' if failed else 'PASSED'}: {acceptance.counts(verdicts)}")
@@ -108,21 +116,24 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from scalebench.results.document import render_markdown, render_text
     from scalebench.results.store import load
 
-    _, warnings, rows = load(args.results)
-    for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    blocks = compare.blocks(compare.compare(series.build(rows), args.by, args.baseline), level=1)
+    loaded = load(args.results)
+    blocks = compare.blocks(compare.compare(series.build(loaded.table), args.by, args.baseline), level=1)
+    _say(loaded.warnings, loaded.notes)  # once there is an answer: an error stays one line
     print((render_markdown(blocks, lambda chart: "") if args.format == "md" else render_text(blocks)).rstrip())
     return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     """One ReFrame session into a fresh run directory, then (optionally) its report."""
+    from scalebench import loaders, textfile
     from scalebench.site.rundir import new_run_dir
 
     reframe = Path(sys.executable).with_name("reframe")
     if not os.access(reframe, os.X_OK):
         raise InputError(f"reframe: no executable {reframe} (install it with scripts/install.sh)")
+    textfile.read_bytes(args.config, "--config", loaders.CONFIG_LIMIT)  # named here, not by ReFrame's exit 1
+    if not Path(args.checks).exists():
+        raise InputError(f"--checks: {args.checks} does not exist")
     run_dir = new_run_dir(Path(args.results))
     try:
         run_dir.mkdir(parents=True, exist_ok=False)
@@ -132,6 +143,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     env = dict(os.environ, SCALEBENCH_RUN_DIR=str(run_dir))
     print(f"scalebench run: {' '.join(command)}\n  run directory: {run_dir}", flush=True)
     status = subprocess.call(command, env=env)
+    if status:
+        with contextlib.suppress(OSError):
+            run_dir.rmdir()  # ReFrame stopped before writing anything (an option it refused): leave nothing
     if status == 0 and not (run_dir / "report.json").exists():
         # ReFrame exits 0 and writes no report when its filters select no test case.
         filters = " ".join(args.reframe_args) or "(none)"
@@ -139,7 +153,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                          "partition or environment (stack) of this configuration")
     if args.report:
         report_args = argparse.Namespace(results=[str(run_dir)], out=str(run_dir / "report"), format="md,html,csv",
-                                         thresholds=None)
+                                         thresholds=None, split_csv=False, rebuild=False)
         cmd_report(report_args)
     if status:
         print(f"scalebench run: reframe exited with status {status} (failures are listed above)",
@@ -173,10 +187,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="report from run reports under RESULTS")
     p.add_argument("results", nargs="+", type=path_arg, help="run directories, report files or results/")
-    p.add_argument("--out", default=None, type=path_arg, help="output directory (default results/reports/<time>)")
-    p.add_argument("--format", default="md,html,csv", help="comma-separated: md, html, csv, txt (default md,html,csv)")
+    p.add_argument("--out", default=None, type=path_arg,
+                   help="output directory (default reports/<UTC time> in the results directory of RESULTS)")
+    p.add_argument("--format", default="md,html,csv",
+                   help="comma-separated: md, html, csv, txt, parquet (default md,html,csv)")
     p.add_argument("--thresholds", default=None, type=path_arg,
                    help="acceptance thresholds (YAML) to add verdicts to the report")
+    p.add_argument("--split-csv", action="store_true",
+                   help="the tidy CSV as one file per benchmark, in report_csv/ (with --format csv)")
+    p.add_argument("--rebuild", action="store_true",
+                   help="read every run report again and write the index beside the results anew")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("accept", help="PASS/FAIL of results against acceptance thresholds (exit 1 on a FAIL)")

@@ -3,14 +3,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import Any, Sequence
 
 from scalebench import paths
-from scalebench.cli.common import path_arg, print_json
+from scalebench.cli.common import EXIT_FAILED, EXIT_OK, path_arg, print_json
 from scalebench.errors import InputError
 from scalebench.hpl.plan import HplSettings, memory_text
-from scalebench.plan import Filters, PlannedCase, Settings, Unplanned, plan_cases, site_specs, unplanned_checks
+from scalebench.plan import (Filters, PlannedCase, Settings, Unplanned, asked_reservation, plan_cases, site_specs,
+                             unplanned_checks)
 from scalebench.screening.jobs import expand_hostlist
 from scalebench.site.siteconf import site_systems
 from scalebench.units import format_duration
@@ -24,7 +26,8 @@ HEADER = ("Check", "Partition", "Stack", "Nodes", "Ranks", "Ranks/node", "Thread
 _HPL_VARIABLES = {"scaling": str, "fixed_n": int, "nb": int, "memory_fraction": float, "threads_per_rank": int,
                   "ranks_per_node": int, "time_budget_s": float, "expected_efficiency": float, "trials": int,
                   "hpl_binary": str}
-_APP_VARIABLES = {"threads_per_rank": int, "ranks_per_node": int, "heavy_cases": bool, "screen_nodes": str}
+_APP_VARIABLES = {"threads_per_rank": int, "ranks_per_node": int, "heavy_cases": bool, "osu_buffers": str,
+                  "reservation": str, "reservation_time_limit": str, "screen_nodes": str}
 
 
 def _typed(name: str, text: str, kind: type) -> Any:
@@ -54,13 +57,15 @@ def _settings(assignments: Sequence[str]) -> Settings:
             apps[name] = tuple(expand_hostlist(value, "-S screen_nodes"))
         elif name in _APP_VARIABLES:
             apps[name] = _typed(name, value, _APP_VARIABLES[name])
-    return Settings(hpl=HplSettings(**hpl), **apps)
+    reservation = asked_reservation(apps.pop("reservation", ""), apps.pop("reservation_time_limit", ""))
+    return Settings(hpl=HplSettings(**hpl), **apps, environ=dict(os.environ), reservation=reservation)
 
 
 def _row(case: PlannedCase) -> tuple[str, ...]:
     job = case.plan.job if case.plan else None
     hpl = case.plan.hpl if case.plan else None
     limit = job.time_limit_s if job and job.time_limit_s else case.partition.time_limit_s
+    reserved = f" in {job.reservation.name}" if job and job.reservation else ""
     cells = [case.display_name, case.partition.name, case.stack.name]
     if job is None:  # a check that compares other cases
         return tuple(cells + [""] * 10 + ["no job"])
@@ -72,7 +77,7 @@ def _row(case: PlannedCase) -> tuple[str, ...]:
     else:
         predicted = case.plan.screening.predicted_s if case.plan and case.plan.screening else None
         cells += ["", "", "", str(job.idle_ranks), "", "" if predicted is None else format_duration(predicted)]
-    cells.append(format_duration(limit) if limit else "partition default")
+    cells.append((format_duration(limit) if limit else "partition default") + reserved)
     return tuple(cells)
 
 
@@ -134,6 +139,8 @@ def to_json(site: Path, cases: Sequence[PlannedCase], unplanned: Sequence[Unplan
             data["screening"] = case.plan.screening.to_json()
         if case.plan.note:
             data["note"] = case.plan.note
+        if case.plan.args:
+            data["args"] = list(case.plan.args)
         return data
 
     return {"site": str(site), "cases": [case_json(c) for c in cases if c.plan is not None],
@@ -155,7 +162,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print_json(to_json(site, cases, unplanned))
     else:
         print(render(cases, unplanned))
-    return 0
+    if all(case.plan is None for case in cases):
+        print(f"scalebench plan: nothing to run: all {len(cases)} case(s) are left out (reasons above)", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
 
 
 def add_plan_arguments(subparsers: Any) -> None:

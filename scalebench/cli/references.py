@@ -11,31 +11,37 @@ from scalebench import paths
 from scalebench.cli.common import EXIT_FAILED, EXIT_OK, float_arg, path_arg, positive_int_arg
 
 
-def _warn(warnings: list[str]) -> None:
+def _warn(warnings: list[str], notes: list[str]) -> None:
     """Printed once the command has an answer: an error stays one line."""
-    for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+    for line in [f"warning: {w}" for w in warnings] + [f"note: {n}" for n in notes]:
+        print(line, file=sys.stderr)
 
 
 def cmd_references_freeze(args: argparse.Namespace) -> int:
     """Refuse unless the runs pass acceptance; then write the system's reference file."""
+    import polars as pl
+
     from scalebench.results import acceptance, references, series
     from scalebench.results.document import render_text
     from scalebench.results.store import load
+    from scalebench.results.table import figure_units
 
-    sessions, warnings, rows = load(args.results)
-    verdicts = acceptance.evaluate(acceptance.load(Path(args.thresholds), rows), series.build(rows))
+    loaded = load(args.results)
+    warnings = loaded.warnings
+    verdicts = acceptance.evaluate(acceptance.load(Path(args.thresholds), figure_units(loaded.table)),
+                                   series.build(loaded.table))
     summary = acceptance.counts(verdicts)
     if acceptance.failed(verdicts):
-        _warn(warnings)
+        _warn(warnings, loaded.notes)
         print(render_text([acceptance.verdict_table(verdicts)]).rstrip())
         print(f"\nacceptance FAILED: {summary}; no references frozen (they are learned from accepted runs only)")
         return EXIT_FAILED
     method = references.Method(k=args.k, floor=args.floor, min_runs=args.min_runs)
+    sessions = loaded.sessions(pl.col("system") == args.system)
     path, learned, notes = references.freeze(
         sessions, args.system, method=method, sources=args.results, directory=Path(args.references_dir),
         accepted=f"PASSED against {args.thresholds}: {summary}", force=args.force)
-    _warn(warnings)
+    _warn(warnings, loaded.notes)
     figures = sum(len(f) for cases in learned.values() for f in cases.values())
     cases = sum(len(cases) for cases in learned.values())
     print(f"references of {args.system}: {figures} figures of {cases} cases, {method.describe()}")

@@ -15,13 +15,16 @@ def cmd_screen(args: argparse.Namespace) -> int:
     """The tables, then the nodes to drain as a Slurm node list; exit 1 when a node or a link is flagged.
     --hostlist: only the node list on stdout, and on stderr the commands that re-screen those nodes
     (printed, never run)."""
+    import polars as pl
+
     from scalebench.results import screening
     from scalebench.results.document import Text, render_text
-    from scalebench.results.store import ingest
+    from scalebench.results.store import load
     from scalebench.site.thresholds import report_flags
 
     flags = report_flags(args.flags)
-    sessions, warnings = ingest(args.results)
+    loaded = load(args.results)
+    sessions = loaded.sessions(pl.col("benchmark").is_in(screening.CHECKS))
     jobs, job_notes = screening.screened_jobs(sessions, flags)
     found, notes = screening.screens(sessions)
     if not jobs and not found:
@@ -29,7 +32,8 @@ def cmd_screen(args: argparse.Namespace) -> int:
                          f"{screening.SCREEN_MIN_NODES} or more nodes, under the given paths: run "
                          f"`reframe ... -n {screening.SCREENING_CHECK} -r` first"
                          + (f" ({'; '.join(job_notes)})" if job_notes else ""))
-    for line in [f"warning: {w}" for w in warnings] + [f"note: {n}" for n in job_notes + notes]:
+    for line in ([f"warning: {w}" for w in loaded.warnings]
+                 + [f"note: {n}" for n in job_notes + notes + loaded.notes]):
         print(line, file=sys.stderr)
     drain = sorted({*screening.to_drain(jobs), *screening.flagged_nodes(found)}, key=screening.natural)
     links = screening.links_to_check(jobs)

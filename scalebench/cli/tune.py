@@ -13,7 +13,7 @@ from scalebench.errors import ParseError
 from scalebench.hpl import deck
 from scalebench.hpl.deck import DeckRequest
 from scalebench.hpl.frozen import freeze
-from scalebench.hpl.tune import (DEFAULT_BCASTS, DEFAULT_NBS, Candidate, Ranking, rank, sweep_deck,
+from scalebench.hpl.tune import (DEFAULT_BCASTS, default_nbs, Candidate, Ranking, rank, sweep_deck,
                                  sweep_hpccinf_txt, sweep_hpl_dat)
 from scalebench.parse.hpl import HplRow
 from scalebench.validation import excerpt
@@ -131,7 +131,7 @@ def add_tune_arguments(subparsers: Any) -> argparse.ArgumentParser:
     add_geometry_arguments(p)
     p.add_argument("--n", type=positive_int_arg, default=None, help="problem size (default: sized from memory)")
     p.add_argument("--nbs", type=_int_list, default=None,
-                   help=f"e.g. 128,192 (default: those of {','.join(map(str, DEFAULT_NBS))} "
+                   help=f"e.g. 128,192 (default: those of {','.join(map(str, default_nbs()))} "
                         f"with one block per process)")
     p.add_argument("--grids", type=_grid_list, default=None, help="e.g. 1x7,2x3 (default: every P<=Q grid)")
     p.add_argument("--bcasts", type=_name_list, default=None, help=f"default {','.join(DEFAULT_BCASTS)}")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Mapping
 
-from scalebench import loaders, paths
+from scalebench import loaders, paths, schema
 from scalebench.errors import InputError
 from scalebench.hpl.deck import Algorithm
 from scalebench.validation import excerpt, require_count
@@ -29,49 +29,35 @@ class BinaryProfile:
     nb: int | None = None
     dgemm_env: str | None = None  # the variable that asks the binary to time DGEMM first
     dgemm_n: int | None = None  # the order it is asked for
+    sweep_nbs: tuple[int, ...] = ()  # the NBs a tuning sweep tries; a frozen NB outside them is not this binary's
+
+    def takes_nb(self, nb: int) -> bool:
+        """Whether a block size is within the range this binary is tuned over."""
+        return not self.sweep_nbs or min(self.sweep_nbs) <= nb <= max(self.sweep_nbs)
 
     @property
     def is_hpcc(self) -> bool:
         return self.input == "hpccinf.txt"
 
 
-def _profile(name: str, data: Any, where: str) -> BinaryProfile:
-    if not isinstance(data, Mapping):
-        raise InputError(f"{where}: expected a mapping")
-    known = {f.name for f in fields(BinaryProfile)} - {"name"}
-    unknown = sorted(map(str, set(data) - known))
-    if unknown:
-        raise InputError(f"{where}: unknown key(s) {', '.join(unknown)}")
-    if data.get("input") not in ("HPL.dat", "hpccinf.txt"):
-        raise InputError(f"{where}.input: must be HPL.dat or hpccinf.txt, got {excerpt(data.get('input'))}")
-    for key, allowed in (("ranks", ("per_core", "per_gpu")), ("memory", ("host", "gpu"))):
-        if data.get(key, allowed[0]) not in allowed:
-            raise InputError(f"{where}.{key}: must be one of {', '.join(allowed)}, got {excerpt(data[key])}")
-    ignores = tuple(data.get("ignores") or ())
-    bad = [key for key in ignores if key not in _ALGORITHM_KEYS]
+def _profile(name: str, data: Mapping[str, Any], where: str) -> BinaryProfile:
+    """A profile of binaries.yaml (its shape checked by the binaries schema)."""
+    bad = [key for key in data.get("ignores") or () if key not in _ALGORITHM_KEYS]
     if bad:
         raise InputError(f"{where}.ignores: {', '.join(map(str, bad))} are not HPL.dat settings "
                          f"({', '.join(_ALGORITHM_KEYS)})")
-    nb = data.get("nb")
-    dgemm_env, dgemm_n = data.get("dgemm_env"), data.get("dgemm_n")
-    if (dgemm_env is None) != (dgemm_n is None):
-        raise InputError(f"{where}: dgemm_env and dgemm_n go together")
-    if dgemm_env is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(dgemm_env)):
-        raise InputError(f"{where}.dgemm_env: {excerpt(dgemm_env)} is not a variable name")
     return BinaryProfile(name=name, descr=str(data.get("descr", name)), input=data["input"],
-                         output=str(data.get("output", "stdout")), args=tuple(str(a) for a in data.get("args") or ()),
-                         ranks=data.get("ranks", "per_core"), memory=data.get("memory", "host"), ignores=ignores,
-                         nb=None if nb is None else require_count(f"{where}.nb", nb),
-                         dgemm_env=None if dgemm_env is None else str(dgemm_env),
-                         dgemm_n=None if dgemm_n is None else require_count(f"{where}.dgemm_n", dgemm_n))
+                         output=str(data.get("output", "stdout")), args=tuple(data.get("args") or ()),
+                         ranks=data.get("ranks", "per_core"), memory=data.get("memory", "host"),
+                         ignores=tuple(data.get("ignores") or ()), nb=data.get("nb"), dgemm_env=data.get("dgemm_env"),
+                         dgemm_n=data.get("dgemm_n"), sweep_nbs=tuple(data.get("sweep_nbs") or ()))
 
 
 @functools.lru_cache(maxsize=4)
 def load_profiles(path: Path | None = None) -> dict[str, BinaryProfile]:
     path = Path(path or paths.HPL_DECKS / "binaries.yaml")
     data = loaders.load_yaml(path, "binary profiles")
-    if not isinstance(data, Mapping):
-        raise InputError(f"{path}: expected a mapping of profile names")
+    schema.check(data, "binaries.yaml", str(path))
     return {str(name): _profile(str(name), entry, f"{path}: {name}") for name, entry in data.items()}
 
 

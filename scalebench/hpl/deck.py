@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from scalebench import loaders, paths
+from scalebench import loaders, paths, schema
 from scalebench.errors import DeckError, InputError
 from scalebench.hpl.grid import process_grid
 from scalebench.parse.hpl import BCAST_CODES, PFACT_CODES, PMAP_CODES, SWAP_CODES
@@ -114,15 +114,14 @@ def load_rules(path: Path | None = None) -> Rules:
     """Deck rules from hpl_decks/rules.yaml (or another file of the same shape)."""
     path = path or paths.HPL_DECKS / "rules.yaml"
     data = loaders.load_yaml(path, "deck rules") or {}
-    if not isinstance(data, dict) or not isinstance(data.get("algorithm") or {}, dict):
-        raise InputError(f"{path}: expected a mapping of rules with an 'algorithm' mapping")
+    schema.check(data, "deck_rules.yaml", str(path))
     algorithm = data.pop("algorithm", None) or {}
-    for cls, given in ((Rules, data), (Algorithm, algorithm)):
-        unknown = sorted(map(str, set(given) - {f.name for f in fields(cls)}))
-        if unknown:
-            raise InputError(f"{path}: unknown key(s) {', '.join(unknown)}")
     try:
-        return Rules(algorithm=Algorithm(**algorithm), **data)
+        algorithm = Algorithm(**algorithm)
+    except InputError as err:
+        raise InputError(f"{path}: algorithm.{err}") from None
+    try:
+        return Rules(algorithm=algorithm, **data)
     except InputError as err:
         raise InputError(f"{path}: {err}") from None
 

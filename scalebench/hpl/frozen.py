@@ -14,15 +14,15 @@ from typing import Any, Sequence
 
 import yaml
 
-from scalebench import loaders, paths, writeonce
+from scalebench import loaders, paths, schema, writeonce
 from scalebench.textfile import file_key
 from scalebench.errors import InputError, ScalebenchError
 from scalebench.hpl import deck
-from scalebench.hpl.deck import Algorithm, Rules
+from scalebench.hpl.deck import Rules
 from scalebench.hpl.grid import GridChoice, grid_choice, process_grid
 from scalebench.hpl.tune import Candidate
 from scalebench.parse.hpl import TV_KEYS
-from scalebench.validation import check_name, excerpt, excerpt_text, require_positive
+from scalebench.validation import check_name, excerpt_text, require_count, require_positive
 
 TOP_IN_PROVENANCE = 5
 
@@ -32,11 +32,8 @@ def _cached_rules(key: tuple[str, int, int]) -> Rules:
     return deck.load_rules(Path(key[0]))
 
 
-GRID_RULES = ("near_square", "flat")
 # A frozen deck's NB is its own: the per-microarchitecture table is for generated decks only.
 _RULES_KEYS = tuple(f.name for f in fields(Rules) if f.name not in ("algorithm", "nb_by_microarch"))
-_FROZEN_KEYS = (*_RULES_KEYS, "algorithm", "grid", "grid_rule", "provenance")
-_BOOL_KEYS = tuple(f.name for f in fields(Algorithm) if f.type in ("bool", bool))
 
 
 def frozen_path(system: str, partition: str, decks_dir: Path = paths.HPL_DECKS) -> Path:
@@ -78,7 +75,7 @@ def freeze(candidate: Candidate, system: str, partition: str, source: str,
     algorithm = replace(base.algorithm, **{k: candidate.algorithm[k] for k in TV_KEYS})
     ranked = list(ranking) if ranking else [candidate]
     launched = ranks if ranks is not None else max(c.p * c.q for c in [candidate, *ranked])
-    require_positive("ranks", launched)
+    require_count("ranks", launched)  # a frozen deck holds only what HPL and MPI can (a C int)
     if launched < candidate.p * candidate.q:
         raise InputError(f"ranks: {launched} is fewer than the winning grid {candidate.p}x{candidate.q} uses")
     excluded = getattr(ranking, "excluded", {})
@@ -142,20 +139,8 @@ class FrozenDeck:
 def read_frozen(path: Path, base: Rules) -> FrozenDeck:
     """A frozen deck merged over `base`; InputError naming the file and the key when malformed."""
     data = loaders.load_yaml(path, "frozen deck")
-    if not isinstance(data, dict):
-        raise InputError(f"{path}: expected a mapping with keys {', '.join(_FROZEN_KEYS)}")
-    unknown = sorted(map(str, set(data) - set(_FROZEN_KEYS)))
-    if unknown:
-        raise InputError(f"{path}: unknown key(s) {', '.join(unknown)}")
+    schema.check(data, "frozen_deck.yaml", str(path))
     given = data.get("algorithm") or {}
-    if not isinstance(given, dict):
-        raise InputError(f"{path}: algorithm: expected a mapping")
-    unknown = sorted(map(str, set(given) - {f.name for f in fields(Algorithm)}))
-    if unknown:
-        raise InputError(f"{path}: algorithm: unknown key(s) {', '.join(unknown)}")
-    for key in _BOOL_KEYS:
-        if key in given and not isinstance(given[key], bool):
-            raise InputError(f"{path}: algorithm.{key}: must be true or false, got {excerpt(given[key])}")
     try:
         algorithm = replace(base.algorithm, **given)
     except InputError as err:
@@ -165,52 +150,19 @@ def read_frozen(path: Path, base: Rules) -> FrozenDeck:
     except InputError as err:
         raise InputError(f"{path}: {err}") from None
     grid, grid_ranks = _read_grid(path, data.get("grid"))
-    rule = data.get("grid_rule", "near_square")
-    if rule not in GRID_RULES:
-        raise InputError(f"{path}: grid_rule: {excerpt(rule)} is not one of {', '.join(GRID_RULES)}")
-    provenance = data.get("provenance") or {}
-    if not isinstance(provenance, dict):
-        raise InputError(f"{path}: provenance: expected a mapping")
-    return FrozenDeck(Path(path), rules, grid, grid_ranks, rule, provenance)
+    return FrozenDeck(Path(path), rules, grid, grid_ranks, data.get("grid_rule", "near_square"),
+                      data.get("provenance") or {})
 
 
 def _read_grid(path: Path, grid: Any) -> tuple[tuple[int, int] | None, int | None]:
+    """The winning grid (its shape checked by frozen_deck.yaml), whose ranks hold its P x Q."""
     if grid is None:
         return None, None
-    if not isinstance(grid, dict):
-        raise InputError(f"{path}: grid: expected a mapping {{p: .., q: .., ranks: ..}}")
-    unknown = sorted(map(str, set(grid) - {"p", "q", "ranks"}))
-    if unknown:
-        raise InputError(f"{path}: grid: unknown key(s) {', '.join(unknown)}")
-    for key in ("p", "q"):
-        if key not in grid:
-            raise InputError(f"{path}: grid.{key}: missing")
-    try:
-        for key in ("p", "q", "ranks"):
-            if key in grid:
-                require_positive(f"grid.{key}", grid[key])
-    except InputError as err:
-        raise InputError(f"{path}: {err}") from None
     p, q = grid["p"], grid["q"]
     ranks = grid.get("ranks", p * q)
     if ranks < p * q:
         raise InputError(f"{path}: grid.ranks: {ranks} is fewer than the {p}x{q} grid uses")
     return (p, q), ranks
-
-
-def load_frozen(system: str, partition: str, decks_dir: Path = paths.HPL_DECKS,
-                base: Rules | None = None) -> Rules | None:
-    """The frozen deck's Rules merged over `base` (default: decks_dir's rules.yaml); None if not frozen."""
-    found = frozen_deck(system, partition, decks_dir, base)
-    return found.rules if found else None
-
-
-def rules_for(system: str, partition: str, decks_dir: Path = paths.HPL_DECKS,
-              base: Rules | None = None) -> Rules:
-    """Rules for generating a partition's decks: its frozen deck (nb, algorithm, any other rules
-    key it sets) merged over hpl_decks/rules.yaml, or the plain rules when none is frozen."""
-    base = base or base_rules(Path(decks_dir))
-    return load_frozen(system, partition, decks_dir, base) or base
 
 
 def frozen_deck(system: str, partition: str, decks_dir: Path = paths.HPL_DECKS,

@@ -19,8 +19,9 @@ from scalebench.hpl.deck import Deck, DeckRequest, Rules
 from scalebench.hpl.frozen import FrozenDeck, base_rules, frozen_deck
 from scalebench.hpl.grid import grid_choice
 from scalebench.hpl.tune import SweepDeck, sweep_deck, sweep_hpccinf_txt, sweep_hpl_dat
+from scalebench.site.blas import stack_blas, threads_variables
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
-from scalebench.site.partition import PartitionSpec, StackSpec
+from scalebench.site.partition import PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import Scale, check_scaling, node_scale
 from scalebench.units import format_duration, format_size
 from scalebench.validation import is_number, require_positive
@@ -115,7 +116,8 @@ class HplPlan:
         return {"job": self.job.to_json(), "deck": self.deck.to_json(), "binary": self.binary,
                 "profile": self.profile.name, "trials": self.trials, "grid_reason": self.grid_reason,
                 "deck_source": self.deck_source, "n_policy": self.n_policy,
-                "rpeak_gflops": self.rpeak_gflops, "predicted_s": round(self.predicted_s, 1),
+                "rpeak_gflops": self.rpeak_gflops, "rpeak_derivation": self.rpeak_derivation,
+                "predicted_s": round(self.predicted_s, 1),
                 "memory_used_per_node": self.memory_used_per_node, "env_vars": dict(self.env_vars),
                 "missing": self.missing}
 
@@ -155,7 +157,8 @@ def _rules(partition: PartitionSpec, settings: HplSettings) -> tuple[Rules, Froz
 
 
 def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale,
-             settings: HplSettings | None = None, environ: Mapping[str, str] | None = None) -> HplPlan:
+             settings: HplSettings | None = None, environ: Mapping[str, str] | None = None,
+             reservation: Reservation | None = None) -> HplPlan:
     """The HPL case at `scale_name` on a partition and stack; LeftOut with the reason when the
     partition cannot run it (no such scale, no memory for one block per rank, a time limit it
     cannot grant even at the smallest N)."""
@@ -166,8 +169,9 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
     from_site = not settings.binary
     binary = resolve_binary(named) if from_site else named
     rpn, threads, gpus = _geometry(partition, profile, scale_name, settings)
+    shell = environ or {}
     job = job_plan(partition, stack, scale_name, threads_per_rank=threads, ranks_per_node=rpn,
-                   whole_nodes=True, gpus_per_node=gpus)
+                   whole_nodes=True, gpus_per_node=gpus, environ=shell, reservation=reservation)
     rules, frozen, deck_source = _rules(partition, settings)
     if "max_grid_aspect" in partition.hpl:
         rules = replace(rules, max_grid_aspect=partition.hpl["max_grid_aspect"])
@@ -180,20 +184,29 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
     if profile.memory == "gpu":
         memory = partition.gpus.count * partition.gpus.memory  # type: ignore[union-attr]
         share = f"the memory of {partition.gpus.count} GPUs"  # type: ignore[union-attr]
-        rpeak_node = partition.gpus.count * partition.gpus.fp64_gflops  # type: ignore[union-attr]
+        rpeak_node = working_node = partition.gpus.count * partition.gpus.fp64_gflops  # type: ignore[union-attr]
         rpeak_text = (f"{partition.gpus.count} GPUs x {partition.gpus.fp64_gflops:g} Gflop/s FP64 "  # type: ignore[union-attr]
                       f"(site file gpus.fp64_tflops) per node")
     else:
         scale = partition.scale(job.scale) if isinstance(scale_name, str) else scale_name
         memory = partition.memory_per_node
         share = ""
-        if scale is not None and scale.sub_node:
+        rpeak_text = "; ".join(partition.rpeak_derivation)
+        sub_node = scale is not None and scale.sub_node
+        if sub_node:
             memory = partition.memory_per_node * cores_used // partition.cores_per_node
             share = f"the share of its {cores_used} of {partition.cores_per_node} cores"
-        rpeak_node = partition.rpeak_gflops(1, cores_used)
-        rpeak_text = "; ".join(partition.rpeak_derivation)
+        # Rpeak counts the cores the job holds: an exclusive node whole, except on a sub-node scale,
+        # whose point is its core count. Cores held but idle are said, not hidden.
+        held = partition.cores_per_node if job.exclusive and not sub_node else cores_used
+        rpeak_node, working_node = partition.rpeak_gflops(1, held), partition.rpeak_gflops(1, cores_used)
+        if sub_node:
+            rpeak_text += f"; counted for the {cores_used} cores of scale {job.scale}"
+        elif held > cores_used:
+            rpeak_text += (f"; {held - cores_used} of the {held} cores each node holds stay idle ({job.ranks_per_node} "
+                           f"rank(s) x {job.threads_per_rank} thread(s)): Rpeak and efficiency count all {held}")
     rpeak = rpeak_node * job.nodes
-    expected_node = settings.expected_efficiency * rpeak_node
+    expected_node = settings.expected_efficiency * working_node
     budget = settings.time_budget_s or partition.hpl.get("time_budget_s")
     max_n, reason = None, ""
     if budget:  # a cap for one node; the scaling law takes N to more nodes
@@ -215,16 +228,18 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
 
     trials = settings.trials or int(partition.hpl.get("trials", 1))
     the_deck, predicted, limit = _fit_time_limit(the_deck, partition, rules, trials,
-                                                 settings.expected_efficiency * rpeak)
+                                                 settings.expected_efficiency * working_node * job.nodes, job.longest_s)
     job = replace(job, time_limit_s=limit)
-    coretype = blas.choose_coretype(environ or {}, partition.microarch)
-    env = {"OMP_NUM_THREADS": str(job.threads_per_rank), "OPENBLAS_NUM_THREADS": str(job.threads_per_rank),
-           "MKL_NUM_THREADS": str(job.threads_per_rank), "OPENBLAS_VERBOSE": "2"}
+    linked = stack_blas(stack.extras.get("blas"), job.spack_specs, binary)
+    coretype = blas.choose_coretype(stack.env_vars, shell, partition.microarch, linked)
+    env = {name: str(job.threads_per_rank) for name in threads_variables(linked.name)}
+    if linked.name in ("openblas", None):  # OpenBLAS then prints the kernel it chose
+        env["OPENBLAS_VERBOSE"] = "2"
     if coretype.value:
         env["OPENBLAS_CORETYPE"] = coretype.value
     if profile.dgemm_env:  # the DGEMM ceiling, timed by the binary in the same job
         env[profile.dgemm_env] = str(profile.dgemm_n)
-    kernel = f"{coretype.value or 'auto'}: {coretype.reason}"
+    kernel = f"OPENBLAS_CORETYPE={coretype.value}: {coretype.reason}" if coretype.value else coretype.reason
     if coretype.warning:
         kernel += f" (warning: {coretype.warning})"
     return HplPlan(job=job, deck=the_deck, binary=binary, profile=profile, trials=trials,
@@ -239,32 +254,42 @@ def _nb(settings: HplSettings, frozen: FrozenDeck | None, profile: BinaryProfile
     the rules' table by microarchitecture, the rules' nb."""
     if settings.nb:
         return settings.nb, f"NB {settings.nb}: the check's nb"
-    if frozen:
+    if frozen and profile.takes_nb(frozen.rules.nb):
         return None, ""
+    if frozen:  # frozen from another binary's sweep (a CPU sweep's 256 for a GPU binary tuned at 1024)
+        nb = profile.nb or rules.nb_for(microarch)[0]
+        return nb, (f"NB {nb}: the frozen deck's NB {frozen.rules.nb} is outside binary profile {profile.name}'s "
+                    f"range {min(profile.sweep_nbs)}-{max(profile.sweep_nbs)}")
     if profile.nb:
         return profile.nb, f"NB {profile.nb}: binary profile {profile.name}"
     return rules.nb_for(microarch)
 
 
 def plan_tuning(partition: PartitionSpec, stack: StackSpec, settings: HplSettings | None = None,
-                environ: Mapping[str, str] | None = None, nbs: tuple[int, ...] | None = None) -> HplPlan:
+                environ: Mapping[str, str] | None = None, nbs: tuple[int, ...] | None = None,
+                reservation: Reservation | None = None) -> HplPlan:
     """A tuning sweep on one node: every grid of all its ranks (and the grid leaving ranks idle
     where the plan would), NB x BCAST x DEPTH, each solved once, at the one-node N or the smaller N
     whose whole sweep takes about the rules' tuning_time_budget_s and fits the partition's longest job."""
     settings = replace(settings or HplSettings(), trials=1)
-    one = plan_hpl(partition, stack, node_scale(1), settings, environ)
+    one = plan_hpl(partition, stack, node_scale(1), settings, environ, reservation)
     rules = _rules(partition, settings)[0]
     max_aspect = float(partition.hpl.get("max_grid_aspect") or rules.max_grid_aspect)
     expected = settings.expected_efficiency * one.rpeak_gflops
+    # Only what the binary reads is swept: hpl.sh ignores BCAST and look-ahead (DEPTH).
+    algorithm = one.deck.algorithm
+    fixed = {name: (getattr(algorithm, name),) for name in ("bcast", "depth") if name in one.profile.ignores}
     try:
-        sweep = sweep_deck(one.deck, nbs=nbs, max_aspect=max_aspect)
+        sweep = sweep_deck(one.deck, nbs=nbs, max_aspect=max_aspect, bcasts=fixed.get("bcast"),
+                           depths=fixed.get("depth"), candidate_nbs=one.profile.sweep_nbs)
         n = deck.largest_n_within(rules.tuning_time_budget_s / sweep.tests, expected) // one.deck.nb * one.deck.nb
         base = one.deck
         if n < base.n:
             base = deck.with_sizes(base, n, f"tuning: N held so the {sweep.tests} solves of the sweep take about "
                                             f"{format_duration(rules.tuning_time_budget_s)} (memory allows N={base.n})")
-        base, predicted, limit = _fit_time_limit(base, partition, rules, sweep.tests, expected)
-        sweep = sweep_deck(base, nbs=nbs, max_aspect=max_aspect)
+        base, predicted, limit = _fit_time_limit(base, partition, rules, sweep.tests, expected, one.job.longest_s)
+        sweep = sweep_deck(base, nbs=nbs, max_aspect=max_aspect, bcasts=fixed.get("bcast"), depths=fixed.get("depth"),
+                           candidate_nbs=one.profile.sweep_nbs)
     except DeckError as err:
         raise LeftOut(f"HPL tuning sweep: {err}") from None
     job = replace(one.job, tasks=one.job.nodes * one.job.ranks_per_node, time_limit_s=limit)
@@ -273,15 +298,16 @@ def plan_tuning(partition: PartitionSpec, stack: StackSpec, settings: HplSetting
 
 
 def _fit_time_limit(the_deck: Deck, partition: PartitionSpec, rules: Rules, trials: int,
-                    expected_gflops: float) -> tuple[Deck, float, int]:
+                    expected_gflops: float, longest_s: int | None = None) -> tuple[Deck, float, int]:
     """(deck, predicted seconds of all trials, time limit): safety x prediction + allowance. Beyond
-    the partition's longest job N shrinks to fit; LeftOut when not even the smallest N fits."""
+    the partition's longest job (or its reservation's, longest_s) N shrinks to fit; LeftOut when not
+    even the smallest N fits."""
     def limit_for(n: int) -> tuple[float, float]:
         predicted = trials * deck.predicted_seconds(n, expected_gflops)
         return predicted, rules.time_limit_safety * predicted + rules.time_limit_allowance_s
 
     predicted, limit = limit_for(the_deck.n)
-    allowed = partition.max_time_limit_s
+    allowed = longest_s or partition.max_time_limit_s
     if allowed is None or limit <= allowed:
         return the_deck, predicted, math.ceil(limit)
     smallest = the_deck.nb * max(the_deck.p, the_deck.q)
@@ -290,8 +316,10 @@ def _fit_time_limit(the_deck: Deck, partition: PartitionSpec, rules: Rules, tria
     if n < smallest:
         need = limit_for(smallest)[1]
         raise LeftOut(f"time limit: even N={smallest} needs {format_duration(need)} with the safety margin; "
-                      f"{partition.fullname} allows {format_duration(allowed)} (max_time_limit_s)")
-    capped = deck.with_sizes(the_deck, n, f"{the_deck.n_policy}, capped to N={n} by the partition's "
+                      f"{partition.fullname} allows {format_duration(allowed)} "
+                      f"({'its reservation' if longest_s else 'max_time_limit_s'})")
+    whose = "its reservation's" if longest_s else "the partition's"
+    capped = deck.with_sizes(the_deck, n, f"{the_deck.n_policy}, capped to N={n} by {whose} "
                                           f"{format_duration(allowed)} time limit (memory and scaling gave "
                                           f"N={the_deck.n})")
     predicted, limit = limit_for(n)

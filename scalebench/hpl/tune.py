@@ -14,11 +14,11 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from scalebench.errors import DeckError
 from scalebench.hpl import deck
+from scalebench.hpl.binaries import load_profiles
 from scalebench.hpl.deck import Deck
 from scalebench.hpl.grid import grid_choice, process_grid
 from scalebench.parse.hpl import HplRow, decode_tv, is_finite
 
-DEFAULT_NBS = (64, 96, 128, 192, 256, 384)
 DEFAULT_BCASTS = ("1ringM", "2ringM", "longM")
 DEFAULT_DEPTHS = (0, 1)
 
@@ -73,7 +73,12 @@ class SweepDeck:
 _LIST_FIELDS = ("ns", "nbs", "grids", "pfacts", "nbmins", "ndivs", "rfacts", "bcasts", "depths")
 
 
-def default_grids(ranks: int, n: int, min_nb: int = min(DEFAULT_NBS), max_aspect: float = 4.0,
+def default_nbs() -> tuple[int, ...]:
+    """The NBs a sweep tries by default: xhpl's profile (hpl_decks/binaries.yaml)."""
+    return load_profiles()["xhpl"].sweep_nbs
+
+
+def default_grids(ranks: int, n: int, min_nb: int, max_aspect: float = 4.0,
                   busy_node_share: Callable[[int], float] | None = None,
                   ) -> tuple[tuple[tuple[int, int], ...], tuple[str, ...]]:
     """Every P <= Q grid of `ranks` that holds one `min_nb` block per process row/column at N,
@@ -85,12 +90,16 @@ def default_grids(ranks: int, n: int, min_nb: int = min(DEFAULT_NBS), max_aspect
     the others hold more); the idle-rank grid is left out when that exceeds 1.
     """
     notes: list[str] = []
-    grids = [(p, ranks // p) for p in range(1, math.isqrt(ranks) + 1) if ranks % p == 0]
+    every = [(p, ranks // p) for p in range(1, math.isqrt(ranks) + 1) if ranks % p == 0]
+    grids = [(p, q) for p, q in every if q / p <= max_aspect]  # flatter grids lose to the network (Netlib TUNING)
+    if len(grids) < len(every):
+        notes.append(f"grids {', '.join(f'{p}x{q}' for p, q in every if (p, q) not in grids)} left out: "
+                     f"flatter than 1:{max_aspect:g} (max_grid_aspect)")
     fitting = [g for g in grids if n >= min_nb * max(g)]
     if len(fitting) < len(grids):
         dropped = ", ".join(f"{p}x{q}" for p, q in grids if (p, q) not in fitting)
         notes.append(f"grids {dropped} left out: N={n} holds less than one {min_nb}-wide block per process")
-    if not fitting:
+    if not fitting and grids:
         raise DeckError(f"N: {n} holds less than one {min_nb}-wide block per process column "
                         f"on every grid of {ranks} ranks; raise N")
     if len(fitting) > deck.HPL_MAX_PARAM - 1:
@@ -112,6 +121,8 @@ def default_grids(ranks: int, n: int, min_nb: int = min(DEFAULT_NBS), max_aspect
             notes.append(f"grid {choice.p}x{choice.q} leaves {choice.idle_ranks} of {ranks} ranks idle: "
                          f"{process_grid(ranks)[0]}x{process_grid(ranks)[1]} is the squarest grid on all ranks"
                          f"{memory}")
+    if not fitting:
+        raise DeckError(f"grids: no grid of {ranks} ranks to sweep ({'; '.join(notes)})")
     return tuple(fitting), tuple(notes)
 
 
@@ -120,11 +131,13 @@ def sweep_deck(base: Deck, nbs: Sequence[int] | None = None,
                bcasts: Sequence[str] | None = None, depths: Sequence[int] | None = None, *,
                ns: Sequence[int] | None = None, pfacts: Sequence[str] | None = None,
                rfacts: Sequence[str] | None = None, nbmins: Sequence[int] | None = None,
-               ndivs: Sequence[int] | None = None, max_aspect: float = 4.0) -> SweepDeck:
+               ndivs: Sequence[int] | None = None, max_aspect: float = 4.0,
+               candidate_nbs: Sequence[int] | None = None) -> SweepDeck:
     """A sweep around `base` (its N, geometry and algorithm); None takes the default list.
 
-    Defaults: NB in DEFAULT_NBS that keep at least one block per process row and column at N on
-    every grid; every P <= Q grid of the ranks the base geometry launches (plus the idle-rank grid
+    Defaults: NB among `candidate_nbs` (the binary profile's sweep_nbs; default xhpl's) that keep at
+    least one block per process row and column at N on every grid, N rounded down to a multiple of
+    every one of them (NBs given are the caller's: N stays); every P <= Q grid of the ranks the base geometry launches (plus the idle-rank grid
     of `grid_choice` when the squarest full grid exceeds `max_aspect`); BCAST 1ringM, 2ringM, longM; DEPTH 0 and 1; one
     value (the base algorithm's) for N, PFACT, RFACT, NBMIN and NDIV.
     """
@@ -138,8 +151,9 @@ def sweep_deck(base: Deck, nbs: Sequence[int] | None = None,
                             f"{base.nodes} node(s) (largest N {base.n_memory})")
     n_min = min(n_list) if n_list and all(isinstance(n, int) for n in n_list) else 0
     notes: tuple[str, ...] = ()
+    candidates = tuple(candidate_nbs or default_nbs())
     if grids is None:
-        min_nb = min(nbs) if nbs else min(DEFAULT_NBS)
+        min_nb = min(nbs) if nbs else min(candidates)
         share = None
         if base.nodes > 1:  # one node: the matrix takes the same memory however many ranks share it
             def share(used: int) -> float:
@@ -152,15 +166,27 @@ def sweep_deck(base: Deck, nbs: Sequence[int] | None = None,
         raise DeckError(f"grids: 0 values; HPL reads 1 to {deck.HPL_MAX_PARAM} per line")
     if nbs is None:
         widest = max(max(g) for g in grid_list)
-        nb_list = tuple(nb for nb in DEFAULT_NBS if n_min >= nb * widest)
+        nb_list = tuple(nb for nb in candidates if n_min >= nb * widest)
         if not nb_list:
-            raise DeckError(f"N: {n_min} holds less than one {min(DEFAULT_NBS)}-wide block per process "
+            raise DeckError(f"N: {n_min} holds less than one {min(candidates)}-wide block per process "
                             f"on a {widest}-wide grid side; raise N or pass grids")
-        if len(nb_list) < len(DEFAULT_NBS):
-            notes += (f"NB {', '.join(str(nb) for nb in DEFAULT_NBS if nb not in nb_list)} left out: "
+        if len(nb_list) < len(candidates):
+            notes += (f"NB {', '.join(str(nb) for nb in candidates if nb not in nb_list)} left out: "
                       f"less than one block per process at N={n_min} on a {widest}-wide grid side",)
     else:
         nb_list = tuple(nbs)
+    if ns is None and nbs is None and base.n % math.lcm(*nb_list):
+        # every NB tried holds whole blocks at N (46464 is no multiple of 256): the same sweep at the
+        # largest such N, its grids and notes taken again there
+        step = math.lcm(*nb_list)
+        n = base.n // step * step
+        if n < max(nb_list):
+            raise DeckError(f"N: {base.n} has no multiple of {step} (the NBs {', '.join(map(str, nb_list))}) "
+                            "that holds a block; raise N or sweep fewer NBs")
+        rounded = deck.with_sizes(base, n, f"{base.n_policy}; N={n}, a multiple of every NB swept "
+                                           f"({', '.join(map(str, nb_list))})")
+        return sweep_deck(rounded, None, grids, bcasts, depths, ns=ns, pfacts=pfacts, rfacts=rfacts, nbmins=nbmins,
+                          ndivs=ndivs, max_aspect=max_aspect, candidate_nbs=candidate_nbs)
     return SweepDeck(
         base=base, ns=n_list, nbs=nb_list, grids=grid_list,  # type: ignore[arg-type]
         bcasts=tuple(bcasts) if bcasts is not None else DEFAULT_BCASTS,

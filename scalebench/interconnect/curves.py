@@ -84,43 +84,10 @@ def half_power_point(curve: Curve) -> HalfPower:
     return HalfPower(n_half, peak, peak_size, at_or_below_smallest=False, method="bracket")
 
 
-def multi_pair_summary(curves_by_pairs: Mapping[int, Curve]) -> dict[int, HalfPower]:
-    """Per pair count (1, 2, 4, ...), peak aggregate bandwidth and n1/2 of its aggregate curve
-    (osu_mbw_mr / osu_bibw style: the bandwidth summed over all pairs)."""
-    if not isinstance(curves_by_pairs, Mapping) or not curves_by_pairs:
-        raise InputError("curves_by_pairs: needs at least one pair count")
-    summary = {}
-    for pairs in sorted(curves_by_pairs, key=lambda n: positive_count(n, "curves_by_pairs pair count")):
-        try:
-            summary[int(pairs)] = half_power_point(curves_by_pairs[pairs])
-        except InputError as error:
-            raise InputError(f"curves_by_pairs[{excerpt(pairs)}]: {error}") from None
-    return summary
-
-
 def message_rate(size_bytes: int, bandwidth_MBps: float) -> float:
     """Messages/s carried by a bandwidth at one message size (MB = 1e6 bytes, as OSU prints)."""
     size = positive_number(size_bytes, "size_bytes")
     return non_negative_number(bandwidth_MBps, "bandwidth_MBps") * 1e6 / size
-
-
-def osu_message_rates(rows: Iterable[Sequence[float]]) -> dict[int, float]:
-    """{size: Messages/s} from osu_mbw_mr rows (Size, MB/s, Messages/s): its own rate column is
-    taken as printed, not recomputed from the rounded MB/s."""
-    rates: dict[int, float] = {}
-    for row in rows:
-        if isinstance(row, (str, bytes)) or not isinstance(row, Sequence) or len(row) != 3:
-            raise InputError(f"rows: each row must be (size, MB/s, Messages/s), got {excerpt(row)}")
-        size = non_negative_number(row[0], "rows size")
-        if size != int(size):
-            raise InputError(f"rows: size must be a whole number of bytes, got {excerpt(row[0])}")
-        if int(size) in rates:
-            raise InputError(f"rows: size {int(size)} appears twice")
-        non_negative_number(row[1], f"rows[{int(size)}] MB/s")
-        rates[int(size)] = non_negative_number(row[2], f"rows[{int(size)}] Messages/s")
-    if not rates:
-        raise InputError("rows: needs at least one row")
-    return rates
 
 
 def ideal_latency(t0_us: float, b_inf_MBps: float, size: float) -> float:

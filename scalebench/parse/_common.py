@@ -2,6 +2,9 @@
 
 A value a benchmark printed is kept as a finite float, or as the token itself when it is not
 a finite number ("-nan", "inf", "1.#QNAN"): JSON has no NaN, and the text is the evidence.
+Before a parser uses a measurement it asks ``refusal`` whether the value can be one at all
+(finite, not negative, within its quantity's bound in scalebench/data/quantities.yaml): the one
+physical-sense check of every parser and of the ingest.
 The expressions here are anchored by their users (``fullmatch`` or inside an anchored
 expression), so matching stays linear in the size of the text.
 """
@@ -11,6 +14,8 @@ from __future__ import annotations
 import math
 import re
 from typing import Iterable, Iterator, List, Optional, Union
+
+from scalebench.benchmarks import quantity_of
 
 # A value as printed: a finite float, or the token when it is not a finite number.
 Value = Union[float, str]
@@ -63,6 +68,36 @@ def finite_min(values: Iterable[object]) -> Optional[float]:
     return min(finite) if finite else None
 
 
+def refusal(value: object, unit: str, what: str, positive: bool = False) -> Optional[str]:
+    """Why `value`, printed in `unit` (a unit of scalebench/data/quantities.yaml), cannot be a
+    measurement of `what`; None when it can. Not finite, negative (or 0 with `positive`: a rate or
+    time that cannot print as 0), or beyond the largest value of its quantity."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        return f"{what} is not finite ({value})"
+    if value < 0 or (positive and value == 0):
+        return f"{what} {value:g} {unit} is {'not positive' if positive else 'negative'}"
+    largest = _LARGEST.get(unit)
+    if largest is None:
+        quantity = quantity_of(unit)
+        largest = _LARGEST[unit] = quantity.largest(unit) if quantity is not None else math.inf
+    if value > largest:
+        return f"{what} {value:g} {unit} is beyond {largest:g} {unit}, more than any machine measures"
+    return None
+
+
+_LARGEST: dict = {}  # unit -> the largest measurement in it: refusal runs once per value of every output
+
+
+def refused_or(value: Value, unit: str, what: str, refused: List[str], positive: bool = False) -> Optional[Value]:
+    """`value` when it can be a measurement, else None with the reason appended to `refused` (and
+    "dropped": a value that cannot be is never a number in an output)."""
+    reason = refusal(value, unit, what, positive)
+    if reason is None:
+        return value
+    refused.append(f"{reason}: dropped")
+    return None
+
+
 def parse_int(token: str, signed: bool = False) -> Optional[int]:
     """The int of a token of 1 to 18 digits (with an optional sign when ``signed``); else None."""
     if (_INT_RE if signed else _UINT_RE).fullmatch(token):
@@ -109,9 +144,15 @@ def with_note(message: str, note: Optional[str]) -> str:
     return f"{message}; {note}" if note else message
 
 
+# Lines are split a block at a time: a list of every line of a 256 MiB output would take gigabytes.
+_BLOCK = 1 << 20
+
+
 def lines_of(text: str) -> Iterator[str]:
-    """The non-blank lines of ``text``, stripped: any line ending (CRLF, CR, LF) and indentation go."""
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line:
-            yield line
+    """The non-blank lines of ``text``, stripped: any line ending (CRLF, CR, LF) and indentation go.
+    Blocks end just after a LF, where no line end of str.splitlines can be cut in two."""
+    start, size = 0, len(text)
+    while start < size:
+        end = text.find("\n", start + _BLOCK) + 1 or size
+        yield from [line for line in map(str.strip, text[start:end].splitlines()) if line]
+        start = end

@@ -7,6 +7,13 @@ short. A run's Summary counts only when its "End of Summary section." line was p
 A text with no banner and no section markers at all (e.g. ``grep = hpccoutf.txt``) is read as
 one run whose key=value lines are its Summary: nothing in it says the run was cut, and
 such an excerpt is how sites often keep HPCC results.
+
+Every measurement in a Summary (rates, times, latencies, process counts: SUMMARY_UNITS) must make
+physical sense (scalebench.parse._common.refusal); hpcc prints -1 for a test it did not run, which
+is kept. A value that cannot be is null, named in ``warnings``. The last run's Summary must agree
+with its own HPL rows (hpcc's io.c: HPL_Tflops is the fastest row's Gflops / 1000 with its N, NB
+and grid; Success=0 exactly when an HPL test failed or was skipped); a contradiction is a problem
+of the HPL section (``hpl.problems()``, which the HPL check's sanity reads) and a warning.
 """
 
 from __future__ import annotations
@@ -16,7 +23,10 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from scalebench.errors import ParseError
-from scalebench.parse._common import TypedValue, complete_text, int_or_value, lines_of, with_note
+import math
+from dataclasses import replace
+
+from scalebench.parse._common import TypedValue, complete_text, int_or_value, is_finite, lines_of, refusal, with_note
 from scalebench.parse.hpl import HplOutput, parse_hpl
 
 # int, finite float, or the text as printed (letters such as "f", "-", and "-nan"/"inf").
@@ -49,6 +59,52 @@ KEY_METRICS: Tuple[str, ...] = (
     "SingleFFT_Gflops",
     "MPIFFT_Gflops",
 )
+
+# The unit of each Summary measurement, by the end of its key (hpcc's io.c prints them in these units).
+_UNIT_BY_SUFFIX: Tuple[Tuple[str, str], ...] = (
+    ("_Tflops", "Tflop/s"), ("_Gflops", "Gflop/s"), ("_GUPs", "GUP/s"), ("_GBytes", "GB/s"), ("_GBs", "GB/s"),
+    ("_usec", "us"), ("_time", "s"), ("_CheckTime", "s"), ("_TimeBound", "s"))
+_UNIT_BY_PREFIX: Tuple[Tuple[str, str], ...] = (("StarSTREAM_", "GB/s"), ("SingleSTREAM_", "GB/s"))
+# Counts of processes and sizes: at least 1.
+_COUNTS = frozenset(("CommWorldProcs", "HPLMaxProcs", "HPLMinProcs", "HPL_N", "HPL_NB", "HPL_nprow", "HPL_npcol",
+                     "PTRANS_n", "PTRANS_nb", "PTRANS_nprow", "PTRANS_npcol", "MPIFFT_Procs", "DGEMM_N", "FFT_N",
+                     "MPIFFT_N"))
+NOT_MEASURED = -1  # what hpcc prints for a test it did not run
+# Relative agreement of HPL_Tflops (%g: 6 digits) with the Gflops of its row (%.3e: 4 digits).
+_TFLOPS_TOLERANCE = 1e-3
+
+
+def summary_unit(key: str) -> Optional[str]:
+    """The unit of a Summary measurement ('N' for a count), None for any other key."""
+    if key in _COUNTS:
+        return "N"
+    for suffix, unit in _UNIT_BY_SUFFIX:
+        if key.endswith(suffix):
+            return unit
+    return next((unit for prefix, unit in _UNIT_BY_PREFIX if key.startswith(prefix)), None)
+
+
+def _vetted(summary: Dict[str, "SummaryValue"], where: str, refused: List[str]) -> Dict[str, "SummaryValue"]:
+    """The Summary with each measurement that cannot be (refusal; a count below 1, Success neither 0 nor
+    1) set to None and named in `refused`; hpcc's -1 (not run) is kept."""
+    for key, value in summary.items():
+        if value == NOT_MEASURED and not isinstance(value, bool):
+            continue
+        if key == "Success":
+            reason = None if value in (0, 1) and type(value) is int else f"Success {value} is neither 0 nor 1"
+        else:
+            unit = summary_unit(key)
+            if unit is None:
+                continue
+            if unit == "N":
+                reason = None if type(value) is int and value >= 1 else f"{key} {value} is not a count of at least 1"
+            else:
+                reason = refusal(value, unit, key)
+        if reason is not None:
+            summary[key] = None
+            refused.append(f"{where}: {reason}: dropped")
+    return summary
+
 
 _BANNER_RE = re.compile(r"This is the DARPA/DOE HPC Challenge Benchmark version[ \t]+(\S+)")
 _SECTION_RE = re.compile(r"(Begin|End) of ([A-Za-z0-9_]+) section\.")
@@ -89,6 +145,7 @@ class HpccOutput:
     runs: Tuple[HpccRun, ...]
     hpl: Optional[HplOutput]
     cut_line: Optional[str] = None  # complete_text's warning
+    problems: Tuple[str, ...] = ()  # values dropped, and the Summary against its HPL rows
 
     @property
     def n_runs(self) -> int:
@@ -119,7 +176,7 @@ class HpccOutput:
             "last_summary": dict(last) if last is not None else None,
             "runs": [run.to_dict() for run in self.runs],
             "hpl": self.hpl.to_dict() if self.hpl is not None else None,
-        } | ({"warnings": [self.cut_line]} if self.cut_line else {})
+        } | ({"warnings": warnings} if (warnings := [self.cut_line] * bool(self.cut_line) + list(self.problems)) else {})
 
 
 class _RunBuilder:
@@ -199,23 +256,67 @@ def _try_hpl(lines: List[str]) -> Optional[HplOutput]:
         return None
 
 
+def _contradictions(summary: Dict[str, SummaryValue], hpl: HplOutput) -> List[str]:
+    """What a run's Summary says against its own HPL section (hpcc's io.c and HPL_pddriver.c)."""
+    found: List[str] = []
+    rows = [row for row in hpl.rows if is_finite(row.gflops)]
+    tflops = summary.get("HPL_Tflops")
+    if isinstance(tflops, (int, float)) and tflops != NOT_MEASURED and rows:
+        best = max(rows, key=lambda row: row.gflops)  # type: ignore[arg-type, return-value]
+        if not math.isclose(tflops * 1000, best.gflops, rel_tol=_TFLOPS_TOLERANCE):  # type: ignore[arg-type]
+            found.append(f"the Summary's HPL_Tflops={tflops:g} ({tflops * 1000:g} Gflop/s) is not the fastest HPL row "
+                         f"of its run ({best.gflops:g} Gflop/s): hpcc prints that row's rate")
+        else:
+            for key, value in (("HPL_N", best.n), ("HPL_NB", best.nb), ("HPL_nprow", best.p), ("HPL_npcol", best.q)):
+                if summary.get(key) not in (None, NOT_MEASURED, value):
+                    found.append(f"the Summary's {key}={summary[key]} is not that of the fastest HPL row ({value})")
+    procs = summary.get("CommWorldProcs")
+    if isinstance(procs, int) and procs >= 1:
+        wider = next((row for row in hpl.rows if row.p * row.q > procs), None)
+        if wider is not None:
+            found.append(f"an HPL row on a {wider.p}x{wider.q} grid needs {wider.p * wider.q} processes, the Summary's "
+                         f"CommWorldProcs={procs}")
+    success = summary.get("Success")
+    failed = sum(1 for row in hpl.rows if row.status == "FAILED" and row.reason is None)  # by HPL itself
+    if hpl.counts is not None:
+        failed = max(failed, hpl.counts.failed + hpl.counts.skipped)
+    if success == 1 and failed:
+        found.append(f"the Summary says Success=1 but {failed} HPL test(s) failed or were skipped")
+    elif success == 0 and not failed and all(row.status for row in hpl.rows):
+        found.append("the Summary says Success=0 but every HPL test passed (hpcc fails a run only for a failed "
+                     "or skipped HPL test)")
+    return found
+
+
 def parse_hpcc(text: str) -> HpccOutput:
     """Parse a whole hpccoutf.txt; ParseError when it has neither a complete Summary nor an HPL row.
     A last line without its line end is dropped, with a warning."""
     text, cut = complete_text(text)
     lines = list(lines_of(text))  # blank lines say nothing in any section
     builders = _read_runs(lines)
+    problems: List[str] = []
     if builders:
+        for index, builder in enumerate(builders, 1):
+            if builder.summary is not None:
+                where = "the Summary" if len(builders) == 1 else f"the Summary of run {index}"
+                _vetted(builder.summary, where, problems)
         runs = tuple(b.freeze() for b in builders)
         last_hpl = builders[-1].hpl
         hpl = _try_hpl(last_hpl) if last_hpl is not None else None
+        own_summary = builders[-1].summary  # the HPL section and Summary of one run
     else:
         pairs: Dict[str, SummaryValue] = {}
         for line in lines:
             _add_pair(pairs, line)
+        _vetted(pairs, "the Summary", problems)
         hpl = _try_hpl(lines)
         runs = (HpccRun(None, None, None, (), pairs or None),) if pairs or hpl else ()
-    output = HpccOutput(runs=runs, hpl=hpl, cut_line=cut)
+        own_summary = pairs or None
+    if hpl is not None and own_summary is not None:
+        contradictions = _contradictions(own_summary, hpl)
+        problems += contradictions
+        hpl = replace(hpl, notes=hpl.notes + tuple(contradictions))
+    output = HpccOutput(runs=runs, hpl=hpl, cut_line=cut, problems=tuple(problems))
     if output.last_summary is None and hpl is None:
         raise ParseError(with_note("no complete HPCC Summary section and no HPL result row found", cut))
     return output

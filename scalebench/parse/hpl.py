@@ -1,19 +1,28 @@
 """Parser for HPL (High-Performance Linpack) output, HPL 1.0a to 2.3 plus Intel MKL and NVIDIA builds.
 
-The parser reads line by line and recognises only four kinds of line: a result row, a scaled
-residual line, the end-of-run summary and the header facts (version banner, eps, threshold).
-Everything else (parameter echo, MPI/NCCL/UCX noise, progress lines) is ignored. Every
-regular expression is anchored and has no nested unbounded repetition, so parsing stays
-linear in the size of the text even on hostile input.
+The parser reads line by line, in one pass, and recognises only four kinds of line: a result row,
+a scaled residual line, the end-of-run summary and the header facts (version banner, eps,
+threshold), telling them apart by their first character. Everything else (parameter echo,
+MPI/NCCL/UCX noise, progress lines) is skipped after that one look. Every regular expression is
+anchored and has no nested unbounded repetition, so parsing stays linear in the size of the text
+even on hostile input (100 MB in a few seconds: scripts/bench/parse_speed.py).
+
+A row HPL passed counts only when it makes physical sense (see _impossible): its fields within
+HPL's C ints, a finite time and rate within scalebench/data/quantities.yaml's bounds, its Gflops
+what HPL computes from N and the time as printed (a time printed 0.00 is under 0.005 s, so the
+rate has a floor), and its residuals at or below the threshold its own run stated: several runs
+appended to one file (HPL and hpcc append) each keep theirs.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from dataclasses import dataclass, replace
-from typing import Any, Dict, List, Optional, Tuple
+from dataclasses import dataclass
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from scalebench.errors import ParseError
+from scalebench.benchmarks import quantity_of
 from scalebench.parse._common import (
     FINITE,
     NONFINITE,
@@ -23,6 +32,7 @@ from scalebench.parse._common import (
     finite_values,
     is_finite,
     lines_of,
+    refusal,
     to_value,
     with_note,
 )
@@ -52,6 +62,9 @@ _BANNER_RE = re.compile(
     r"High-Performance Linpack"
 )
 
+# First characters of the other lines the parser reads (summary counts, header facts).
+_OTHER_FIRSTS = frozenset("0123456789FEH-")
+
 THREE_RESIDUAL_VERSION = "1.0 (three-residual format)"
 # HPL.dat's threshold when the output states none (HPL's sample HPL.dat and every build's default).
 DEFAULT_THRESHOLD = 16.0
@@ -61,14 +74,14 @@ def _plural_tests(count: int) -> str:
     return f"{count} test" if count == 1 else f"{count} tests"
 
 
-@dataclass(frozen=True)
-class HplRow:
-    """One test: the result row and its scaled residual check.
+class HplRow(NamedTuple):
+    """One test: the result row and its scaled residual check (a NamedTuple: a sweep holds millions).
 
     ``residual`` and ``status`` are None when the output stops before the residual line.
     ``residuals`` holds all three values of the HPL 1.0/1.0a format (None for 2.x). ``status`` is
     HPL's, except that a row HPL says PASSED is FAILED here, with a ``reason``, when a field makes no
-    physical sense or a residual is not at or below the threshold the output states (see _verdict).
+    physical sense or a residual is not at or below the threshold its run states (see _impossible).
+    ``threshold`` is that threshold (None: the run states none; HPL's default 16 applies).
     """
 
     tv: str
@@ -82,6 +95,7 @@ class HplRow:
     status: Optional[str]
     residuals: Optional[Tuple[Value, ...]] = None
     reason: Optional[str] = None  # why scalebench fails a row HPL passed
+    threshold: Optional[float] = None  # the residual threshold its run stated
 
     def label(self, index: int) -> str:
         return f"row {index} (N={self.n} NB={self.nb} {self.p}x{self.q})"
@@ -125,7 +139,9 @@ class HplOutput:
     tests; a run cut short before its summary then shows up in ``problems()`` as a
     mismatch. ``end_of_tests`` is true only when an ``End of Tests.`` line follows the last
     row, i.e. when the last run finished. ``hpl_version``, ``eps`` and ``threshold`` are the
-    last values printed. ``cut_line`` says why a last line without its line end was dropped.
+    last values printed (each row keeps its own run's threshold). ``cut_line`` says why a last
+    line without its line end was dropped; ``notes`` are contradictions found around the rows (an
+    hpcc Summary against its own HPL rows: scalebench.parse.hpcc).
     """
 
     rows: Tuple[HplRow, ...]
@@ -135,6 +151,7 @@ class HplOutput:
     eps: Optional[float] = None
     threshold: Optional[float] = None
     cut_line: Optional[str] = None
+    notes: Tuple[str, ...] = ()
 
     @property
     def rmax_gflops(self) -> Optional[float]:
@@ -157,7 +174,8 @@ class HplOutput:
         """Reasons why this is not a clean, complete, residual-checked run; [] when it is."""
         found: List[str] = [self.cut_line] if self.cut_line else []
         for index, row in enumerate(self.rows, 1):
-            found.extend(_row_problems(index, row, self.threshold))
+            found.extend(_row_problems(index, row))
+        found.extend(self.notes)
         if not self.end_of_tests:
             found.append("no 'End of Tests.' line: the run stopped early")
         if self.counts is None:
@@ -175,7 +193,7 @@ class HplOutput:
         return found
 
 
-def _row_problems(index: int, row: HplRow, threshold: Optional[float]) -> List[str]:
+def _row_problems(index: int, row: HplRow) -> List[str]:
     label = row.label(index)
     if row.reason is not None:
         return [f"{label} FAILED: {row.reason}"]
@@ -192,7 +210,7 @@ def _row_problems(index: int, row: HplRow, threshold: Optional[float]) -> List[s
         bad = next(v for v in values if not is_finite(v))
         found.append(f"residual of {label} is not finite ({bad})")
     elif row.status == "FAILED":
-        limit = f" > threshold {threshold:g}" if threshold is not None else ""
+        limit = f" > threshold {row.threshold:g}" if row.threshold is not None else ""
         found.append(f"{label} FAILED the residual check: {max(finite):.3g}{limit}")
     return found
 
@@ -215,10 +233,11 @@ def _count_problems(counts: HplCounts, n_rows: int) -> List[str]:
 class _Test:
     """A row being read, waiting for its residual line(s)."""
 
-    __slots__ = ("row", "residuals", "statuses", "three_residual")
+    __slots__ = ("fields", "threshold", "residuals", "statuses", "three_residual")
 
-    def __init__(self, row: HplRow) -> None:
-        self.row = row
+    def __init__(self, fields: Tuple[str, ...], threshold: Optional[float]) -> None:
+        self.fields = fields  # T/V, N, NB, P, Q, Time, Gflops as printed
+        self.threshold = threshold  # its run's, when stated
         self.residuals: List[Value] = []
         self.statuses: List[str] = []
         self.three_residual = False
@@ -233,58 +252,107 @@ class _Test:
         self.residuals.append(value)
         self.statuses.append(status)
 
-    def freeze(self) -> HplRow:
+    def row(self) -> HplRow:
+        """The row as HPL printed it, FAILED with a reason when HPL passed it and it cannot stand."""
+        tv, n, nb, p, q, time_s, gflops = self.fields
         status: Optional[str] = None
         if self.statuses:
             status = "FAILED" if "FAILED" in self.statuses else "PASSED"
-        return replace(
-            self.row,
-            residual=self.residuals[0] if self.residuals else None,
-            status=status,
-            residuals=tuple(self.residuals) if self.three_residual else None,
-        )
+        values = tuple(self.residuals)
+        row = HplRow(tv, int(n), int(nb), int(p), int(q), _number(time_s), _number(gflops),
+                     values[0] if values else None, status, values if self.three_residual else None,
+                     None, self.threshold)
+        if status != "PASSED":
+            return row
+        reason = _impossible(row, _half_step(time_s))
+        return row if reason is None else row._replace(status="FAILED", reason=reason)
 
 
-def _impossible(row: HplRow, threshold: float, stated: bool) -> Optional[str]:
-    """Why a row HPL passed cannot stand, or None. HPL prints Time with two decimals (0.00 for a tiny
-    N) and Gflops = (2/3 N^3 + 3/2 N^2) / Time from the unrounded time."""
-    for name, value in (("N", row.n), ("NB", row.nb), ("P", row.p), ("Q", row.q)):
-        if not 1 <= value <= C_INT_MAX:
-            return f"{name}={value}: HPL takes 1 to {C_INT_MAX}"
-    if not is_finite(row.time_s):
-        return f"time is not finite ({row.time_s})"
-    if not is_finite(row.gflops):
-        return f"Gflops is not finite ({row.gflops})"
-    time_s, gflops = float(row.time_s), float(row.gflops)  # type: ignore[arg-type]
-    if time_s < 0:
-        return f"time {time_s:g} s is negative"
-    if gflops <= 0:
-        return f"Gflops {gflops:g} is not positive"
+# Slack on HPL's own Gflops formula: builds count the flops of the same solve slightly differently.
+_RATE_SLACK = 0.02
+_TIME_MAX = quantity_of("s").largest("s")  # type: ignore[union-attr]
+_FLOP_RATE = quantity_of("Gflop/s")
+_RATE_MAX = _FLOP_RATE.largest("Gflop/s")  # type: ignore[union-attr]
+_RATE_PER_PROCESS = _FLOP_RATE.per_process_max or math.inf  # type: ignore[union-attr]
+
+
+def hpl_flops(n: int) -> float:
+    """The flops HPL credits a solve of order N with: 2/3 N^3 + 3/2 N^2."""
+    return 2 / 3 * n**3 + 1.5 * n**2
+
+
+def rate_bounds(n: int, time_s: float, half_step: float) -> Tuple[float, float]:
+    """(lowest, highest) Gflops HPL can print for N and a time printed as `time_s`, the true time
+    being within `half_step` of it (0.005 s for HPL's two decimals): a time printed 0.00 has no
+    upper bound on the rate, but a floor."""
+    low_time, high_time = time_s - half_step, time_s + half_step
+    flops = hpl_flops(n) / 1e9
+    highest = flops / low_time * (1 + _RATE_SLACK) if low_time > 0 else math.inf
+    return flops / high_time * (1 - _RATE_SLACK), highest
+
+
+def _number(token: str) -> Value:
+    """to_value of a token _ROW_RE or _RESID_RE matched as a number or a non-finite word (faster)."""
+    value = float(token)
+    return value if value - value == 0 else token  # inf - inf and nan - nan are nan
+
+
+def _residual(token: str) -> Value:
+    """to_value of a residual token (anything but blanks), with float() first: one per row."""
+    if "_" in token:  # float() reads 1_000, printf never prints it
+        return to_value(token)
+    try:
+        value = float(token)
+    except ValueError:
+        return token
+    return value if value - value == 0 else token
+
+
+def _half_step(token: str) -> float:
+    """Half the last printed digit of a number token: 0.005 for '6.50', 0.5 for '7', 5e-06 for '1.0e-05'."""
+    if "e" not in token and "E" not in token:  # HPL's %f
+        point = token.find(".")
+        return 0.5 * 10.0 ** -(len(token) - point - 1 if point >= 0 else 0)
+    mantissa, _, exponent = token.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    try:
+        return 0.5 * 10.0 ** (int(exponent or 0) - decimals)
+    except (ValueError, OverflowError):
+        return 0.0
+
+
+def _impossible(row: HplRow, half_step: float) -> Optional[str]:
+    """Why a row HPL passed cannot stand, or None: N, NB, P, Q beyond HPL's C ints, a time or rate that
+    is not finite, negative or beyond what any machine reaches (scalebench/data/quantities.yaml, the
+    rate also per process), a residual not finite, negative or above the threshold its run states, or
+    Gflops that do not follow from N and the time as printed."""
+    if not (1 <= row.n <= C_INT_MAX and 1 <= row.nb <= C_INT_MAX and 1 <= row.p <= C_INT_MAX
+            and 1 <= row.q <= C_INT_MAX):
+        name, value = next((k, v) for k, v in (("N", row.n), ("NB", row.nb), ("P", row.p), ("Q", row.q))
+                           if not 1 <= v <= C_INT_MAX)
+        return f"{name}={value}: HPL takes 1 to {C_INT_MAX}"
+    time_s, gflops = row.time_s, row.gflops
+    if not (type(time_s) is float and 0 <= time_s <= _TIME_MAX):  # refusal says why (one registry)
+        return refusal(time_s, "s", "time")
+    if not (type(gflops) is float and 0 < gflops <= _RATE_MAX):
+        return refusal(gflops, "Gflop/s", "Gflops", positive=True)
+    processes = row.p * row.q
+    if gflops > _RATE_PER_PROCESS * processes:
+        return (f"Gflops {gflops:g} on {processes} process(es) is beyond {_RATE_PER_PROCESS:g} Gflop/s per "
+                f"process, more than any processor reaches")
+    threshold = row.threshold if row.threshold is not None else DEFAULT_THRESHOLD
     for value in row.residuals if row.residuals is not None else (row.residual,):
         if not is_finite(value):
             return f"residual is not finite ({value})"
         if value < 0 or value > threshold:  # type: ignore[operator]
             side = "negative" if value < 0 else f"above the threshold {threshold:g}"  # type: ignore[operator]
-            return f"residual {value:g} is {side}" + ("" if stated else " (HPL's default; the output states none)")
-    if time_s > 0:
-        expected = (2 / 3 * row.n**3 + 1.5 * row.n**2) / time_s / 1e9
-        if abs(gflops / expected - 1) > 0.02 + 0.006 / time_s:
-            return (f"Gflops {gflops:g} does not follow from N={row.n} and time {time_s:g} s "
-                    f"(HPL would print {expected:.4g})")
+            return f"residual {value:g} is {side}" + ("" if row.threshold is not None else
+                                                        " (HPL's default; the output states none)")
+    low, high = rate_bounds(row.n, time_s, half_step)
+    if not low <= gflops <= high:
+        would = f"at least {low / (1 - _RATE_SLACK):.4g}" if high == math.inf else f"{hpl_flops(row.n) / time_s / 1e9:.4g}"
+        return f"Gflops {gflops:g} does not follow from N={row.n} and time {time_s:g} s (HPL would print {would})"
     return None
-
-
-def _verdict(row: HplRow, threshold: Optional[float]) -> HplRow:
-    """`row`, FAILED with the reason when HPL passed it and it cannot stand (see _impossible)."""
-    if row.status != "PASSED":
-        return row
-    reason = _impossible(row, threshold if threshold is not None else DEFAULT_THRESHOLD, threshold is not None)
-    return row if reason is None else replace(row, status="FAILED", reason=reason)
-
-
-def _bare_row(match: re.Match[str]) -> HplRow:
-    tv, n, nb, p, q, time_s, gflops = match.groups()
-    return HplRow(tv, int(n), int(nb), int(p), int(q), to_value(time_s), to_value(gflops), None, None)
 
 
 class _Summary:
@@ -315,7 +383,7 @@ def _add(total: Optional[HplCounts], more: HplCounts) -> HplCounts:
 
 
 class _Header:
-    """Facts from the banner and the parameter header; the last value printed wins."""
+    """Facts from the banner and the parameter header of the run being read; a banner starts a run."""
 
     __slots__ = ("version", "eps", "threshold")
 
@@ -324,68 +392,81 @@ class _Header:
         self.eps: Optional[float] = None
         self.threshold: Optional[float] = None
 
-    def feed(self, line: str) -> None:
-        if line.startswith("HPL"):
+    def feed(self, line: str) -> bool:
+        """Read a line starting with H or -; True when it was a header fact."""
+        if line[0] == "H":
             match = _BANNER_RE.match(line)
             if match:
                 self.version = match.group(1)
-        elif line.startswith("-"):
-            match = _EPS_RE.match(line)
-            if match:
-                self.eps = _finite_or(match.group(1), self.eps)
-            match = _THRESHOLD_RE.match(line)
-            if match:
-                self.threshold = _finite_or(match.group(1), self.threshold)
+                self.eps = self.threshold = None  # an appended run states its own
+            return match is not None
+        match = _EPS_RE.match(line)
+        if match:
+            self.eps = _finite_or(match.group(1), self.eps)
+            return True
+        match = _THRESHOLD_RE.match(line)
+        if match:
+            self.threshold = _finite_or(match.group(1), self.threshold)
+        return match is not None
 
 
 def parse_hpl(text: str) -> HplOutput:
     """Parse the whole text of an HPL output; ParseError if it holds no result row. A last line
     without its line end is dropped (and named in ``problems()``): HPL was still writing it."""
     text, cut = complete_text(text)
-    tests: List[_Test] = []
+    rows: List[HplRow] = []  # each test becomes its row once the next one starts: no test is kept longer
     current: Optional[_Test] = None
+    tested = 0
     summary: Optional[_Summary] = None
     counts: Optional[HplCounts] = None
     rows_at_end: Optional[int] = None
     header = _Header()
+    last = (None, None, None)  # the version, eps and threshold of the latest run that printed them
 
     for line in lines_of(text):
         first = line[0]
         if first == "W":
             match = _ROW_RE.fullmatch(line)
             if match:
-                current = _Test(_bare_row(match))
-                tests.append(current)
-                continue
-        if first == "|":
+                if current is not None:
+                    rows.append(current.row())
+                current = _Test(match.groups(), header.threshold)
+                tested += 1
+        elif first == "|":
             match = _RESID_RE.match(line)
             if match and current is not None and current.wants_residual():
                 label, value, status = match.groups()
-                current.add_residual(label, to_value(value), status)
-            continue
-        done = summary.feed(line) if summary is not None else None
-        if done is not None:
-            counts, summary = _add(counts, done), None
-        elif _FINISHED_RE.match(line):
-            summary = _Summary()
-        elif _END_RE.fullmatch(line):
-            rows_at_end = len(tests)
-        else:
-            header.feed(line)
+                current.add_residual(label, _residual(value), status)
+        elif first not in _OTHER_FIRSTS:
+            continue  # noise: one look
+        elif first == "F":
+            if _FINISHED_RE.match(line):
+                summary = _Summary()
+        elif first == "E":
+            if _END_RE.fullmatch(line):
+                rows_at_end = tested
+        elif first == "H" or (first == "-" and line[1:2] != "-"):  # "----" is a rule, no fact
+            if header.feed(line):
+                last = tuple(new if new is not None else old  # type: ignore[assignment]
+                             for new, old in zip((header.version, header.eps, header.threshold), last))
+        elif summary is not None and first != "-":  # a count line of a 'Finished' block starts with a digit
+            done = summary.feed(line)
+            if done is not None:
+                counts, summary = _add(counts, done), None
 
-    if not tests:
+    if current is None:
         raise ParseError(with_note("no HPL result row (T/V N NB P Q Time Gflops) found", cut))
-    rows = tuple(_verdict(test.freeze(), header.threshold) for test in tests)
-    version = header.version
+    rows.append(current.row())
+    version, eps, threshold = last
     if version is None and any(row.residuals is not None for row in rows):
         version = THREE_RESIDUAL_VERSION
     return HplOutput(
-        rows=rows,
+        rows=tuple(rows),
         counts=counts,
         end_of_tests=rows_at_end == len(rows),
         hpl_version=version,
-        eps=header.eps,
-        threshold=header.threshold,
+        eps=eps,
+        threshold=threshold,
         cut_line=cut,
     )
 

@@ -15,6 +15,10 @@ Sendrecv/Exchange, no ``#bytes`` for Barrier), so each block keeps its own colum
 rows are dicts keyed by them. A row counts only when it has exactly one number per column:
 lines the MPI library interleaves are skipped without ending the table. IMB-EXT's
 ``MODE: AGGREGATE`` / ``NON-AGGREGATE`` tables become separate blocks with a ``mode`` key.
+
+A time or rate that cannot be (not finite, negative, beyond its quantity's bound:
+scalebench.parse._common.refusal) is null in its row, and a row whose t_min, t_avg and t_max are
+out of order is named; both in ``warnings``. A #processes of 0 is no process count (null).
 """
 
 from __future__ import annotations
@@ -24,8 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from scalebench.errors import ParseError
-from scalebench.parse._common import (VALUE_RE, TypedValue, complete_text, finite_max, finite_min, lines_of, parse_int,
-                                      to_value, with_note)
+from scalebench.parse._common import (VALUE_RE, TypedValue, complete_text, finite_max, finite_min, is_finite,
+                                      lines_of, parse_int, refused_or, to_value, with_note)
 
 Value = TypedValue
 
@@ -37,6 +41,10 @@ _PROCESSES_RE = re.compile(r"#[ \t]*#processes[ \t]*=[ \t]*(\d{1,9})")
 _MODE_RE = re.compile(r"#[ \t]*MODE:[ \t]*([A-Za-z_-]{1,40})")
 _LISTED_RE = re.compile(r"#[ \t]*([A-Za-z][A-Za-z0-9_-]{0,60})")
 _INT_COLUMNS = ("#bytes", "#repetitions")
+# The unit of a measured column, by how its name ends ("t_avg[usec]", "Mbytes/sec", "overlap[%]").
+_COLUMN_UNITS = (("[usec]", "us"), ("Mbytes/sec", "MB/s"), ("Msg/sec", "msg/s"), ("[%]", "%"))
+_TIME_ORDER = ("t_min[usec]", "t_avg[usec]", "t_max[usec]")
+_PRINTED_STEP = 0.01  # IMB prints times with two decimals
 _MAX_COLUMNS = 32  # IMB tables have at most eight columns
 _FINALIZE = "# All processes entering MPI_Finalize"
 _LIST_START = "# List of Benchmarks to run:"
@@ -120,6 +128,7 @@ class ImbOutput:
     blocks: Tuple[ImbBlock, ...]
     finalize_line: bool
     cut_line: Optional[str] = None  # complete_text's warning
+    problems: Tuple[str, ...] = ()  # values refused, times out of order
 
     def to_dict(self) -> Dict[str, Any]:
         listed = self.benchmarks_listed
@@ -129,9 +138,32 @@ class ImbOutput:
             "blocks": [block.to_dict() for block in self.blocks],
             "finalize_line": self.finalize_line,
         }
-        if self.cut_line:
-            out["warnings"] = [self.cut_line]
+        warnings = ([self.cut_line] if self.cut_line else []) + list(self.problems)
+        if warnings:
+            out["warnings"] = warnings
         return out
+
+
+def _column_unit(column: str) -> Optional[str]:
+    return next((unit for end, unit in _COLUMN_UNITS if column.endswith(end)), None)
+
+
+def _vet(block: "_Block", refused: List[str]) -> None:
+    """Null each cell of `block` that cannot be and name it; name rows whose times are out of order."""
+    name = f"{block.benchmark or 'table'}" + (f" on {block.processes} processes" if block.processes else "")
+    if block.processes == 0:
+        refused.append(f"{name}: #processes = 0 is no process count: dropped")
+        block.processes = None
+    for row in block.rows:
+        where = f"{name}, {row['#bytes']} bytes" if "#bytes" in row else name
+        for column, value in row.items():
+            unit = _column_unit(column)
+            if unit is not None or not (isinstance(value, int) or is_finite(value)):
+                row[column] = refused_or(value, unit or "", f"{where}: {column}", refused)  # type: ignore[assignment]
+        times = [row.get(column) for column in _TIME_ORDER]
+        if all(is_finite(t) for t in times) and not (
+                times[0] <= times[1] + _PRINTED_STEP and times[1] <= times[2] + _PRINTED_STEP):  # type: ignore[operator]
+            refused.append(f"{where}: t_min, t_avg and t_max out of order ({', '.join(map(str, times))})")
 
 
 @dataclass
@@ -231,10 +263,14 @@ def parse_imb(text: str) -> ImbOutput:
         reader.feed(line)
     if not any(block.rows for block in reader.blocks):
         raise ParseError(with_note("no IMB result row (a '#bytes #repetitions ...' table) found", cut))
+    refused: List[str] = []
+    for block in reader.blocks:
+        _vet(block, refused)
     return ImbOutput(
         imb_version=reader.version,
         benchmarks_listed=tuple(reader.listed) if reader.listed is not None else None,
         blocks=tuple(block.freeze() for block in reader.blocks),
         finalize_line=reader.finalize,
         cut_line=cut,
+        problems=tuple(refused),
     )

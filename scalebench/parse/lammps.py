@@ -20,16 +20,23 @@ Formats read:
 
 Lines are read one at a time with anchored, bounded expressions, so parsing is linear in the
 size of the text.
+
+The reported run's figures are checked before use: a time, rate or count that cannot be (not finite,
+negative, beyond its quantity's bound: scalebench.parse._common.refusal; 0 processes) is null and
+named, and figures of the run that contradict each other are named (LAMMPS's finish.cpp derives them
+from one another): timesteps/s against steps / Loop time, atom-steps/s against atoms x timesteps/s,
+ns/day x hours/ns against 24, and the procs of the Loop time line against the MPI tasks of the CPU
+line. Both are ``problems`` (``warnings`` in the JSON).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from dataclasses import dataclass, field, replace
+from typing import Any, Dict, List, Optional, Tuple
 
 from scalebench.errors import ParseError
-from scalebench.parse._common import NONFINITE_RE, NUM, VALUE, Value, lines_of, to_value
+from scalebench.parse._common import NONFINITE_RE, NUM, VALUE, Value, is_finite, lines_of, refused_or, to_value
 from scalebench.parse._common import complete_text, with_note
 from scalebench.parse._common import shift_decimal  # part of this module's API
 
@@ -76,6 +83,13 @@ _TABLE_COLUMNS = {
     "%total": "pct_total",
 }
 _TIMING_KEYS = ("min_s", "avg_s", "max_s", "varavg_pct", "cpu_pct", "pct_total")
+_TIMING_UNITS = {"min_s": "s", "avg_s": "s", "max_s": "s", "varavg_pct": "%", "cpu_pct": "%", "pct_total": "%"}
+# The unit of each performance figure (scalebench/data/quantities.yaml).
+_PERF_UNITS = {"timesteps_per_s": "timesteps/s", "atom_steps_per_s": "atom-steps/s", "ns_per_day": "ns/day",
+               "hours_per_ns": "hours/ns", "tau_per_day": "tau/day", "fs_per_day": "fs/day", "hours_per_fs": "hours/fs"}
+# Figures derived from others agree within this, beyond the rounding of their printed decimals.
+_AGREEMENT = 0.02
+_PRINTED_STEP = 0.0005  # half the last of the three decimals LAMMPS prints rates with
 
 TimingEntry = Dict[str, Optional[Value]]
 
@@ -143,6 +157,7 @@ class LammpsRun:
     cpu_use_pct: Optional[Value]
     timing_breakdown: Dict[str, TimingEntry]
     timing_complete: bool
+    problems: Tuple[str, ...] = ()  # figures refused, figures that contradict each other
 
     @classmethod
     def empty(cls, version: Optional[str]) -> "LammpsRun":
@@ -212,6 +227,11 @@ class LammpsLog:
     cut_line: Optional[str] = None  # complete_text's warning
 
     @property
+    def problems(self) -> Tuple[str, ...]:
+        """The reported run's figures refused or contradicting each other; () for a sound run."""
+        return self.run.problems if self.run is not None else ()
+
+    @property
     def complete(self) -> bool:
         return (
             self.run is not None
@@ -232,33 +252,74 @@ class LammpsLog:
                 "error": self.error,
             }
         )
-        if self.cut_line:
-            out["warnings"] = [self.cut_line]
+        warnings = ([self.cut_line] if self.cut_line else []) + list(self.problems)
+        if warnings:
+            out["warnings"] = warnings
         return out
 
 
+def _count(value: Optional[int], what: str, least: int, refused: List[str]) -> Optional[int]:
+    if value is None or value >= least:
+        return value
+    refused.append(f"{what} {value} is below {least}: dropped")
+    return None
+
+
+def _agrees(value: Any, expected: float, slack: float) -> bool:
+    return abs(value - expected) <= _AGREEMENT * abs(expected) + slack
+
+
+def _contradictions(run: LammpsRun) -> List[str]:
+    """Figures of one run that LAMMPS derives from one another, and do not agree (finish.cpp)."""
+    found = []
+    steps, loop, rate = run.steps, run.loop_time_s, run.timesteps_per_s
+    if steps and is_finite(loop) and loop > 0 and is_finite(rate):  # type: ignore[operator]
+        if not _agrees(rate, steps / loop, _PRINTED_STEP):  # type: ignore[operator]
+            found.append(f"{rate:g} timesteps/s contradicts {steps} steps in a Loop time of {loop:g} s "
+                         f"({steps / loop:.4g} timesteps/s)")  # type: ignore[operator]
+    atoms, atom_rate = run.atoms, run.atom_steps_per_s
+    if atoms is not None and is_finite(rate) and is_finite(atom_rate):
+        if not _agrees(atom_rate, atoms * rate, atoms * _PRINTED_STEP + 0.5):  # type: ignore[operator]
+            found.append(f"{atom_rate:g} atom-steps/s contradicts {atoms} atoms at {rate:g} timesteps/s")
+    for per_day, hours, unit in ((run.ns_per_day, run.hours_per_ns, "ns"), (run.fs_per_day, run.hours_per_fs, "fs")):
+        if is_finite(per_day) and is_finite(hours):
+            if not _agrees(per_day * hours, 24.0, _PRINTED_STEP * (per_day + hours)):  # type: ignore[operator]
+                found.append(f"{per_day:g} {unit}/day contradicts {hours:g} hours/{unit} (their product is 24)")
+    if run.procs is not None and run.mpi_tasks is not None and run.procs != run.mpi_tasks:
+        found.append(f"the Loop time line says {run.procs} procs, the CPU line {run.mpi_tasks} MPI tasks")
+    return found
+
+
 def _freeze(run: _Run) -> LammpsRun:
-    perf = run.perf
+    """The run's figures, each that cannot be null and named, with the contradictions among them."""
+    refused: List[str] = []
+    perf = {key: refused_or(run.perf[key], unit, "Performance", refused) if key in run.perf else None
+            for key, unit in _PERF_UNITS.items()}
     table = run.table or run.old_timing
-    return LammpsRun(
+    for section, entry in table.items():
+        for key, value in entry.items():
+            if value is not None:
+                entry[key] = refused_or(value, _TIMING_UNITS[key], f"{section} {key}", refused)
+    frozen = LammpsRun(
         lammps_version=run.version,
-        loop_time_s=run.loop_time_s,
-        procs=run.procs,
+        loop_time_s=refused_or(run.loop_time_s, "s", "Loop time", refused) if run.loop_time_s is not None else None,
+        procs=_count(run.procs, "procs", 1, refused),
         steps=run.steps,
-        atoms=run.atoms,
-        timesteps_per_s=perf.get("timesteps_per_s"),
-        atom_steps_per_s=perf.get("atom_steps_per_s"),
-        ns_per_day=perf.get("ns_per_day"),
-        hours_per_ns=perf.get("hours_per_ns"),
-        tau_per_day=perf.get("tau_per_day"),
-        fs_per_day=perf.get("fs_per_day"),
-        hours_per_fs=perf.get("hours_per_fs"),
-        mpi_tasks=run.mpi_tasks,
-        omp_threads=run.omp_threads,
-        cpu_use_pct=run.cpu_use_pct,
+        atoms=_count(run.atoms, "atoms", 0, refused),
+        timesteps_per_s=perf["timesteps_per_s"],
+        atom_steps_per_s=perf["atom_steps_per_s"],
+        ns_per_day=perf["ns_per_day"],
+        hours_per_ns=perf["hours_per_ns"],
+        tau_per_day=perf["tau_per_day"],
+        fs_per_day=perf["fs_per_day"],
+        hours_per_fs=perf["hours_per_fs"],
+        mpi_tasks=_count(run.mpi_tasks, "MPI tasks", 1, refused),
+        omp_threads=_count(run.omp_threads, "OpenMP threads", 1, refused),
+        cpu_use_pct=refused_or(run.cpu_use_pct, "%", "CPU use", refused) if run.cpu_use_pct is not None else None,
         timing_breakdown=table,
         timing_complete=not (run.table and run.table_cut),
     )
+    return replace(frozen, problems=tuple(refused + _contradictions(frozen)))
 
 
 def _performance(rest: str) -> Dict[str, Optional[Value]]:

@@ -13,7 +13,10 @@ Both give ``rows`` of {bytes, mbps, usec}. NetPIPE's "Mbps" is 2**20 bits per se
 (bits / (t * 1024 * 1024)); it is kept as printed, not converted. In bi-directional mode (-2)
 the file's bytes column counts both directions while the screen shows one message. When a
 text holds both forms (screen and file captured together), the screen rows are used.
-Integrity-check runs (-i) print no throughput and give no rows.
+Integrity-check runs (-i) print no throughput and give no rows. A throughput or time that cannot be
+(not finite, negative, beyond its quantity's bound: scalebench.parse._common.refusal; a time of 0,
+which NetPIPE prints with its rate infinite) is null in its row and named in ``warnings``: no peak or
+latency is made of it.
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from scalebench.errors import ParseError
-from scalebench.parse._common import (VALUE, Value, complete_text, finite_max, finite_min, lines_of, shift_decimal,
-                                      to_value, with_note)
+from scalebench.parse._common import (VALUE, Value, complete_text, finite_max, finite_min, lines_of, refused_or,
+                                      shift_decimal, to_value, with_note)
 
 _FILE_ROW_RE = re.compile(rf"(\d{{1,18}})[ \t]+({VALUE})[ \t]+({VALUE})")
 _SCREEN_ROW_RE = re.compile(
@@ -45,8 +48,8 @@ def _seconds_to_usec(token: str) -> Value:
 @dataclass(frozen=True)
 class NetpipeRow:
     bytes: int
-    mbps: Value
-    usec: Value
+    mbps: Optional[Value]  # None: a value that cannot be (see warnings)
+    usec: Optional[Value]
 
     def to_dict(self) -> Dict[str, Any]:
         return {"bytes": self.bytes, "mbps": self.mbps, "usec": self.usec}
@@ -63,6 +66,7 @@ class NetpipeOutput:
     rows: Tuple[NetpipeRow, ...]
     form: str
     cut_line: Optional[str] = None  # complete_text's warning
+    problems: Tuple[str, ...] = ()  # values refused
 
     @property
     def peak_mbps(self) -> Optional[float]:
@@ -80,9 +84,20 @@ class NetpipeOutput:
             "min_latency_usec": self.min_latency_usec,
             "form": self.form,
         }
-        if self.cut_line:
-            out["warnings"] = [self.cut_line]
+        warnings = ([self.cut_line] if self.cut_line else []) + list(self.problems)
+        if warnings:
+            out["warnings"] = warnings
         return out
+
+
+def _vetted(rows: List[NetpipeRow], form: str, cut: Optional[str]) -> NetpipeOutput:
+    """The output with each throughput and time that cannot be set to None and named."""
+    refused: List[str] = []
+    kept = [NetpipeRow(row.bytes,
+                       refused_or(row.mbps, "Mbit/s", f"throughput at {row.bytes} bytes", refused),  # 2**20 bits: near
+                       refused_or(row.usec, "us", f"time at {row.bytes} bytes", refused, positive=True))
+            for row in rows]
+    return NetpipeOutput(tuple(kept), form, cut, tuple(refused))
 
 
 def parse_netpipe(text: str) -> NetpipeOutput:
@@ -104,8 +119,8 @@ def parse_netpipe(text: str) -> NetpipeOutput:
             size, mbps, seconds = match.groups()
             file_rows.append(NetpipeRow(int(size), to_value(mbps), _seconds_to_usec(seconds)))
     if screen:
-        return NetpipeOutput(tuple(screen), FORM_SCREEN, cut)
+        return _vetted(screen, FORM_SCREEN, cut)
     if file_rows:
-        return NetpipeOutput(tuple(file_rows), FORM_FILE, cut)
+        return _vetted(file_rows, FORM_FILE, cut)
     raise ParseError(with_note("no NetPIPE result line (np.out 'bytes Mbps seconds' or '... Mbps in ... usec') found",
                                cut))

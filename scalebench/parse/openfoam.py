@@ -10,6 +10,10 @@ start, so seconds per step come from the differences between successive values.
 The banner's ``Time   : 16:10:47`` (with a colon) is the wall-clock start, never a time step.
 When several runs are appended to one file, the last banner starts the run reported. Lines
 are matched with anchored, bounded expressions, so parsing is linear in the text size.
+
+An ExecutionTime or ClockTime that cannot be (not finite, negative, beyond its quantity's bound:
+scalebench.parse._common.refusal) is null and never counted, and a cumulative time that falls, or an
+nProcs of 0, is named too: all in ``problems`` (``warnings`` in the JSON).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from scalebench.errors import ParseError
-from scalebench.parse._common import NUM, Value, complete_text, is_finite, lines_of, to_value, with_note
+from scalebench.parse._common import NUM, Value, complete_text, is_finite, lines_of, refusal, to_value, with_note
 
 # A residual: one value, or one per component for coupled (vector) solvers "(1 0.5 0)".
 Residual = Union[Value, List[Value]]
@@ -102,6 +106,7 @@ class OpenfoamLog:
     first_nonfinite_time: Optional[Value]
     nonfinite_residuals: bool
     cut_line: Optional[str] = None  # complete_text's warning
+    problems: Tuple[str, ...] = ()  # times refused or falling, an nProcs of 0
 
     @property
     def application(self) -> Optional[str]:
@@ -130,14 +135,19 @@ class OpenfoamLog:
     @property
     def seconds_per_step_mean(self) -> Optional[float]:
         times = self.exec_times
-        if len(times) < 2:
+        if len(times) < 2 or self._falls:
             return None
         return _finite_or_none((times[-1] - times[0]) / (len(times) - 1))
 
     @property
     def seconds_per_step_median(self) -> Optional[float]:
         deltas = self.step_deltas
-        return _finite_or_none(statistics.median(deltas)) if deltas else None
+        return _finite_or_none(statistics.median(deltas)) if deltas and not self._falls else None
+
+    @property
+    def _falls(self) -> bool:
+        """A cumulative time that falls: no time per step can be made of it (named in problems)."""
+        return any(b < a for a, b in zip(self.exec_times, self.exec_times[1:]))
 
     def to_dict(self) -> Dict[str, Any]:
         pair = self.last_complete_pair
@@ -164,7 +174,7 @@ class OpenfoamLog:
             "nonfinite_residuals": self.nonfinite_residuals,
             "first_nonfinite_time": self.first_nonfinite_time,
             "last_residuals": {name: r.to_dict() for name, r in self.last_residuals.items()},
-        } | ({"warnings": [self.cut_line]} if self.cut_line else {})
+        } | ({"warnings": warnings} if (warnings := [self.cut_line] * bool(self.cut_line) + list(self.problems)) else {})
 
 
 @dataclass
@@ -186,6 +196,7 @@ class _Run:
     residuals: Dict[str, SolverResidual] = field(default_factory=dict)
     first_nonfinite_time: Optional[Value] = None
     nonfinite: bool = False
+    problems: List[str] = field(default_factory=list)
 
     @property
     def started(self) -> bool:
@@ -210,6 +221,7 @@ class _Run:
             last_residuals=dict(self.residuals),
             first_nonfinite_time=self.first_nonfinite_time,
             nonfinite_residuals=self.nonfinite,
+            problems=tuple(self.problems),
         )
 
 
@@ -229,14 +241,14 @@ def _feed(run: _Run, line: str) -> bool:
         match = _EXEC_TIME_RE.match(line)
         if not match:
             return False
-        seconds, clock = to_value(match.group(1)), match.group(2)
+        seconds = _time(run, "ExecutionTime", to_value(match.group(1)), run.final_exec)
+        clock = _time(run, "ClockTime", to_value(match.group(2)), run.final_clock) if match.group(2) else None
         run.n_exec += 1
-        run.final_exec = seconds
-        run.final_clock = to_value(clock) if clock is not None else None
-        if isinstance(seconds, float):
-            run.exec_times.append(seconds)
-        if run.final_clock is not None:
-            run.pair = (seconds, run.final_clock)
+        run.final_exec, run.final_clock = seconds, clock
+        if seconds is not None:
+            run.exec_times.append(seconds)  # type: ignore[arg-type]
+            if clock is not None:
+                run.pair = (seconds, clock)
         return True
     if "Solving for " in line:
         match = _RESIDUAL_RE.match(line)
@@ -270,9 +282,23 @@ def _feed(run: _Run, line: str) -> bool:
         elif key == "Exec":
             run.exec = value
         elif _NPROCS_RE.fullmatch(value):
-            run.nprocs = int(value)
+            run.nprocs = int(value) if int(value) >= 1 else None
+            if run.nprocs is None:
+                run.problems.append(f"nProcs {value} is no process count: dropped")
         return True
     return False
+
+
+def _time(run: _Run, name: str, value: Value, before: Optional[Value]) -> Optional[Value]:
+    """A cumulative time as printed, None (named in run.problems) when it cannot be; a time below the one
+    before it is named (both are totals since the start)."""
+    reason = refusal(value, "s", name)
+    if reason is not None:
+        run.problems.append(f"{reason}: dropped")
+        return None
+    if is_finite(before) and value < before:  # type: ignore[operator]
+        run.problems.append(f"{name} falls from {before:g} s to {value:g} s: it is a total since the start")
+    return value
 
 
 def parse_openfoam(text: str) -> OpenfoamLog:

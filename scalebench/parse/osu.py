@@ -12,6 +12,11 @@ prints no Size column (``# Avg Latency(us)`` then one bare value): its size is N
 A text holding several tables (outputs concatenated by a job script) reports the last table
 with rows; ``n_tables`` says how many there were. Lines are matched with anchored, bounded
 expressions, so parsing is linear in the text size.
+
+A latency, bandwidth or rate that cannot be (not finite, negative, beyond its quantity's bound:
+scalebench.parse._common.refusal) is null in ``rows`` or ``other_columns``, never a number a curve or
+a peak is made of, and named in ``warnings``; so is a row whose minimum, average and maximum latency
+are out of order.
 """
 
 from __future__ import annotations
@@ -22,9 +27,9 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 from scalebench.errors import ParseError
 from scalebench.parse._common import (VALUE, VALUE_RE, Value, complete_text, int_or_value, is_finite, lines_of,
-                                      to_value, with_note)
+                                      refused_or, to_value, with_note)
 
-Row = Tuple[Optional[int], Value]  # size is None in osu_barrier's size-less table
+Row = Tuple[Optional[int], Optional[Value]]  # size is None in osu_barrier's size-less table; value None: refused
 
 _TITLE_RE = re.compile(r"#[ \t]*OSU[ \t]+(.*)")
 _VERSION_RE = re.compile(r"[ \t]v(\d{1,3}(?:\.\d{1,4}){0,3}[A-Za-z0-9]{0,8})$")
@@ -160,6 +165,7 @@ class OsuTable:
     other_columns: Dict[str, List[Optional[Union[int, Value]]]]
     n_tables: int
     cut_line: Optional[str] = None  # complete_text's warning
+    problems: Tuple[str, ...] = ()  # values refused, latencies out of order
 
     @property
     def metric(self) -> Optional[str]:
@@ -197,9 +203,41 @@ class OsuTable:
             out["min_latency_us"] = low
             out["min_latency_at_size"] = low_size
             out["peak_note"] = PEAK_NOTE
-        if self.cut_line:
-            out["warnings"] = [self.cut_line]
+        warnings = ([self.cut_line] if self.cut_line else []) + list(self.problems)
+        if warnings:
+            out["warnings"] = warnings
         return out
+
+
+# Latency columns of OMB 7.x, in the order their values must be: min <= avg <= max.
+_LATENCY_ORDER = ("Min Latency(us)", "Avg Latency(us)", "Max Latency(us)")
+
+
+def _vet(table: _Table, metric: Optional[str], unit: Optional[str]) -> List[str]:
+    """Null every value of `table` that cannot be, and say why; also latencies out of order."""
+    found: List[str] = []
+    what = metric or "value"
+    table.rows = [(size, refused_or(value, unit or "", f"{what} at size {size}", found))
+                  for size, value in table.rows]
+    skip = 1 if table.sizeless else 2
+    names = list(table.columns[skip:]) if table.columns else []
+    for index, name in enumerate(names):
+        column_unit = unit_of(name)
+        if column_unit is None:
+            continue
+        for row, (size, _) in zip(table.extra, table.rows):
+            if index < len(row) and not isinstance(row[index], str):
+                row[index] = refused_or(row[index], column_unit, f"{name} at size {size}", found)
+    columns = dict(zip(names, range(len(names))))
+    primary = metric if metric in _LATENCY_ORDER else None
+    for (size, value), row in zip(table.rows, table.extra):
+        cells = {name: row[i] for name, i in columns.items() if i < len(row)}
+        if primary is not None:
+            cells[primary] = value
+        ordered = [cells[name] for name in _LATENCY_ORDER if is_finite(cells.get(name))]
+        if len(ordered) >= 2 and any(a > b for a, b in zip(ordered, ordered[1:])):  # type: ignore[operator]
+            found.append(f"at size {size}: min, average and max latency out of order ({', '.join(map(str, ordered))})")
+    return found
 
 
 def _freeze(table: _Table, n_tables: int, cut_line: Optional[str]) -> OsuTable:
@@ -212,6 +250,10 @@ def _freeze(table: _Table, n_tables: int, cut_line: Optional[str]) -> OsuTable:
     skip = 1 if table.sizeless else 2
     names = list(table.columns[skip:]) if table.columns else []
     names += [f"column {i + 3}" for i in range(len(names), width)]
+    metric_columns = table.columns or []
+    first = 1 if metric_columns and metric_columns[0] == "Size" else 0
+    metric = metric_columns[first] if len(metric_columns) > first else None
+    problems = _vet(table, metric, unit_of(metric) if metric else _unit_from_title(table.title))
     other = {name: [values[i] if i < len(values) else None for values in table.extra]
              for i, name in enumerate(names)}
     return OsuTable(
@@ -224,6 +266,7 @@ def _freeze(table: _Table, n_tables: int, cut_line: Optional[str]) -> OsuTable:
         other_columns=other,
         n_tables=n_tables,
         cut_line=cut_line,
+        problems=tuple(problems),
     )
 
 

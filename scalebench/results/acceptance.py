@@ -15,13 +15,13 @@ from typing import Any, Iterable, Sequence
 
 from scalebench import loaders
 from scalebench.analysis import scaling
-from scalebench.benchmarks import did_you_mean, registry
+from scalebench.benchmarks import registry
 from scalebench.errors import InputError
 from scalebench.results import series
 from scalebench.results.document import Block, Heading, Table, Text, table
 from scalebench.results.series import Series, at_label
-from scalebench.results.store import Record
-from scalebench.validation import C_INT_MAX, excerpt, excerpt_text, finite_number
+from scalebench.results.table import FigureUnit
+from scalebench.validation import C_INT_MAX, did_you_mean, excerpt, excerpt_text, finite_number
 
 METRICS = ("value", "speedup", "parallel_efficiency")
 AT_WORDS = ("every", "largest", "smallest")
@@ -74,7 +74,7 @@ class Verdict:
 
 # --- the thresholds file ------------------------------------------------------------------------------
 
-def _known_figures(rows: Sequence[Record]) -> dict[str, set[str]]:
+def _known_figures(rows: Sequence[FigureUnit]) -> dict[str, set[str]]:
     """benchmark -> figure names, from the registry and from what the results hold."""
     known = {name: set(bench.figures) for name, bench in registry().items()}
     for r in rows:
@@ -82,7 +82,7 @@ def _known_figures(rows: Sequence[Record]) -> dict[str, set[str]]:
     return known
 
 
-def _units(rows: Sequence[Record]) -> dict[tuple[str, str], str]:
+def _units(rows: Sequence[FigureUnit]) -> dict[tuple[str, str], str]:
     units: dict[tuple[str, str], str] = {}
     for r in rows:
         units.setdefault((r.benchmark, r.figure), r.unit)
@@ -176,12 +176,14 @@ def _criterion(entry: Any, where: str, known: dict[str, set[str]], units: dict[t
                      tuple(sorted((str(k), str(v)) for k, v in params.items())), optional)
 
 
-def load(path: Path, rows: Sequence[Record]) -> list[Criterion]:
+def load(path: Path, rows: Sequence[FigureUnit]) -> list[Criterion]:
     """The criteria of a thresholds file, checked against the registry and the results' figures.
     Every mistake is one line naming the file and the key."""
     data = loaders.load_yaml(path, "thresholds")
     if not isinstance(data, dict) or set(data) != {"criteria"} or not isinstance(data["criteria"], list):
         raise InputError(f"{path}: expected one key, criteria, holding a list of criteria")
+    if not data["criteria"]:  # nothing checked is no verdict: it must not pass, nor let references freeze
+        raise InputError(f"{path}: criteria: an empty list; an acceptance needs at least one criterion")
     known, units = _known_figures(rows), _units(rows)
     return [_criterion(entry, f"{path}: criteria[{i}]", known, units) for i, entry in enumerate(data["criteria"])]
 

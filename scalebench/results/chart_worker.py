@@ -2,7 +2,8 @@
 
 Importing matplotlib (about 0.6 s here) and drawing (about 0.2 s a chart) are the largest part of a big
 report, and need nothing but the charts' data. A worker process started when the report starts imports
-matplotlib while this process parses the run reports, then draws while this process writes the CSV.
+matplotlib while this process reads the results, then draws while this process writes the CSV; then
+both draw what is left.
 The worker is spawned, not forked: a caller may be running threads. Where no worker can be started,
 or it fails, the charts are drawn here instead: the same pictures, later, with the reason returned.
 """
@@ -28,21 +29,23 @@ def _ready() -> None:
     """A first task, so the worker process starts now rather than at the first chart."""
 
 
-def draw_here(charts: Sequence[Chart]) -> dict[Chart, bytes]:
-    """The charts drawn in this process (matplotlib imported on first use)."""
+def draw_here(charts: Sequence[Chart], everything: Sequence[Chart] | None = None) -> dict[Chart, bytes]:
+    """The charts drawn in this process (matplotlib imported on first use), coloured as `everything`."""
     from scalebench.results import plots
 
-    return plots.render_all(charts)
+    return plots.render_all(charts, everything)
 
 
 class ChartWorker:
-    """`ChartWorker()` starts the worker; `submit(charts)` hands it the charts; `result()` gives
-    {chart: PNG} and stops it. `failure` says why the charts were drawn in this process, if they were."""
+    """`ChartWorker()` starts the worker; `submit(charts)` hands it the charts, one task each; `result()`
+    gives {chart: PNG} and stops it: this process draws, from the last, those the worker has not begun,
+    so that both cores draw once this one's own work is done. `failure` says why the charts were drawn in
+    this process, if they were."""
 
     def __init__(self) -> None:
         self._pool: ProcessPoolExecutor | None = None
         self._charts: list[Chart] = []
-        self._future: Future[dict[Chart, bytes]] | None = None
+        self._futures: list[Future[dict[Chart, bytes]]] = []
         self.failure = ""
         try:
             self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
@@ -64,21 +67,26 @@ class ChartWorker:
         self._charts = list(charts)
         if self._pool is not None and self._charts:
             try:
-                self._future = self._pool.submit(draw_here, self._charts)
+                self._futures = [self._pool.submit(draw_here, [chart], self._charts) for chart in self._charts]
             except RuntimeError as err:  # the pool broke while starting
                 self._give_up(err)
 
     def result(self) -> dict[Chart, bytes]:
-        images = None
-        if self._future is not None:
-            try:
-                images = self._future.result(timeout=_TIMEOUT_S)
-            except Exception as err:  # noqa: BLE001 - whatever broke the worker, draw here instead
-                self._give_up(err)
+        images: dict[Chart, bytes] = {}
+        pending = list(zip(self._charts, self._futures))
+        while pending and pending[-1][1].cancel():  # not begun by the worker: drawn here
+            chart, _ = pending.pop()
+            images.update(draw_here([chart], self._charts))
+        try:
+            for _, future in pending:
+                images.update(future.result(timeout=_TIMEOUT_S))
+        except Exception as err:  # noqa: BLE001 - whatever broke the worker, draw here instead
+            self._give_up(err)
         self.close()
-        if images is None and self._charts:
-            images = draw_here(self._charts)
-        return images or {}
+        missing = [c for c in self._charts if c not in images]
+        if missing:
+            images.update(draw_here(missing, self._charts))
+        return images
 
     def close(self) -> None:
         if self._pool is not None:

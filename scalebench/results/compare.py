@@ -13,11 +13,10 @@ from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 from scalebench.analysis import comparison
-from scalebench.benchmarks import did_you_mean
 from scalebench.errors import InputError
 from scalebench.results.document import Block, Heading, Text, bullets, table
 from scalebench.results.series import Series, at_label, time_like
-from scalebench.validation import excerpt
+from scalebench.validation import did_you_mean, excerpt
 
 BY = ("stack", "system")
 _MIN_MESSAGE = 4  # bytes: below it OSU latencies sit at the timer's resolution

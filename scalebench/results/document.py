@@ -25,6 +25,8 @@ class Line:
     ys: Tuple[float, ...]
     group: str  # lines of one group (a stack) share a colour
     style: str = "measured"  # measured | ideal (dashed, no markers)
+    low: Tuple[float, ...] = ()  # a band from low to high around the line (the spread of its runs)
+    high: Tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,9 @@ from typing import Any, Sequence
 from scalebench import textfile
 from scalebench.errors import InputError
 from scalebench.loaders import REPORT_LIMIT
-from scalebench.results.records import (PROVENANCE_KEYS, Case, Session, check_case, count, derived, number,
-                                        params_from_name, run_provenance)
+from scalebench.benchmarks import lookup
+from scalebench.results.records import (PROVENANCE_KEYS, Case, FigureDropped, Session, check_case, count, derived,
+                                        figure_value, params_from_name, run_provenance)
 
 _REFERENCE_FIELDS = ("perf_ref", "perf_lower_thres", "perf_upper_thres")
 
@@ -51,11 +52,24 @@ def _rows(path: Path, warnings: list[str]) -> list[dict[str, str]]:
     return rows
 
 
-def _case(rows: list[dict[str, str]], path: Path, run_provenance: dict[str, Any]) -> Case:
+def _case(rows: list[dict[str, str]], path: Path, run_provenance: dict[str, Any], dropped: list[str]) -> Case:
+    """A case from its perflog lines; a figure that is no number or in a unit that cannot be converted
+    (records.figure_value) is left out, and why is appended to `dropped`."""
     first = rows[0]
     name = first.get("display_name", "")
-    figures = {r["perf_var"]: (number(_value(r["perf_value"])), r.get("perf_unit", "")) for r in rows}
-    references = {r["perf_var"]: tuple(_value(r.get(k, "")) for k in _REFERENCE_FIELDS) for r in rows}
+    bench = lookup(name.split(" ")[0])
+    figures, references = {}, {}
+    for row in rows:
+        var = row["perf_var"]
+        try:
+            value, unit, factor = figure_value(bench, var, _value(row["perf_value"]), row.get("perf_unit", ""))
+        except FigureDropped as err:
+            dropped.append(f"figure {var}: {err}: dropped")
+            continue
+        reference = tuple(_value(row.get(k, "")) for k in _REFERENCE_FIELDS)
+        if factor != 1.0 and type(reference[0]) is float:
+            reference = (reference[0] * factor, *reference[1:])
+        figures[var], references[var] = (value, unit), reference
     num_tasks = count(_value(first.get("num_tasks", "")), "num_tasks")
     cpus = count(_value(first.get("num_cpus_per_task", "")), "num_cpus_per_task") or 1
     return Case(
@@ -82,8 +96,9 @@ def load_perflogs(run_dir: Path, files: Sequence[Path], warnings: list[str]) -> 
             grouped.setdefault(key, []).append(row)
     cases = []
     for rows in grouped.values():
+        dropped: list[str] = []
         try:
-            case = _case(rows, files[0], provenance)
+            case = _case(rows, files[0], provenance, dropped)
             check_case(case)
         except KeyError as err:
             warnings.append(f"skipped perflogs of {run_dir}: no {err} column")
@@ -91,6 +106,7 @@ def load_perflogs(run_dir: Path, files: Sequence[Path], warnings: list[str]) -> 
         except InputError as err:
             warnings.append(f"skipped {rows[0].get('display_name', '?')} in the perflogs of {run_dir}: {err}")
             continue
+        warnings.extend(f"{rows[0].get('display_name', '?')} in the perflogs of {run_dir}: {why}" for why in dropped)
         cases.append(case)
     if not cases:
         return None

@@ -23,6 +23,7 @@ _PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#
 _PANEL_SIZE = (5.2, 3.6)  # inches
 _DPI = 80  # about 420 x 290 pixels per panel: legible, and quick to encode
 _MAX_TICKS = 9  # label every measured x up to this many (each tick is several artists to draw)
+_MARKED_POINTS = 40  # a line of more points (a year of days) is drawn without a marker on each
 
 
 _IDEAL = "ideal"  # the group of reference lines shared by all stacks: always grey
@@ -47,15 +48,20 @@ def _draw(ax, panel: Panel, colour: dict[str, str]) -> None:  # type: ignore[no-
     ideal = ""  # the ideal lines share one grey legend entry: half the legend, which is a quarter of the time
     for line in panel.lines:
         # A log axis cannot show 0 (OSU's zero-byte message): those points are left out of the picture.
-        points = [(x, y) for x, y in zip(line.xs, line.ys) if not (panel.xlog and x <= 0) and not (panel.ylog and y <= 0)]
+        band = (line.low, line.high) if line.low and line.high else (line.ys, line.ys)
+        points = [p for p in zip(line.xs, line.ys, *band)
+                  if not (panel.xlog and p[0] <= 0) and not (panel.ylog and min(p[1:]) <= 0)]
         if not points:
             continue
-        xs, ys = zip(*points)
+        xs, ys, lows, highs = zip(*points)
         if line.style == "ideal":
             ax.plot(xs, ys, linestyle="--", linewidth=1, color=colour[line.group], alpha=0.7)
             ideal = ideal or line.label
         else:
-            ax.plot(xs, ys, marker="o", markersize=4, linewidth=1.5, color=colour[line.group], label=line.label)
+            if line.low and line.high:
+                ax.fill_between(xs, lows, highs, color=colour[line.group], alpha=0.2, linewidth=0)
+            ax.plot(xs, ys, marker="o" if len(xs) <= _MARKED_POINTS else "", markersize=4, linewidth=1.5,
+                    color=colour[line.group], label=line.label)
     if ideal:
         ax.plot([], [], linestyle="--", linewidth=1, color=colour[_IDEAL], label=f"{ideal} (dashed)")
     for i, mark in enumerate(panel.marks):
@@ -104,11 +110,12 @@ def render(chart: Chart, colour: dict[str, str] | None = None) -> bytes:
     return buffer.getvalue()
 
 
-def render_all(charts: Sequence[Chart]) -> dict[Chart, bytes]:
-    """Each distinct chart drawn once. What matplotlib has to say while drawing (a glyph missing from
-    the font, a log axis over one value) is about a picture, not the results: it does not reach
-    stderr, where a command's warnings about the results go."""
-    colour = colours(charts)
+def render_all(charts: Sequence[Chart], everything: Sequence[Chart] | None = None) -> dict[Chart, bytes]:
+    """Each distinct chart drawn once, coloured as all of `everything` (default: `charts`) are. What
+    matplotlib has to say while drawing (a glyph missing from the font, a log axis over one value) is
+    about a picture, not the results: it does not reach stderr, where a command's warnings about the
+    results go."""
+    colour = colours(everything or charts)
     quiet = logging.getLogger("matplotlib")
     level = quiet.level
     quiet.setLevel(logging.ERROR)

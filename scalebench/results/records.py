@@ -1,21 +1,28 @@
-"""What ingest makes of a run: Cases, Sessions and the tidy Records, and the one check every case passes
-before anything reads it (scalebench.results.store and .perflogs build cases; `check_case` vets them).
+"""What ingest makes of a run: Cases and Sessions, and the one check every case passes before anything
+reads it (scalebench.results.store and .perflogs build cases; `check_case` vets them).
 
 A run report is written by ReFrame from whatever a check computed, and may have been edited since:
 a value that cannot be a measurement (a negative Rmax, an efficiency of 1e300 %, Rpeak 0, -1 nodes, a
 400-digit integer) would otherwise reach medians, verdicts and plots. Such a case is skipped, and the
-warning names the file, the case and the value.
+warning names the file, the case and the value; so is a case whose figures contradict each other
+(benchmarks.yaml `relations`: efficiency against Rmax / Rpeak, ...), whose tasks are fewer than its
+nodes or its HPL grid, or whose rate is beyond what its processes can reach (quantities.yaml).
+One figure is dropped, with a warning, when it is no number (a string, a boolean), was recorded for
+another partition, or in a unit its quantity cannot convert to the registry's (`figure_value`); a figure in
+another unit of its quantity (Tflop/s, Mflop/s for Gflop/s) is converted.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from scalebench import loaders
-from scalebench.benchmarks import Benchmark, lookup, provenance, split_sized
+from scalebench.benchmarks import (RATIO_TOLERANCE, Benchmark, Relation, lookup, provenance, quantities, quantity_of,
+                                   split_sized)
 from scalebench.errors import InputError
+from scalebench.parse.hpl import rate_bounds  # HPL's own rate formula, where the parser has it
 from scalebench.validation import C_INT_MAX, FLOAT_INT_MAX, check_name, excerpt
 
 # What ingest keeps of a test case besides its figures (scalebench/data/provenance.yaml): the fields
@@ -87,41 +94,11 @@ class Session:
     cmdline: str = ""
     run_provenance: dict[str, Any] = field(default_factory=dict)  # the run directory's provenance.json
     source: str = "report"  # report | perflogs
+    identity: str = ""  # one session however many copies of it are read (store.session_identity)
 
     @property
     def git_describe(self) -> str:
         return str(self.run_provenance.get("git_describe") or "")
-
-
-class Record(NamedTuple):
-    """One tidy row: a case's figure with everything needed to group, compare and trace it.
-
-    A NamedTuple, not a dataclass: ingest builds one per figure (100 000s) and tuples are cheap."""
-
-    system: str
-    partition: str
-    stack: str
-    benchmark: str
-    case: str
-    params: tuple[tuple[str, Any], ...]  # sorted (name, value) pairs, incl. msg_size of sized figures
-    num_nodes: int | None
-    num_tasks: int | None
-    cores: int | None
-    figure: str
-    value: float | None
-    unit: str
-    reference: Any
-    result: str
-    report: str
-    usable: bool  # a measured value (see Case.measured)
-    origin: Case
-    session: Session
-
-    def param(self, name: str) -> Any:
-        for key, value in self.params:
-            if key == name:
-                return value
-        return None
 
 
 # --- values as a report holds them -------------------------------------------------------------------
@@ -139,6 +116,54 @@ def number(value: Any) -> float | None:
             raise InputError(f"{excerpt(value)} is beyond a float's range")
         return float(value)
     return None
+
+
+class FigureDropped(InputError):
+    """One figure of a case cannot be used (the rest of the case can): it is left out with a warning."""
+
+
+def _conversion(bench: Benchmark, name: str, unit: str) -> tuple[float, str]:
+    """(factor, unit) turning a value of figure `name` recorded in `unit` into the registry's unit;
+    InputError when the unit is not one its quantity can convert."""
+    sized = split_sized(bench, name)
+    spec = bench.figures.get(sized[0] if sized else name)
+    wanted = spec.unit if spec is not None else None
+    if wanted is None or unit == wanted:
+        return 1.0, unit
+    quantity = quantity_of(wanted)
+    if quantity is None or quantity_of(unit) is not quantity:
+        raise FigureDropped(f"unit {excerpt(unit)} is not {wanted} and cannot be converted to it")
+    return quantity.convert(1.0, unit, wanted), wanted
+
+
+_conversions: dict[tuple[str, str, str], tuple[float, str] | str] = {}
+
+
+def figure_value(bench: Benchmark, name: str, value: Any, unit: Any) -> tuple[float | None, str, float]:
+    """(value, unit, factor) of a recorded figure in the registry's unit (benchmarks.yaml `unit`): a value
+    in another unit of its quantity is converted (factor: what it was multiplied by); None for no value
+    (ReFrame's null, NaN, infinity). FigureDropped when the value is no number (a string, a boolean) or the
+    unit cannot be converted; InputError (the case cannot be read) for an integer beyond a float. Once per
+    figure of every case read: a float in the registry's unit is decided with a dict lookup."""
+    if type(value) is not float:
+        if value is not None and type(value) is not int:
+            raise FigureDropped(f"{excerpt(value)} is not a number")
+        value = number(value)
+    elif not math.isfinite(value):
+        value = None
+    if type(unit) is not str:
+        raise FigureDropped(f"unit {excerpt(unit)} is not text")
+    key = (bench.name, name, unit)
+    found = _conversions.get(key)
+    if found is None:
+        try:
+            found = _conversions[key] = _conversion(bench, name, unit)
+        except FigureDropped as err:
+            found = _conversions[key] = str(err)
+    if type(found) is str:
+        raise FigureDropped(found)
+    factor, kept = found  # type: ignore[misc]
+    return (value if value is None or factor == 1.0 else value * factor), kept, factor
 
 
 def count(value: Any, name: str) -> int | None:
@@ -245,6 +270,10 @@ def bounds(bench: Benchmark, name: str, unit: str) -> tuple[float, bool, float, 
             words = f"{words} and at most {high:g}"
             if low < 0:
                 low, included = 0.0, True
+        quantity = quantity_of(unit)
+        if quantity is not None and quantity.largest(unit) < high:  # beyond any machine (quantities.yaml)
+            high = quantity.largest(unit)
+            words = f"{words} and at most {high:g} {unit}"
         found = _bounds_cache[key] = (low, included, high, words)
     return found
 
@@ -277,6 +306,13 @@ def check_case(case: Case) -> None:
     for name, value in (("num_nodes", case.num_nodes), ("num_tasks", case.num_tasks)):
         if value is not None and value < 1:
             raise InputError(f"{name}: {value} for a measured case")
+    if case.num_nodes is not None and case.num_tasks is not None and case.num_tasks < case.num_nodes:
+        raise InputError(f"num_tasks: {case.num_tasks} tasks cannot fill {case.num_nodes} nodes")
+    deck = case.provenance.get("hpl_deck")
+    if case.num_tasks is not None and isinstance(deck, dict) and type(deck.get("p")) is int and type(deck.get("q")) is int:
+        if deck["p"] * deck["q"] > case.num_tasks:
+            raise InputError(f"hpl_deck: a {deck['p']}x{deck['q']} grid needs {deck['p'] * deck['q']} tasks, the case "
+                             f"ran {case.num_tasks}")
     bench = lookup(case.benchmark)
     cache = _bounds_cache
     for name, (value, unit) in case.figures.items():
@@ -287,3 +323,43 @@ def check_case(case: Case) -> None:
         low, included, high, words = cache.get((bench.name, name, unit)) or bounds(bench, name, unit)
         if not ((value >= low if included else value > low) and value <= high):
             raise InputError(f"figure {name}: {value:g} {unit} must be {words}")
+        if case.num_tasks and unit in _PER_PROCESS and value > _PER_PROCESS[unit] * case.num_tasks:
+            raise InputError(f"figure {name}: {value:g} {unit} on {case.num_tasks} tasks is beyond "
+                             f"{_PER_PROCESS[unit]:g} {unit} per process, more than any processor reaches")
+    for relation in bench.relations:
+        broken = _broken(relation, case.figures)
+        if broken:
+            raise InputError(f"figures contradict each other ({relation.text}): {broken}")
+
+
+# unit -> the largest value one process reaches in it, where its quantity has such a bound (flop rates).
+_PER_PROCESS = {unit: q.per_process_max / factor for q in quantities().values() if q.per_process_max
+                for unit, factor in q.factors.items()}
+
+
+def _broken(relation: Relation, figures: dict[str, tuple[float | None, str]]) -> str:
+    """How the case's figures break `relation` ('' when they keep it, or one of them is missing)."""
+    found = [figures.get(name, (None, ""))[0] for name in relation.figures]
+    if any(value is None for value in found):
+        return ""
+    values = [float(value) for value in found]  # type: ignore[arg-type]
+    names = relation.figures
+    if relation.kind == "order":
+        if all(a <= b * (1 + 1e-9) for a, b in zip(values, values[1:])):
+            return ""
+        return ", ".join(f"{name} {value:g}" for name, value in zip(names, values))
+    if relation.kind == "ratio":
+        derived, top, bottom = values
+        percent = figures[names[0]][1] == "%"
+        expected = (100.0 if percent else 1.0) * top / bottom if bottom else math.inf
+        if math.isclose(derived, expected, rel_tol=RATIO_TOLERANCE):
+            return ""
+        unit = " %" if percent else ""
+        return f"{names[0]} {derived:g}{unit} but {names[1]} / {names[2]} gives {expected:.4g}{unit}"
+    rate, n, time_s = values
+    if not (n.is_integer() and n >= 1):
+        return f"{names[1]} {n:g} is no matrix order"
+    low, high = rate_bounds(int(n), time_s, 0.005)  # HPL prints its time to 0.01 s
+    if low <= rate <= high:
+        return ""
+    return f"{names[0]} {rate:g} is not what HPL computes for N={int(n)} in {time_s:g} s"

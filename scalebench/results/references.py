@@ -41,9 +41,6 @@ class Reference:
         return {"value": self.value, "lower": self.lower, "upper": self.upper, "unit": self.unit,
                 "runs": self.runs, "spread": round(self.spread, 6)}
 
-    def reframe(self) -> tuple[float, float | None, float | None, str]:
-        return self.value, self.lower, self.upper, self.unit
-
 
 @dataclass(frozen=True)
 class Method:

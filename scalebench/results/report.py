@@ -8,93 +8,113 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
-from scalebench import paths
+import polars as pl
+
 from scalebench.errors import InputError, ResultsError
-from scalebench.results import acceptance, compare, regressions, screening, series
+from scalebench.results import acceptance, compare, regressions, screening, series, tidy
 from scalebench.results.chart_worker import ChartWorker, draw_here
 from scalebench.results.document import (Block, Heading, Text, bullets, charts_of, render_html, render_markdown,
                                          render_text)
 from scalebench.results.sections import (application_section, failures_section, hpl_section, micro_section,
-                                         other_section, provenance_section, transport_section)
-from scalebench.results.store import Record, Session, find_reports, load, paused_gc, write_csv
+                                         other_section, over_time_section, provenance_section, transport_section)
+from scalebench.results.store import Loaded, find_sources, load, paused_gc, results_dir_of
+from scalebench.results.table import Table, figure_units
+from scalebench.validation import excerpt_text
 
-FORMATS = ("md", "html", "csv", "txt")  # txt: every section as aligned plain text, for terminals
+FORMATS = ("md", "html", "csv", "txt", "parquet")  # txt: every section as aligned text; parquet: the tidy table
 WORKER_FROM_BYTES = 8_000_000  # run reports from which charts are drawn by a worker process (~8 000 figures)
 DEFAULT_FORMATS = ("md", "html", "csv")
 
 
 # --- the whole document -----------------------------------------------------------------------------
 
-def build_document(sessions: Sequence[Session], warnings: Sequence[str], rows: Sequence[Record],
-                   verdicts: Sequence[acceptance.Verdict] | None = None,
-                   thresholds: Path | None = None) -> list[Block]:
-    all_series = series.build(rows)
+def build_document(results: Table, warnings: Sequence[str], verdicts: Sequence[acceptance.Verdict] | None = None,
+                   thresholds: Path | None = None, all_series: Sequence[series.Series] | None = None) -> list[Block]:
+    all_series = series.build(results) if all_series is None else all_series
     blocks: list[Block] = [
         Heading(1, "scalebench report"),
-        Text(f"Generated {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())} from {len(sessions)} run report(s), "
-             f"{len(rows)} performance record(s)."),
+        Text(f"Generated {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())} from {results.session_count} run "
+             f"report(s), {results.record_count} performance record(s)."),
     ]
     if verdicts is not None and thresholds is not None:
         blocks += acceptance.blocks(verdicts, thresholds)
-    blocks += hpl_section(sessions, rows, all_series)
+    blocks += hpl_section(results, all_series)
     blocks += application_section(all_series)
     blocks += micro_section(all_series)
-    blocks += transport_section(sessions)
+    blocks += transport_section(results)
     blocks += other_section(all_series)
+    blocks += over_time_section(results, all_series)
     if len({s.key.stack for s in all_series if s.bench.fom == s.key.figure}) > 1:
         comparison = compare.compare(all_series, "stack")
         if any(len(group.values) > 1 for group in comparison.groups):  # some system ran several stacks
             blocks += compare.blocks(comparison, details=False)
-    blocks += screening.blocks(sessions)
-    blocks += regressions.blocks(sessions)
-    blocks += failures_section(sessions)
-    blocks += provenance_section(sessions)
+    blocks += screening.blocks(results.materialize(pl.col("benchmark").is_in(screening.CHECKS)))
+    blocks += regressions.blocks(results.materialize(pl.col("case").is_in(held_cases(results))))
+    blocks += failures_section(results.materialize(pl.col("result") != "pass"))
+    blocks += provenance_section(results)
     if warnings:
         blocks += [Heading(2, "Warnings"), bullets(list(warnings))]
     return blocks
 
 
-def default_out_dir() -> Path:
-    return paths.RESULTS / "reports" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+def held_cases(results: Table) -> list[int]:
+    """The cases with a figure held to a reference (regressions.held): a positive reference and a bound."""
+    records = results.records
+    return records.filter(pl.col("value").is_not_null() & (pl.col("ref") > 0)
+                          & (pl.col("lower").is_not_null() | pl.col("upper").is_not_null()))["case"].unique().to_list()
 
 
-def _claim(out_dir: Path, formats: Sequence[str]) -> tuple[dict[str, Path], Path]:
-    """Files report[-N].<fmt> (and report[-N]_files/ for Markdown's images) that did not exist, created
-    empty and exclusively, so neither an earlier report nor a concurrent one is ever overwritten."""
+def default_out_dir(results: Sequence[str | Path]) -> Path:
+    """reports/<UTC time>/ beside the results: in the one results directory every given path belongs to.
+    Never the repository's by default (the results may be elsewhere, the repository read-only)."""
+    dirs = sorted({results_dir_of(Path(p)) for p in results})
+    if len(dirs) != 1:
+        raise InputError(f"--out: the results given are in {len(dirs)} results directories "
+                         f"({excerpt_text(', '.join(map(str, dirs)), 200)}); say where the report goes with --out")
+    return dirs[0] / "reports" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+
+
+def _claim(out_dir: Path, formats: Sequence[str], split_csv: bool) -> tuple[dict[str, Path], Path]:
+    """Files report[-N].<fmt> (and report[-N]_files/ for Markdown's images, report[-N]_csv/ for a CSV per
+    benchmark) that did not exist, created empty and exclusively, so neither an earlier report nor a
+    concurrent one is ever overwritten."""
     n = 1
     while True:
         stem = "report" if n == 1 else f"report-{n}"
-        targets = {fmt: out_dir / f"{stem}.{fmt}" for fmt in formats}
+        targets = {fmt: out_dir / f"{stem}.{fmt}" for fmt in formats if not (fmt == "csv" and split_csv)}
         files_dir = out_dir / f"{stem}_files"
         created: list[Path] = []
         try:
             if files_dir.exists():
                 raise FileExistsError(files_dir)
-            for path in targets.values():
+            if split_csv:
+                (out_dir / f"{stem}_csv").mkdir()
+                created.append(out_dir / f"{stem}_csv")
+                targets["csv"] = out_dir / f"{stem}_csv"
+            for fmt, path in targets.items():
+                if fmt == "csv" and split_csv:
+                    continue
                 os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
                 created.append(path)
             return targets, files_dir
         except FileExistsError:
             for path in created:
-                path.unlink()  # only the empty files this call created a moment ago
+                path.rmdir() if path.is_dir() else path.unlink()  # only what this call created a moment ago
             n += 1
 
 
 @dataclass(frozen=True)
 class Written:
     target: Path  # the report to open: the HTML file when written, else the Markdown, else the CSV
-    sessions: list[Session]
+    table: Table
     warnings: list[str]
-    files: dict[str, Path]  # format -> file
+    files: dict[str, Path]  # format -> file (csv: a directory with --split-csv)
     verdicts: list[acceptance.Verdict] | None = None
-
-    def __iter__(self) -> Iterator[Any]:
-        """`target, sessions, warnings = write_report(...)`, as callers wrote before there were formats."""
-        return iter((self.target, self.sessions, self.warnings))
+    notes: list[str] = field(default_factory=list)  # about the index, for stderr
 
 
 def parse_formats(text: str) -> tuple[str, ...]:
@@ -112,44 +132,53 @@ def _write(path: Path, writer: Callable[[Any], None]) -> None:
 
 
 def write_report(results: Sequence[str | Path], out_dir: Path | None = None, formats: Sequence[str] = DEFAULT_FORMATS,
-                 thresholds: Path | None = None) -> Written:
-    """Write the report in each format into a new set of files; never replaces an existing report."""
+                 thresholds: Path | None = None, *, split_csv: bool = False, rebuild: bool = False,
+                 index: bool = True) -> Written:
+    """Write the report in each format into a new set of files; never replaces an existing report.
+    The runs are read through the index beside them (`index`; `rebuild`: every report read again)."""
     with paused_gc():  # see results.paused_gc: the whole report handles the 100 000s of records
-        return _write_report(results, out_dir, formats, thresholds)
+        chosen = out_dir is not None
+        out_dir = out_dir or default_out_dir(results)  # before anything is read: a refusal comes first
+        split_csv = split_csv and "csv" in formats
+        warnings: list[str] = []
+        sources = find_sources(results, warnings)
+        # A big report's pictures are drawn by a worker process, which imports matplotlib while the
+        # results are read; for a small one, starting a second Python costs more than it saves.
+        pictures = bool({"md", "html"} & set(formats))
+        big = pictures and sum(path.stat().st_size for path in sources[0]) >= WORKER_FROM_BYTES
+        worker = ChartWorker() if big else None
+        try:
+            loaded = load(results, index=index, rebuild=rebuild, sources=(*sources, warnings))
+            return _write_files(loaded, out_dir, chosen, formats, thresholds, split_csv, pictures, worker)
+        finally:
+            if worker is not None:
+                worker.close()
 
 
-def _write_report(results: Sequence[str | Path], out_dir: Path | None, formats: Sequence[str],
-                  thresholds: Path | None) -> Written:
-    # A big report's pictures are drawn by a worker process, which imports matplotlib while the run
-    # reports are read; for a small one, starting a second Python costs more than it saves.
-    pictures = bool({"md", "html"} & set(formats))
-    big = pictures and sum(path.stat().st_size for path in find_reports(results)) >= WORKER_FROM_BYTES
-    worker = ChartWorker() if big else None
-    try:
-        return _write_files(results, out_dir, formats, thresholds, pictures, worker)
-    finally:
-        if worker is not None:
-            worker.close()
-
-
-def _write_files(results: Sequence[str | Path], out_dir: Path | None, formats: Sequence[str],
-                 thresholds: Path | None, pictures: bool, worker: ChartWorker | None) -> Written:
-    sessions, warnings, rows = load(results)
+def _write_files(loaded: Loaded, out_dir: Path, chosen: bool, formats: Sequence[str], thresholds: Path | None,
+                 split_csv: bool, pictures: bool, worker: ChartWorker | None) -> Written:
+    results, warnings = loaded.table, loaded.warnings
+    all_series = series.build(results)
     verdicts = None
     if thresholds is not None:
-        verdicts = acceptance.evaluate(acceptance.load(thresholds, rows), series.build(rows))
-    blocks = build_document(sessions, warnings, rows, verdicts, thresholds)
-    out_dir = out_dir or default_out_dir()
+        verdicts = acceptance.evaluate(acceptance.load(thresholds, figure_units(results)), all_series)
+    blocks = build_document(results, warnings, verdicts, thresholds, all_series)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        files, files_dir = _claim(out_dir, formats)
+        files, files_dir = _claim(out_dir, formats, split_csv)
     except OSError as err:
-        raise ResultsError(f"--out: cannot write into {out_dir}: {err.strerror or err}") from err
+        default = "" if chosen else " (the default, beside the results: name another with --out)"
+        raise ResultsError(f"--out: cannot write into {out_dir}{default}: {err.strerror or err}") from err
     charts = list(dict.fromkeys(charts_of(blocks)))
     if worker is not None:
         worker.submit(charts)  # drawn while the text formats are written
-    if "csv" in files:
-        _write(files["csv"], lambda handle: write_csv(rows, handle))
+    if "csv" in files or "parquet" in files:
+        rows = tidy.frame(results)
+        if "csv" in files:
+            tidy.write_csv_per_benchmark(rows, files["csv"]) if split_csv else tidy.write_csv(rows, files["csv"])
+        if "parquet" in files:
+            tidy.write_parquet(rows, files["parquet"])
+        del rows
     if "txt" in files:
         text = render_text(blocks)
         _write(files["txt"], lambda handle: handle.write(text))
@@ -167,7 +196,6 @@ def _write_files(results: Sequence[str | Path], out_dir: Path | None, formats: S
     if "html" in files:
         page = render_html(blocks, "scalebench report", images)
         _write(files["html"], lambda handle: handle.write(page))
-    target = next(files[fmt] for fmt in ("html", "md", "txt", "csv") if fmt in files)
-    return Written(target, sessions, warnings, files, verdicts)
-
-
+    target = next(files[fmt] for fmt in ("html", "md", "txt", "csv", "parquet")
+                  if fmt in files and not (fmt == "csv" and split_csv and len(files) > 1))
+    return Written(target, results, warnings, files, verdicts, loaded.notes)

@@ -27,6 +27,7 @@ from scalebench.validation import is_number
 
 SCREENING_CHECK = "ScreeningCheck"
 HEALTH_CHECK = "NodeHealthCheck"
+CHECKS = (SCREENING_CHECK, HEALTH_CHECK)  # the results this module reads
 
 
 # --- ScreeningCheck -------------------------------------------------------------------------------

@@ -9,13 +9,15 @@ and the whole node is the node-count point.
 """
 from __future__ import annotations
 
-import statistics
+import json
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
+import polars as pl
+
 from scalebench.analysis import scaling
 from scalebench.benchmarks import Benchmark, lookup
-from scalebench.results.store import Record
+from scalebench.results.table import Table, exact_median, hashable
 
 AXIS_LABELS = {"nodes": "Nodes", "procs": "Processes", "cores": "Cores", "msg_size": "Message size (bytes)"}
 AXIS_UNITS = {"nodes": "node(s)", "procs": "process(es)", "cores": "core(s)", "msg_size": "bytes"}
@@ -37,7 +39,11 @@ class SeriesKey:
     @property
     def variant(self) -> str:
         """The parameters that tell series of one benchmark apart, e.g. 'workload=lj'."""
-        return " ".join(f"{k}={v}" for k, v in self.params)
+        return variant_of(self.params)
+
+
+def variant_of(params: tuple[tuple[str, Any], ...]) -> str:
+    return " ".join(f"{k}={v}" for k, v in params)
 
 
 @dataclass(frozen=True)
@@ -94,52 +100,79 @@ def _integral(value: Any) -> int | None:
     return int(number) if number.is_integer() and number >= 0 else None
 
 
-def x_of(record: Record, axis: str) -> int | None:
-    if axis == "nodes":
-        return record.num_nodes
-    if axis == "procs":
-        return record.num_tasks
-    if axis == "cores":
-        return record.cores
-    return _integral(record.param(axis))
+_CASE_AXES = {"nodes": "num_nodes", "procs": "num_tasks", "cores": "cores"}
 
 
-def build(rows: Iterable[Record], axis: str | None = None,
-          benchmark_names: Sequence[str] | None = None) -> list[Series]:
+def record_params(params: dict[str, Any], msg_size: int | None) -> tuple[tuple[str, Any], ...]:
+    """A figure's parameters: its case's, sorted, with the message size of a sized figure."""
+    pairs = tuple(sorted((k, hashable(v)) for k, v in params.items()))
+    return pairs if msg_size is None else tuple(sorted((*pairs, ("msg_size", msg_size))))
+
+
+KEY = ["system", "partition", "stack", "benchmark", "figure", "named"]  # a series; named: its parameters' id
+
+
+@dataclass(frozen=True)
+class Points:
+    """The usable figures as points of series: KEY columns, x, value, unit, cores and case; only the
+    cases using the most cores at each x (see the module's docstring)."""
+
+    rows: pl.DataFrame
+    named: dict[int, tuple[tuple[str, Any], ...]]  # the parameters each `named` id stands for
+    benches: dict[str, Benchmark]
+
+
+def points(table: Table, axis: str | None = None, benchmark_names: Sequence[str] | None = None) -> Points:
+    rows = table.records.filter(pl.col("usable")).select("case", "figure", "msg_size", "value", "unit").join(
+        table.cases.select("case", "system", "partition", "stack", "benchmark", "params", *_CASE_AXES.values()),
+        on="case", how="left", maintain_order="left")
+    if benchmark_names is not None:
+        rows = rows.filter(pl.col("benchmark").is_in(list(benchmark_names)))
+    # Per distinct parameter combination (a few hundred), in Python: the x axis, a parameter x, and
+    # the parameters that name the series.
+    benches: dict[str, Benchmark] = {}
+    named: dict[tuple[tuple[str, Any], ...], int] = {}
+    combos: dict[str, list[Any]] = {"benchmark": [], "params": [], "msg_size": [], "along": [], "x_param": [],
+                                    "named": []}
+    distinct = rows.select("benchmark", "params", "msg_size").unique(maintain_order=True)
+    for bench_name, params, size in distinct.iter_rows():
+        bench = benches.get(bench_name) or benches.setdefault(bench_name, lookup(bench_name))
+        along = axis or bench.x
+        pairs = record_params(json.loads(params), size)
+        kept = tuple(p for p in pairs if p[0] != along and p[0] not in bench.series_params)
+        x_param = None if along in _CASE_AXES else next((_integral(v) for k, v in pairs if k == along), None)
+        for name, value in (("benchmark", bench_name), ("params", params), ("msg_size", size), ("along", along),
+                            ("x_param", x_param), ("named", named.setdefault(kept, len(named)))):
+            combos[name].append(value)
+    combo_frame = pl.DataFrame(combos, schema={"benchmark": pl.Utf8, "params": pl.Utf8, "msg_size": pl.Int64,
+                                               "along": pl.Utf8, "x_param": pl.Int64, "named": pl.UInt32})
+    rows = rows.join(combo_frame, on=["benchmark", "params", "msg_size"], how="left", nulls_equal=True,
+                     maintain_order="left")
+    x = pl.col("x_param")
+    for along, column in _CASE_AXES.items():
+        x = pl.when(pl.col("along") == along).then(pl.col(column)).otherwise(x)
+    rows = rows.with_columns(x=x).filter(pl.col("x").is_not_null()).with_columns(
+        unit=pl.col("unit").first().over(KEY), cores=pl.col("cores").fill_null(0))
+    rows = rows.filter(pl.col("cores") == pl.col("cores").max().over([*KEY, "x"]))
+    return Points(rows.select(*KEY, "x", "value", "unit", "cores", "case"), {i: k for k, i in named.items()}, benches)
+
+
+def build(table: Table, axis: str | None = None, benchmark_names: Sequence[str] | None = None) -> list[Series]:
     """Series of the usable records (optionally of some benchmarks), on the registry's x axis
     unless `axis` is given; sorted by system, partition, benchmark, figure, parameters, stack."""
-    # Plain tuples as keys while grouping (100 000s of rows): SeriesKey objects only per series.
-    grouped: dict[tuple[Any, ...], dict[int, list[tuple[int, float]]]] = {}
-    units: dict[tuple[Any, ...], str] = {}
-    benches: dict[str, Benchmark] = {}
-    kept: dict[tuple[Any, ...], tuple[tuple[str, Any], ...]] = {}  # the parameters that name a series
-    for r in rows:
-        if not r.usable or (benchmark_names is not None and r.benchmark not in benchmark_names):
-            continue
-        bench = benches.get(r.benchmark) or benches.setdefault(r.benchmark, lookup(r.benchmark))
-        along = axis or bench.x
-        x = x_of(r, along)
-        if x is None:
-            continue
-        params = kept.get((r.params, r.benchmark, along))
-        if params is None:
-            params = kept[(r.params, r.benchmark, along)] = tuple(
-                p for p in r.params if p[0] != along and p[0] not in bench.series_params)
-        key = (r.system, r.partition, r.stack, r.benchmark, r.figure, params)
-        by_x = grouped.get(key)
-        if by_x is None:
-            by_x = grouped[key] = {}
-            units[key] = r.unit
-        by_x.setdefault(x, []).append((r.cores or 0, r.value))  # type: ignore[arg-type]
+    found = points(table, axis, benchmark_names)
+    medians = found.rows.group_by([*KEY, "x"], maintain_order=True).agg(
+        pl.col("unit").first(), median=exact_median("value"), runs=pl.len())
+    grouped: dict[tuple[Any, ...], tuple[str, dict[int, float], dict[int, int]]] = {}
+    for system, partition, stack, bench_name, figure, kept_id, x_value, unit, median, runs in medians.iter_rows():
+        entry = grouped.setdefault((system, partition, stack, bench_name, figure, found.named[kept_id]), (unit, {}, {}))
+        entry[1][x_value], entry[2][x_value] = median, runs
     out = []
-    for key, by_x in grouped.items():
-        points, runs = {}, {}
-        for x in sorted(by_x):
-            most = max(cores for cores, _ in by_x[x])
-            values = [value for cores, value in by_x[x] if cores == most]
-            points[x], runs[x] = statistics.median(values), len(values)
-        bench = benches[key[3]]
-        out.append(Series(SeriesKey(*key), bench, axis or bench.x, units[key], points, runs))
+    for key_values, (unit, values, runs) in grouped.items():
+        bench = found.benches[key_values[3]]
+        order = sorted(values)
+        out.append(Series(SeriesKey(*key_values), bench, axis or bench.x, unit, {x: values[x] for x in order},
+                          {x: runs[x] for x in order}))
     return sorted(out, key=lambda s: (s.key.where, s.key.benchmark, s.key.figure, s.key.variant, s.key.stack))
 
 

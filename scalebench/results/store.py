@@ -1,54 +1,86 @@
-"""Results store: ReFrame run reports and perflogs kept as written, read back into one tidy table.
+"""Results store: ReFrame run reports and perflogs kept as written, read back into one table of
+sessions, cases and figures (scalebench.results.table).
 
 A run directory (results/runs/<UTC time>-<host>-<pid>/) holds report.json, perflogs/, output/ and
 reframe.log exactly as ReFrame wrote them, and provenance.json when `scalebench run` made it;
-scalebench only reads them. Ingest turns every test case x performance variable into a Record. A
-run's report.json is the source of truth; its perflogs are read only when the report is missing
-(the run was interrupted or is still going) or broken. A malformed or partial report is skipped
-with a warning that names the file.
+scalebench only reads them. A run's report.json is the source of truth; its perflogs are read only
+when the report is missing (the run was interrupted or is still going) or broken. A malformed or
+partial report is skipped with a warning that names the file. Each report is read once: what ingest
+made of it is kept in the index beside the results (scalebench.results.index).
 """
 from __future__ import annotations
 
 import contextlib
-import csv
 import gc
-import io
-import json
-import math
+import hashlib
 import os
 import re
-from dataclasses import replace
+import shlex
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, NamedTuple, Sequence
+
+import polars as pl
 
 from scalebench import benchmarks, loaders, textfile
 from scalebench.errors import InputError, ResultsError
+from scalebench.results.index import INDEX_DIR, Index, Indexed, SegmentUnreadable, assemble
 from scalebench.results.perflogs import load_perflogs, run_dir_of
+from scalebench.results.records import (PROVENANCE_KEYS, Case, FigureDropped, Session, check_case, count, derived,
+                                        figure_value, interval, number, params_from_name, run_provenance, text)
+from scalebench.results.table import Table, concat, from_sessions
+from scalebench.site.rundir import DRY_RUN_MARK, dry_run_requested
 from scalebench.validation import excerpt_text
-from scalebench.results.records import (PROVENANCE_KEYS, Case, Record, Session, check_case, count, derived, interval,
-                                        number, params_from_name, run_provenance, text)
 
-__all__ = ["Case", "Record", "Session", "find_reports", "find_sources", "ingest", "load", "load_session",
-           "paused_gc", "records", "skip_reasons", "write_csv"]
+__all__ = ["Case", "Loaded", "Session", "find_sources", "ingest", "load", "paused_gc", "read_report",
+           "results_dir_of", "session_of", "skip_reasons"]
 
 # Directories of a run that hold benchmark files, never run reports: not searched.
 _NOT_SEARCHED = {"stage", "output"}
 
 
-def _walk(entry: Path) -> Iterator[Path]:
-    """Files under `entry`, skipping the benchmark-file trees of run directories."""
+def _walk(entry: Path, warnings: list[str]) -> Iterator[Path]:
+    """Files under `entry`, skipping the benchmark-file trees of run directories, dry runs' directories
+    and symbolic links to directories (each said in `warnings`)."""
     for root, dirs, files in os.walk(entry, onerror=_raise_unreadable):
-        dirs[:] = sorted(d for d in dirs if d not in _NOT_SEARCHED)
+        if DRY_RUN_MARK in files:
+            dirs[:] = []
+            warnings.append(_dry_run_warning(Path(root)))
+            continue
+        kept = []
+        beside_runs = "runs" in dirs  # a results directory: its index holds no run report
+        for name in sorted(d for d in dirs if d not in _NOT_SEARCHED and not (beside_runs and d == INDEX_DIR)):
+            if os.path.islink(os.path.join(root, name)):
+                # A link may lead anywhere, outside the results or back into them: read what is named.
+                warnings.append(f"skipped {os.path.join(root, name)}: a symbolic link to a directory "
+                                f"({_link_target(os.path.join(root, name))}), not followed; give its target "
+                                "to read it")
+            else:
+                kept.append(name)
+        dirs[:] = kept
         for name in files:
             yield Path(root, name)
+
+
+def _link_target(path: str) -> str:
+    try:
+        return f"to {excerpt_text(os.readlink(path), 200)}"
+    except OSError as err:
+        return f"unreadable: {err.strerror}"
+
+
+def _dry_run_warning(run_dir: Path) -> str:
+    return f"skipped {run_dir}: a ReFrame dry run (its {DRY_RUN_MARK} file), nothing measured"
 
 
 def _raise_unreadable(err: OSError) -> None:
     raise ResultsError(f"results: cannot read {err.filename}: {err.strerror}")
 
 
-def find_sources(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
-    """(JSON files that may be run reports, perflog files) under the given files/directories."""
+def find_sources(paths: Iterable[str | Path], warnings: list[str] | None = None) -> tuple[list[Path], list[Path]]:
+    """(JSON files that may be run reports, perflog files) under the given files/directories; what is
+    skipped on the way (dry runs, links to directories) is said in `warnings`."""
+    warnings = warnings if warnings is not None else []
     reports: set[Path] = set()
     perflogs: set[Path] = set()
     for entry in map(Path, paths):
@@ -59,17 +91,17 @@ def find_sources(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
                                "give run directories, report files or results/")
         if not entry.is_file() and not entry.is_dir():
             raise ResultsError(f"results: {entry} is not a file or a directory")
-        for path in [entry] if entry.is_file() else _walk(entry):
+        if entry.is_file():
+            run_dir = run_dir_of(entry) if entry.suffix == ".log" else entry.parent
+            if (run_dir / DRY_RUN_MARK).exists():
+                warnings.append(_dry_run_warning(run_dir))
+                continue
+        for path in [entry] if entry.is_file() else _walk(entry, warnings):
             if path.suffix == ".json" and path.name != "provenance.json":
                 reports.add(path)
             elif path.suffix == ".log" and (entry.is_file() or "perflogs" in path.parts):
                 perflogs.add(path)
     return sorted(reports), sorted(perflogs)
-
-
-def find_reports(paths: Iterable[str | Path]) -> list[Path]:
-    """Every ReFrame JSON report under the given files/directories, in a stable order."""
-    return find_sources(paths)[0]
 
 
 # Lines a scheduler or MPI launcher writes into a job's output when it ends a job or a rank: they say
@@ -111,21 +143,33 @@ def _job_messages(testcase: dict[str, Any], report: str) -> tuple[str, ...]:
     return tuple(found)[:JOB_MESSAGES_MAX]
 
 
-def _case(testcase: dict[str, Any], report: str, start: str, provenance: dict[str, Any]) -> Case:
-    """A test case of a run report as a Case (vetted by records.check_case before anyone reads it)."""
+def _case(testcase: dict[str, Any], report: str, start: str, provenance: dict[str, Any],
+          dropped: list[str] | None = None) -> Case:
+    """A test case of a run report as a Case (vetted by records.check_case before anyone reads it). A
+    figure of another partition, no number or in a unit that cannot be converted (records.figure_value) is
+    left out, and why is appended to `dropped`; a figure in another unit of its quantity is converted."""
     figures, references = {}, {}
+    benchmark = text(testcase.get("name", "")).split(" ")[0] or text(testcase.get("unique_name", ""))
+    bench = benchmarks.lookup(benchmark)
+    own = f"{testcase['system']}:{testcase['partition']}"
     for key, entry in (testcase.get("perfvalues") or {}).items():
-        # [value, ref, lower, upper, unit, result]. Once per figure: records.number is inlined for floats.
-        name, value = key.rpartition(":")[2], entry[0]
-        if type(value) is not float:
-            try:
-                value = number(value)
-            except InputError as err:
-                raise InputError(f"figure {name}: {err}") from None
-        elif not math.isfinite(value):
-            value = None
-        figures[name] = (value, entry[4] or "")
-        references[name] = (entry[1], entry[2], entry[3])
+        # [value, ref, lower, upper, unit, result], keyed <system>:<partition>:<figure>
+        where, _, name = key.rpartition(":")
+        try:
+            if where and where != own:
+                raise FigureDropped(f"recorded for {excerpt_text(where, 80)}, not this case's {own}")
+            value, unit, factor = figure_value(bench, name, entry[0], entry[4] or "")
+        except FigureDropped as err:
+            if dropped is not None:
+                dropped.append(f"figure {excerpt_text(name, 80)}: {err}: dropped")
+            continue
+        except InputError as err:
+            raise InputError(f"figure {name}: {err}") from None
+        figures[name] = (value, unit)
+        reference = entry[1]
+        if factor != 1.0 and type(reference) in (int, float):
+            reference = reference * factor  # ReFrame's reference is in the figure's unit; bounds are fractions
+        references[name] = (reference, entry[2], entry[3])
     params = testcase.get("check_params") or {}
     if not params:  # ReFrame 4.x reports parameters as top-level keys listed in the name
         params = {p: testcase.get(p) for p in params_from_name(text(testcase.get("display_name", "")))}
@@ -135,7 +179,7 @@ def _case(testcase: dict[str, Any], report: str, start: str, provenance: dict[st
         report=report, session_start=start,
         system=testcase["system"], partition=testcase["partition"], environ=testcase["environ"],
         stack=testcase.get("stack") or testcase["environ"],
-        benchmark=text(testcase.get("name", "")).split(" ")[0] or text(testcase.get("unique_name", "")),
+        benchmark=benchmark,
         name=text(testcase.get("display_name") or testcase.get("name", "")),
         params=params, num_nodes=count(testcase.get("num_nodes"), "num_nodes"), num_tasks=num_tasks,
         result=text(testcase.get("result") or "unknown"),
@@ -165,13 +209,19 @@ def skip_reasons(log: Path) -> dict[tuple[str, str, str, str], str]:
     return {(m["name"], m["system"], m["partition"], m["environ"]): m["reason"] for m in _SKIP_LINE.finditer(text)}
 
 
-def load_session(path: Path, warnings: list[str] | None = None) -> Session | None:
-    """One report; None if the JSON is not a ReFrame run report. Raises ResultsError if it is broken.
-    A test case that cannot be read, or holds a value that cannot be (records.check_case), is left out
-    with a warning naming the file and the case."""
-    warnings = warnings if warnings is not None else []
+class ParsedReport(NamedTuple):
+    info: dict[str, Any]
+    runs: list[dict[str, Any]]
+    identity: str  # session_identity
+    digest: str  # sha256 of the report's bytes: its key in the index
+
+
+def read_report(path: Path, raw: bytes | None = None) -> ParsedReport | None:
+    """A run report's session_info, runs and identity (from `raw`, its bytes, when they were read
+    already); None if the JSON is not a ReFrame run report."""
     try:
-        data = loaders.load_json(path, "run report")
+        raw = textfile.read_bytes(path, "run report", loaders.REPORT_LIMIT) if raw is None else raw
+        data = loaders.parse_json(raw, str(path))
     except InputError as err:
         raise ResultsError(f"{path}: not readable JSON ({err})") from err
     if not isinstance(data, dict) or "session_info" not in data or "runs" not in data:
@@ -181,6 +231,17 @@ def load_session(path: Path, warnings: list[str] | None = None) -> Session | Non
             isinstance(run, dict) and isinstance(run.get("testcases"), list) for run in runs):
         raise ResultsError(f"{path}: malformed ReFrame report (session_info must be an object, runs a list "
                            "of objects with a list of testcases)")
+    if _dry_run_session(info):
+        raise DryRunReport(f"{path}: a ReFrame dry run (its command line has --dry-run), nothing measured")
+    digest = hashlib.sha256(raw).hexdigest()
+    return ParsedReport(info, runs, session_identity(info, digest), digest)
+
+
+def session_of(path: Path, parsed: ParsedReport, warnings: list[str] | None = None) -> Session:
+    """The Session of a report read by read_report. A test case that cannot be read, or holds a value that
+    cannot be (records.check_case), is left out with a warning naming the file and the case."""
+    warnings = warnings if warnings is not None else []
+    info, runs = parsed.info, parsed.runs
     start = text(info.get("time_start", ""))
     provenance = run_provenance(path.parent, warnings)
     # The last run holds the final outcome of retried cases; earlier runs are the retries. A case is a
@@ -199,14 +260,16 @@ def load_session(path: Path, warnings: list[str] | None = None) -> Session | Non
     report = str(path)
     cases = []
     for testcase in final.values():
+        name = excerpt_text(text(testcase.get("display_name") or testcase.get("name") or "?"), 80)
+        dropped: list[str] = []
         try:
-            case = _case(testcase, report, start, provenance)
+            case = _case(testcase, report, start, provenance, dropped)
             check_case(case)
         except (InputError, KeyError, TypeError, ValueError, IndexError, AttributeError) as err:
             reason = str(err) if isinstance(err, InputError) else f"malformed ({type(err).__name__}: {err})"
-            name = excerpt_text(text(testcase.get("display_name") or testcase.get("name") or "?"), 80)
             warnings.append(f"skipped {name} in {path}: {excerpt_text(reason, 300)}")
             continue
+        warnings.extend(f"{name} in {path}: {excerpt_text(why, 300)}" for why in dropped)
         cases.append(case)
     if any(c.result == "skip" and not c.fail_reason for c in cases):
         reasons = skip_reasons(path.parent / "reframe.log")
@@ -218,7 +281,38 @@ def load_session(path: Path, warnings: list[str] | None = None) -> Session | Non
         elapsed = None
     return Session(report, start, elapsed, cases, hostname=text(info.get("hostname") or ""),
                    version=text(info.get("version") or ""), cmdline=text(info.get("cmdline") or ""),
-                   run_provenance=provenance)
+                   run_provenance=provenance, identity=parsed.identity)
+
+
+class DryRunReport(ResultsError):
+    """A run report ReFrame wrote for a dry run: its cases 'pass' without having run."""
+
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_CMDLINE_PARSED = 100_000  # characters of a command line split as a shell would; a longer one by spaces
+
+
+def session_identity(info: dict[str, Any], digest: str) -> str:
+    """What makes two reports one session: ReFrame's session UUID, else (an older or edited report
+    without one) the report's content, its sha256 `digest`."""
+    uuid = info.get("uuid")
+    if isinstance(uuid, str) and _UUID.fullmatch(uuid):
+        return f"uuid:{uuid.lower()}"
+    return f"sha256:{digest}"
+
+
+def _dry_run_session(info: dict[str, Any]) -> bool:
+    """ReFrame's own record of a dry run: its command line (session_info.cmdline, quoted as a shell
+    would) asks for one. ReFrame 4.10 stores no other mark: the cases of a dry run 'pass' with every
+    performance value null."""
+    cmdline = info.get("cmdline")
+    if not isinstance(cmdline, str):
+        return False
+    try:
+        words = shlex.split(cmdline) if len(cmdline) <= _CMDLINE_PARSED else cmdline.split()
+    except ValueError:  # unbalanced quotes: not written by ReFrame, but still words
+        words = cmdline.split()
+    return dry_run_requested(words)
 
 
 @contextlib.contextmanager
@@ -242,136 +336,167 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def ingest(paths: Iterable[str | Path]) -> tuple[list[Session], list[str]]:
-    """All sessions under `paths`, and one warning per report that had to be skipped."""
-    with paused_gc():
-        return _ingest(paths)
+@dataclass(frozen=True)
+class Loaded:
+    table: Table
+    warnings: list[str]  # about the results: the report lists them
+    notes: list[str]  # about the index: said on stderr, never part of a report
+
+    def sessions(self, cases: Any = None) -> list[Session]:
+        """Sessions and cases as ingest made them (Table.materialize)."""
+        return self.table.materialize(cases)
 
 
-def load(paths: Iterable[str | Path]) -> tuple[list[Session], list[str], list[Record]]:
-    """Sessions, warnings and the tidy table of everything under `paths`."""
-    with paused_gc():
-        sessions, warnings = _ingest(paths)
-        return sessions, warnings, list(records(sessions))
+Sources = tuple[list[Path], list[Path], list[str]]  # find_sources' run reports and perflogs, and its warnings
 
 
-def _ingest(paths: Iterable[str | Path]) -> tuple[list[Session], list[str]]:
-    """Every session under `paths`; ResultsError when there is none (an empty report is no answer)."""
+def load(paths: Iterable[str | Path], *, index: bool = True, rebuild: bool = False,
+         sources: Sources | None = None) -> Loaded:
+    """Everything under `paths` (or in `sources`, found already), each session once however many copies
+    of it there are, read from the index beside the results where it holds a run report (and written
+    into it where not: `index`; `rebuild` reads every report again and writes them all); ResultsError
+    when there is nothing."""
     paths = list(paths)
-    report_files, perflog_files = find_sources(paths)
+    if sources is None:
+        found: list[str] = []
+        sources = (*find_sources(paths, found), found)
+    with paused_gc():
+        skip: set[Path] = set()
+        notes: list[str] = []
+        while True:
+            indexes: dict[Path, Index] = {}
+            try:
+                loaded = _load(paths, sources, indexes if index else None, rebuild, frozenset(skip))
+            except SegmentUnreadable as err:  # a segment's cases or records damaged: load again without it
+                skip.add(err.segment)
+                notes.append(f"index: skipped {err.segment}: {err.why}; its run reports are read again (the "
+                             "index is derived from them: the segment may be deleted)")
+                continue
+            for idx in indexes.values():
+                idx.write()
+                notes += idx.notes
+            return Loaded(loaded.table, loaded.warnings, notes + loaded.notes)
+
+
+def ingest(paths: Iterable[str | Path]) -> tuple[list[Session], list[str]]:
+    """All sessions under `paths` read from their JSON (no index), and the warnings."""
+    loaded = load(paths, index=False)
+    return loaded.sessions(), loaded.warnings
+
+
+def results_dir_of(path: Path) -> Path:
+    """The results directory a given path belongs to: the one holding runs/ when the path is runs/, a
+    run directory or a file of one; else the directory given (or the file's)."""
+    path = Path(os.path.abspath(path))
+    where = run_dir_of(path) if path.suffix == ".log" and path.is_file() else path.parent if path.is_file() else path
+    if where.name == "runs":
+        return where.parent
+    return where.parent.parent if where.parent.name == "runs" else where
+
+
+def _load(paths: list[str | Path], sources: Sources, indexes: dict[Path, Index] | None, rebuild: bool,
+          skip: frozenset[Path]) -> Loaded:
+    report_files, perflog_files = sources[:2]
+    warnings = list(sources[2])
     named = {Path(p) for p in paths if Path(p).is_file()}
-    sessions: list[Session] = []
-    warnings: list[str] = []
-    reported: set[Path] = set()  # run directories whose report.json was read
+    parts: list[Session | Indexed] = []
+    reported: set[Path] = set()  # run directories whose report.json was read (or is a dry run's)
+    read_from: dict[str, Path] = {}  # session identity -> the report it was read from
+
+    def copy(identity: str, path: Path) -> bool:
+        first = read_from.setdefault(identity, path)
+        if first is path:
+            return False
+        if not _same_file(first, path):
+            warnings.append(f"skipped {path}: a copy of the session read from {first} ({identity})")
+        return True
+
     for path in report_files:
+        idx = None
+        where = results_dir_of(path)
+        if indexes is not None and Path(os.path.abspath(path)).parent.parent == where / "runs":  # a results tree
+            idx = indexes.get(where) or indexes.setdefault(where, Index(where, rebuild, skip))
+            known = idx.find(path)
+            if known is not None:
+                reported.add(path.parent)
+                if not copy(known.entry.identity, path):
+                    parts.append(known)
+                    warnings += known.warnings
+                continue
         try:
-            session = load_session(path, warnings)
+            parsed = read_report(path, idx.read_bytes(path) if idx else None)
+        except DryRunReport as err:
+            warnings.append(f"skipped {err}")
+            reported.add(path.parent)
+            continue
         except ResultsError as err:
             warnings.append(f"skipped {err}")
             continue
-        if session is not None:
-            sessions.append(session)
-            reported.add(path.parent)
-        elif path in named:
-            warnings.append(f"skipped {path}: not a ReFrame run report (no session_info and runs)")
-    by_run: dict[Path, list[Path]] = {}
-    for path in perflog_files:
-        by_run.setdefault(run_dir_of(path), []).append(path)
-    for run_dir, files in sorted(by_run.items()):
-        if run_dir in reported:
-            continue  # the report holds the same figures, and more
-        session = load_perflogs(run_dir, files, warnings)
-        if session is not None:
-            warnings.append(f"{run_dir}: no usable report.json (run interrupted or still going): "
-                            f"read {sum(len(c.figures) for c in session.cases)} figure(s) from its perflogs")
-            sessions.append(session)
-    if not any(session.cases for session in sessions):
+        if parsed is None:
+            if path in named:
+                warnings.append(f"skipped {path}: not a ReFrame run report (no session_info and runs)")
+            continue
+        reported.add(path.parent)
+        if copy(parsed.identity, path):
+            if idx is not None:
+                idx.remember(path, parsed.digest)
+            continue
+        before = len(warnings)
+        session = session_of(path, parsed, warnings)
+        parts.append(session)
+        if idx is not None:
+            idx.add(path, parsed.digest, parsed.identity, session, warnings[before:])
+    table = assemble(parts)
+    perflog_sessions = _perflog_sessions(perflog_files, reported, table, warnings)
+    if perflog_sessions:
+        table = concat([table, from_sessions(perflog_sessions)])
+    if table.cases.is_empty():
         given = ", ".join(map(str, paths)) or "(nothing)"
         more = f"; {len(warnings) - 1} more" if len(warnings) > 1 else ""
         why = f" ({excerpt_text(warnings[0], 300)}{more})" if warnings else ""
         raise ResultsError(f"results: no usable ReFrame run report or perflog in {excerpt_text(given, 200)}{why}")
-    return sessions, warnings
+    return Loaded(table, warnings, [])
 
 
-def _reference(ref: tuple[Any, Any, Any]) -> Any:
-    # ReFrame writes (0, None, None) when a check has no reference for a figure.
-    return None if ref[0] == 0 and ref[1] is None and ref[2] is None else ref[0]
+def _perflog_sessions(perflog_files: Sequence[Path], reported: set[Path], reports: Table,
+                      warnings: list[str]) -> list[Session]:
+    """Sessions of the runs that have perflogs and no usable report; a copy of a session read already
+    (the same cases with the same figures) left out."""
+    by_run: dict[Path, list[Path]] = {}
+    for path in perflog_files:
+        by_run.setdefault(run_dir_of(path), []).append(path)
+    sessions: list[Session] = []
+    measured: set[tuple[Any, ...]] = set()
+    for run_dir, files in sorted(by_run.items()):
+        if run_dir in reported:
+            continue  # the report holds the same figures, and more
+        session = load_perflogs(run_dir, files, warnings)
+        if session is None:
+            continue
+        prints = _fingerprints(session)
+        names = list({c.name for c in session.cases})
+        read = {p for s in reports.materialize(pl.col("name").is_in(names)) for p in _fingerprints(s)} | measured
+        if prints and prints <= read:
+            warnings.append(f"skipped the perflogs of {run_dir}: a copy of a session already read "
+                            "(the same cases with the same figures)")
+            continue
+        measured |= prints
+        warnings.append(f"{run_dir}: no usable report.json (run interrupted or still going): "
+                        f"read {sum(len(c.figures) for c in session.cases)} figure(s) from its perflogs")
+        sessions.append(session)
+    return sessions
 
 
-def _hashable(value: Any) -> Any:
-    return value if isinstance(value, (str, int, float, bool, type(None))) else json.dumps(value, sort_keys=True)
+def _same_file(a: Path, b: Path) -> bool:
+    """One file named twice (a run directory and its report.json both given): no copy to warn of."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
-def records(sessions: Iterable[Session]) -> Iterator[Record]:
-    """The tidy table: one Record per case x figure (x message size for sized microbenchmarks)."""
-    for session in sessions:
-        for case in session.cases:
-            bench = benchmarks.lookup(case.benchmark)
-            params = tuple(sorted((k, _hashable(v)) for k, v in case.params.items()))
-            measured = case.measured
-            for name, (value, unit) in case.figures.items():
-                sized = benchmarks.split_sized(bench, name) if bench.sized else None
-                figure, row_params = (name, params) if sized is None else (
-                    sized[0], tuple(sorted((*params, ("msg_size", sized[1])))))
-                yield Record(case.system, case.partition, case.stack, case.benchmark, case.name, row_params,
-                             case.num_nodes, case.num_tasks, case.cores, figure, value, unit,
-                             _reference(case.references[name]), case.result,
-                             case.report, measured and value is not None, case, session)
-
-
-# --- the tidy table as CSV --------------------------------------------------------------------------
-
-CSV_LEADING = ("run_start", "system", "partition", "stack", "benchmark", "case")
-_CSV_PROVENANCE = benchmarks.provenance().csv  # (column, field): the registry's
-CSV_TRAILING = ("num_nodes", "num_tasks", "cores", "figure", "value", "unit", "reference", "result",
-                *(column for column, _ in _CSV_PROVENANCE), "git_describe", "reframe_version", "hostname", "report")
-
-
-def _csv_line(cells: Sequence[Any]) -> str:
-    """Cells encoded as one CSV line (quoted where needed), without its line end."""
-    buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="").writerow(cells)
-    return buffer.getvalue()
-
-
-def write_csv(rows: Sequence[Record], handle: Any) -> None:
-    """The tidy table as CSV, every parameter in its own column (param_<name> where a parameter has the
-    name of a fixed column).
-
-    Cells are encoded once per case (where, provenance), once per parameter combination and once per
-    figure name, unit and result, then joined per row: at 100 000 rows, encoding every cell of every
-    row was the slowest part of a report."""
-    param_names = sorted({name for params in {r.params for r in rows} for name, _ in params})
-    fixed = {*CSV_LEADING, *CSV_TRAILING}
-    columns = [f"param_{name}" if name in fixed else name for name in param_names]  # a parameter named 'case'
-    handle.write(_csv_line([*CSV_LEADING, *columns, *CSV_TRAILING]) + "\r\n")
-    by_case: dict[int, tuple[str, str, str]] = {}
-    by_params: dict[tuple[tuple[str, Any], ...], str] = {}
-    words: dict[Any, str] = {}  # figure names, units, results, references: few distinct values
-
-    def word(value: Any) -> str:
-        # csv writes a lone empty cell as "" (to tell it from an empty line); within a line it is empty
-        encoded = words[value] = "" if value in (None, "") else _csv_line([value])
-        return encoded
-
-    lines = []
-    for r in rows:
-        case = by_case.get(id(r.origin))
-        if case is None:
-            c, session = r.origin, r.session
-            case = by_case[id(r.origin)] = (
-                _csv_line([session.start, r.system, r.partition, r.stack, r.benchmark, r.case]),
-                _csv_line([r.num_nodes, r.num_tasks, r.cores]),
-                _csv_line([*(c.recorded(f.name) for _, f in _CSV_PROVENANCE), session.git_describe, session.version,
-                           session.hostname, r.report]))
-        params = by_params.get(r.params)
-        if params is None:
-            values = dict(r.params)
-            params = by_params[r.params] = ("," + _csv_line([values.get(p, "") for p in param_names])
-                                            if param_names else "")  # no parameter columns: nothing
-        value = "" if r.value is None else repr(r.value)
-        reference = r.reference if isinstance(r.reference, (int, float)) else words.get(r.reference) or word(r.reference)
-        lines.append(f"{case[0]}{params},{case[1]},{words.get(r.figure) or word(r.figure)},{value},"
-                     f"{words.get(r.unit) or word(r.unit)},{reference},{words.get(r.result) or word(r.result)},"
-                     f"{case[2]}\r\n")
-    handle.write("".join(lines))
+def _fingerprints(session: Session) -> set[tuple[Any, ...]]:
+    """The measured cases of a session by content: a perflog copy of a run has no session UUID, but the
+    same cases with the same figures as the run's report."""
+    return {(c.name, c.system, c.partition, c.environ, tuple(sorted((k, v[0]) for k, v in c.figures.items())))
+            for c in session.cases if any(v[0] is not None for v in c.figures.values())}

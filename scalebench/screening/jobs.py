@@ -7,14 +7,15 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from scalebench.errors import InputError
 from scalebench.hpl import blas
 from scalebench.hpl.binaries import missing_binary, resolve_binary
 from scalebench.screening.probe import ProbeSettings, load_settings
+from scalebench.site.blas import stack_blas, threads_variables
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
-from scalebench.site.partition import PartitionSpec, StackSpec
+from scalebench.site.partition import PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import node_scale
 from scalebench.site.thresholds import SCREEN_MIN_NODES
 from scalebench.units import format_duration, format_size
@@ -90,9 +91,11 @@ def chunk_of(partition: PartitionSpec, chunk: int, names: Sequence[str], setting
 
 
 def plan_screening(partition: PartitionSpec, stack: StackSpec, chunk: int, names: Sequence[str] = (),
-                   settings: ProbeSettings | None = None) -> tuple[JobPlan, ScreeningJob]:
+                   settings: ProbeSettings | None = None, environ: Mapping[str, str] | None = None,
+                   reservation: Reservation | None = None) -> tuple[JobPlan, ScreeningJob]:
     """The job of one chunk: one rank per core of every node, exclusive, within the probe's time
-    limit (and the partition's); LeftOut with the reason when it cannot be."""
+    limit (and the partition's or its reservation's); LeftOut with the reason when it cannot be.
+    environ and reservation as for job_plan."""
     settings = settings or load_settings()
     chunks, nodes, chunk_names = chunk_of(partition, chunk, names, settings)
     if nodes < SCREEN_MIN_NODES:
@@ -100,22 +103,25 @@ def plan_screening(partition: PartitionSpec, stack: StackSpec, chunk: int, names
                       f"{SCREEN_MIN_NODES}")
     if nodes > partition.max_nodes:
         raise LeftOut(f"{nodes} nodes in one job; the partition has {partition.max_nodes} (max_nodes)")
-    job = job_plan(partition, stack, node_scale(nodes), whole_nodes=True)
+    job = job_plan(partition, stack, node_scale(nodes), whole_nodes=True, environ=environ, reservation=reservation)
     memory = job.ranks_per_node * settings.memory_per_rank()
     if memory > MEMORY_SHARE * partition.memory_per_node:
         raise LeftOut(f"the probe needs {format_size(memory)} per node ({job.ranks_per_node} ranks), more than "
                       f"{MEMORY_SHARE:.0%} of {format_size(partition.memory_per_node)}: lower dgemm_n or stream_n in "
                       f"site_configs/screening.yaml")
     limit = settings.time_limit_s
-    if partition.max_time_limit_s:
-        limit = min(limit, partition.max_time_limit_s)
+    longest = job.longest_s or partition.max_time_limit_s
+    if longest:
+        limit = min(limit, longest)
     predicted = settings.predicted_s(nodes)
     if predicted > limit:
         raise LeftOut(f"the probe takes {format_duration(predicted)}, longer than the time limit "
                       f"{format_duration(limit)}")
     binary = str(stack.extras.get("screen_binary") or "screen-probe")  # a relative path is under the repository
-    env = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    coretype = blas.choose_coretype({}, partition.microarch)  # the policy of the HPL DGEMM it compares with
+    # One BLAS thread per rank, and the BLAS kernel policy of the HPL DGEMM it compares with.
+    linked = stack_blas(stack.extras.get("blas"), job.spack_specs, resolve_binary(binary))
+    env = {name: "1" for name in ("OMP_NUM_THREADS", *threads_variables(linked.name))}
+    coretype = blas.choose_coretype(stack.env_vars, environ or {}, partition.microarch, linked)
     if coretype.value:
         env["OPENBLAS_CORETYPE"] = coretype.value
     screening = ScreeningJob(chunk, chunks, nodes, chunk_names, predicted, tuple(settings.args()),

@@ -10,11 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from scalebench import loaders, paths
-from scalebench.benchmarks import did_you_mean
+from scalebench import loaders, paths, schema
 from scalebench.errors import InputError
-from scalebench.site.scales import PLACEMENTS
-from scalebench.validation import excerpt, is_number
+from scalebench.validation import did_you_mean, excerpt
 
 # --- transports ---------------------------------------------------------------------------------
 
@@ -90,18 +88,9 @@ def _describe(key: str, value: float, bare: bool = False) -> str:
 def fabric_classes(path: Path = FLOOR_FILE) -> dict[str, FabricClass]:
     """The classes, fastest first."""
     data = loaders.load_yaml(path, "fabric floors") or {}
-    if not isinstance(data, dict):
-        raise InputError(f"{path}: expected a mapping of fabric class to floors")
+    schema.check(data, "fabric_floors.yaml", str(path))
     out = {}
     for name, entry in data.items():
-        where = f"{path}: {name}"
-        if not isinstance(entry, dict) or set(entry) != {"label", "placement", *_BOUNDS}:
-            raise InputError(f"{where}: expected exactly label, placement, {', '.join(_BOUNDS)}")
-        if entry["placement"] not in PLACEMENTS:
-            raise InputError(f"{where}: placement must be one of {', '.join(PLACEMENTS)}")
-        for key in _BOUNDS:
-            if not is_number(entry[key]) or not 0 < entry[key] < 1e12:
-                raise InputError(f"{where}: {key} must be a positive number, got {excerpt(entry[key])}")
         out[str(name)] = FabricClass(str(name), str(entry["label"]), entry["placement"],
                                      {key: float(entry[key]) for key in _BOUNDS})
     return out

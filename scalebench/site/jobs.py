@@ -7,12 +7,13 @@ ceil(tasks / nodes) per node), never dropped with a node.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace
-from typing import Any
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Mapping
 
 from scalebench.errors import InputError, ScalebenchError
-from scalebench.site import spack_lock
-from scalebench.site.partition import PartitionSpec, StackSpec
+from scalebench.site import binding, spack_lock
+from scalebench.site.container import ContainerSpec
+from scalebench.site.partition import SLURM_SCHEDULERS, PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import Geometry, Scale, geometry
 
 
@@ -36,6 +37,10 @@ class JobPlan:
     stack: str = ""
     spack_lock: str = ""
     spack_specs: str = ""  # the concrete programs of its spack.lock (scalebench.site.spack_lock)
+    env_vars: Mapping[str, str] = field(default_factory=dict)  # the job's own: threads and their placement
+    binding: str = ""  # how its ranks are bound, as the results record it
+    container: ContainerSpec | None = None  # the image the stack's programs run in
+    reservation: Reservation | None = None  # the Slurm reservation it runs in
 
     @property
     def tasks_per_node(self) -> int:
@@ -61,29 +66,41 @@ class JobPlan:
     def scheduler_options(self, scheduler: str) -> list[str]:
         """Options a check adds to its job: Slurm gets the node count and memory from the plan (not
         from tasks / tasks per node, which idle ranks would round down)."""
-        if scheduler not in ("slurm", "squeue"):
+        if scheduler not in SLURM_SCHEDULERS:
             return []
         options = [f"--nodes={self.nodes}"]
         if self.memory is not None:
             options.append(f"--mem={self.memory}")
+        if self.reservation is not None:
+            options.append(f"--reservation={self.reservation.name}")
         return options
+
+    @property
+    def longest_s(self) -> int | None:
+        """The longest this job may run: its reservation's length, else None (the partition's)."""
+        return self.reservation.time_limit_s if self.reservation else None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data.update(tasks_per_node=self.tasks_per_node, idle_ranks=self.idle_ranks,
-                    launcher_options=list(self.launcher_options))
+                    launcher_options=list(self.launcher_options), env_vars=dict(self.env_vars),
+                    container=self.container.to_json() if self.container else None,
+                    reservation=self.reservation.to_json() if self.reservation else None)
         return data
 
 
 def job_plan(partition: PartitionSpec, stack: StackSpec, scale: str | Scale, *,
              threads_per_rank: int | None = None, ranks_per_node: int | None = None,
-             whole_nodes: bool = False, gpus_per_node: int = 0) -> JobPlan:
+             whole_nodes: bool = False, gpus_per_node: int = 0, environ: Mapping[str, str] | None = None,
+             reservation: Reservation | None = None) -> JobPlan:
     """The job of a case at a scale of the partition (by name), or at a layout of its own (a Scale:
     two ranks on two nodes, say) that the partition can hold, on a stack.
 
     threads_per_rank: None is 1. ranks_per_node: None fills the scale's cores. whole_nodes: the case
     takes its nodes whole (HPL): exclusive, all memory and no hyperthreads as the partition's
-    job_options say; every multi-node case does too. LeftOut when the partition cannot run it.
+    job_options say; every multi-node case does too. environ: the submitting shell's variables (what
+    it sets of OpenMP's placement is kept). reservation: one asked for on the command line (else the
+    partition's, for its largest cases). LeftOut when the partition cannot run it.
     """
     if isinstance(scale, str):
         name, found = scale, partition.scale(scale)
@@ -109,6 +126,10 @@ def job_plan(partition: PartitionSpec, stack: StackSpec, scale: str | Scale, *,
         raise LeftOut(f"stack {stack.stack}: {lock_digest} (spack install the environment first)")
     whole = whole_nodes or layout.nodes > 1
     options = partition.job_options
+    stack_options = tuple(option.format(threads_per_rank=layout.threads_per_rank) for option in stack.launcher_options)
+    bound = binding.binding(partition.launcher, partition.cpu_bind, stack.features, stack_options,
+                            layout.threads_per_rank, {**(environ or {}), **stack.env_vars},
+                            layout.ranks_per_node, gpus_per_node)
     memory = ("0" if options.memory == "whole" else options.memory) if whole else None
     return JobPlan(
         scale=scale.name, nodes=layout.nodes, ranks_per_node=layout.ranks_per_node,
@@ -116,6 +137,8 @@ def job_plan(partition: PartitionSpec, stack: StackSpec, scale: str | Scale, *,
         exclusive=whole and options.exclusive, memory=memory,
         hyperthreads=options.hyperthreads if whole else None,
         time_limit_s=None, gpus_per_node=gpus_per_node,
-        launcher_options=tuple(option.format(threads_per_rank=layout.threads_per_rank)
-                               for option in stack.launcher_options),
-        stack=stack.stack, spack_lock=lock_digest, spack_specs=lock_specs)
+        launcher_options=stack_options + bound.launcher_options + (stack.container.launcher_options()
+                                                                  if stack.container else ()),
+        stack=stack.stack, spack_lock=lock_digest, spack_specs=lock_specs, env_vars=bound.env_vars,
+        binding=bound.summary, container=stack.container,
+        reservation=partition.reservation_for(layout.nodes, reservation))

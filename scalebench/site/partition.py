@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from scalebench.errors import InputError
+from scalebench.site.container import ContainerSpec
 from scalebench.site.scales import Scale, ScaleSpec
-from scalebench.units import format_size, parse_size
-from scalebench.validation import is_number, require_count
+from scalebench.units import format_size, parse_duration, parse_size
+from scalebench.validation import require_count
 
 # Slurm-like schedulers: the plan writes their options (--nodes, --mem) itself.
 SLURM_SCHEDULERS = ("slurm", "squeue")
@@ -27,25 +28,16 @@ class JobOptions:
     hyperthreads: bool = False  # False: --hint=nomultithread
 
     @classmethod
-    def from_site(cls, data: Any, where: str, node_memory: int | None = None) -> JobOptions:
-        """node_memory: the node's memory in bytes, which a job cannot ask more of."""
-        if data is None:
-            return cls()
-        if not isinstance(data, Mapping):
-            raise InputError(f"{where}: expected a mapping with exclusive, memory and hyperthreads")
-        unknown = sorted(map(str, set(data) - {"exclusive", "memory", "hyperthreads"}))
-        if unknown:
-            raise InputError(f"{where}: unknown key(s) {', '.join(unknown)}")
-        for key in ("exclusive", "hyperthreads"):
-            if key in data and not isinstance(data[key], bool):
-                raise InputError(f"{where}.{key}: must be true or false, got {data[key]!r}")
+    def from_site(cls, data: Mapping[str, Any] | None, where: str, node_memory: int) -> JobOptions:
+        """From a site file's `job_options:` (its shape checked by the site schema) or from to_json();
+        node_memory: the node's memory in bytes, which a job cannot ask more of."""
+        data = data or {}
         memory = data.get("memory", "whole")
         if memory not in (None, "whole"):
             size = parse_size(memory, f"{where}.memory")
-            if size < 2**20 or (node_memory is not None and size > node_memory):
-                node = format_size(node_memory) if node_memory else "unknown"
+            if size < 2**20 or size > node_memory:
                 raise InputError(f"{where}.memory: {format_size(size)} is not between 1 MiB and the node's memory "
-                                 f"({node}); 'whole' asks for all of it")
+                                 f"({format_size(node_memory)}); 'whole' asks for all of it")
             memory = f"{size // 2**20}M"  # Slurm takes MiB (and reads 0 as the whole node)
         return cls(data.get("exclusive", True), memory, data.get("hyperthreads", False))
 
@@ -60,28 +52,52 @@ class GpuSpec:
     fp64_gflops: float  # nominal FP64 peak per GPU (the vendor's data sheet)
     arch: str = ""
     model: str = ""
+    gres_type: str = ""  # slurm.conf's GRES type (h100): '' asks for any GPU
+    request: str = "gres"  # gres: --gres=gpu[:type]:N; gpus-per-node: --gpus-per-node=[type:]N
 
     @classmethod
-    def from_site(cls, data: Any, where: str) -> GpuSpec | None:
+    def from_site(cls, data: Mapping[str, Any] | None) -> GpuSpec | None:
+        """From a site file's `gpus:` (its shape checked by the site schema) or from to_json()."""
         if data is None:
             return None
-        if not isinstance(data, Mapping):
-            raise InputError(f"{where}: expected a mapping with count, memory and fp64_tflops")
-        unknown = sorted(map(str, set(data) - {"count", "memory", "fp64_tflops", "arch", "model"}))
-        if unknown:
-            raise InputError(f"{where}: unknown key(s) {', '.join(unknown)}")
-        for key in ("count", "memory", "fp64_tflops"):
-            if data.get(key) in (None, ""):
-                raise InputError(f"{where}: missing '{key}'")
-        tflops = data["fp64_tflops"]
-        if not is_number(tflops) or not 0 < tflops < 1e6:
-            raise InputError(f"{where}.fp64_tflops: must be a positive number, got {tflops!r}")
-        return cls(require_count(f"{where}.count", data["count"]), parse_size(data["memory"], f"{where}.memory"),
-                   float(tflops) * 1000, str(data.get("arch", "")), str(data.get("model", "")))
+        return cls(data["count"], parse_size(data["memory"]), float(data["fp64_tflops"]) * 1000,
+                   str(data.get("arch", "")), str(data.get("model", "")), str(data.get("type", "")),
+                   str(data.get("request", "gres")))
+
+    @property
+    def runtime(self) -> str:
+        """The device runtime of OSU's device buffers (-d cuda|rocm): from the arch, '' when it says none."""
+        return "cuda" if self.arch.startswith("sm_") else "rocm" if self.arch.startswith("gfx") else ""
+
+    def slurm_option(self, count: str) -> str:
+        """The job's GPU request, for `count` GPUs per node (a number, or ReFrame's placeholder)."""
+        typed = f"{self.gres_type}:" if self.gres_type else ""
+        return f"--gres=gpu:{typed}{count}" if self.request == "gres" else f"--gpus-per-node={typed}{count}"
 
     def to_json(self) -> dict[str, Any]:
         return {"count": self.count, "memory": self.memory, "fp64_tflops": self.fp64_gflops / 1000,
-                "arch": self.arch, "model": self.model}
+                "arch": self.arch, "model": self.model, "type": self.gres_type, "request": self.request}
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """A Slurm reservation a case's job runs in (sbatch --reservation), and how long its jobs may run."""
+
+    name: str
+    time_limit_s: int | None = None  # None: the partition's longest job
+    from_nodes: int = 1  # cases of at least this many nodes use it
+
+    @classmethod
+    def from_site(cls, data: Mapping[str, Any] | None, max_nodes: int) -> Reservation | None:
+        """From a partition's `reservation:` (shape checked by the site schema) or from to_json()."""
+        if not data:
+            return None
+        limit = data.get("time_limit_s", data.get("time_limit"))
+        return cls(str(data["name"]), None if limit is None else parse_duration(limit, "reservation.time_limit"),
+                   int(data.get("from_nodes") or max_nodes))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "time_limit_s": self.time_limit_s, "from_nodes": self.from_nodes}
 
 
 @dataclass(frozen=True)
@@ -105,6 +121,15 @@ class PartitionSpec:
     gpus: GpuSpec | None = None
     hpl: Mapping[str, Any] = field(default_factory=dict)  # hpl_* extras: time_budget_s, trials, ...
     screen: Mapping[str, Any] = field(default_factory=dict)  # screen_* extras: chunk_nodes
+    cpu_bind: str = "cores"  # how ranks are bound (scalebench.site.binding): cores | threads | none
+    reservation: Reservation | None = None  # where its largest cases run (a full-system HPL)
+
+    def reservation_for(self, nodes: int, asked: Reservation | None = None) -> Reservation | None:
+        """The reservation a job of `nodes` nodes runs in: the one asked for on the command line, else
+        the partition's for cases of at least its from_nodes."""
+        if asked is not None:
+            return asked
+        return self.reservation if self.reservation and nodes >= self.reservation.from_nodes else None
 
     @property
     def fullname(self) -> str:
@@ -145,10 +170,11 @@ class PartitionSpec:
                 clock_ghz=float(extras["clock_ghz"]), flops_per_cycle=int(extras["flops_per_cycle"]),
                 features=tuple(features), rpeak_derivation=tuple(extras.get("rpeak_derivation", ())),
                 time_limit_s=extras.get("time_limit_s"), max_time_limit_s=extras.get("max_time_limit_s"),
-                scale_spec=ScaleSpec.from_site(extras.get("scales"), f"{where}.scales"),
+                scale_spec=ScaleSpec.from_site(extras.get("scales")),
                 job_options=JobOptions.from_site(extras.get("job_options"), f"{where}.job_options",
                                                  parse_size(extras["memory_per_node"], f"{where}.memory_per_node")),
-                gpus=GpuSpec.from_site(extras.get("gpus"), f"{where}.gpus"),
+                gpus=GpuSpec.from_site(extras.get("gpus")), cpu_bind=str(extras.get("cpu_bind", "cores")),
+                reservation=Reservation.from_site(extras.get("reservation"), extras["max_nodes"]),
                 hpl={key[len("hpl_"):]: value for key, value in extras.items() if key.startswith("hpl_")},
                 screen={key[len("screen_"):]: value for key, value in extras.items() if key.startswith("screen_")})
         except KeyError as err:
@@ -161,11 +187,20 @@ class StackSpec:
     stack: str  # the stack name results carry
     features: tuple[str, ...]
     extras: Mapping[str, Any]
+    env_vars: Mapping[str, str] = field(default_factory=dict)  # what the stack exports in its jobs
 
     @property
     def launcher_options(self) -> tuple[str, ...]:
         return tuple(str(option) for option in self.extras.get("launcher_options", ()))
 
+    @property
+    def container(self) -> ContainerSpec | None:
+        return ContainerSpec.from_site(self.extras.get("container"))
+
     @classmethod
-    def from_config(cls, name: str, features: tuple[str, ...], extras: Mapping[str, Any]) -> StackSpec:
-        return cls(name, str(extras.get("stack", name)), tuple(features), dict(extras))
+    def from_config(cls, name: str, features: tuple[str, ...], extras: Mapping[str, Any],
+                    env_vars: Mapping[str, Any] | Any = ()) -> StackSpec:
+        """env_vars: ReFrame's mapping or the configuration's [name, value] pairs."""
+        pairs = env_vars.items() if isinstance(env_vars, Mapping) else env_vars
+        return cls(name, str(extras.get("stack", name)), tuple(features), dict(extras),
+                   {str(k): str(v) for k, v in pairs})

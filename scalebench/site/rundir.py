@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Sequence
 
 from scalebench import paths, textfile
 from scalebench.errors import InputError, ResultsError
@@ -52,15 +53,30 @@ def results_root() -> Path:
     return run.parent.parent if run.parent.name == "runs" else run.parent
 
 
-def claim_run_dir() -> Path:
+# A file in a dry run's directory: ReFrame writes a report there whose cases "pass" without having run.
+DRY_RUN_MARK = "DRY-RUN"
+_DRY_RUN_NOTE = ("ReFrame dry run (--dry-run): job scripts and decks only, nothing was measured.\n"
+                 "scalebench report, accept, compare, screen and references never read this directory as a run.\n")
+
+
+def dry_run_requested(argv: Sequence[str]) -> bool:
+    """Whether a reframe command line asks for a dry run: --dry-run, or a prefix argparse accepts for it
+    (--dr is the shortest no other ReFrame option shares)."""
+    return any(len(arg) >= 4 and "--dry-run".startswith(arg) for arg in argv)
+
+
+def claim_run_dir(dry_run: bool = False) -> Path:
     """Create this invocation's run directory (SCALEBENCH_RUN_DIR, else a new one under results/runs)
-    with its provenance.json; a directory that already holds a run report is never reused."""
+    with its provenance.json, and for a dry run its DRY_RUN_MARK; a directory that already holds a run
+    report is never reused."""
     given = os.environ.get("SCALEBENCH_RUN_DIR")
     path = _check_run_path("SCALEBENCH_RUN_DIR", Path(given).resolve()) if given else new_run_dir()
     if (path / "report.json").exists():
         raise ResultsError(f"SCALEBENCH_RUN_DIR: {path} already holds a run report; name a new directory")
     try:
         path.mkdir(parents=True, exist_ok=bool(given))
+        if dry_run:
+            (path / DRY_RUN_MARK).write_text(_DRY_RUN_NOTE)
         _write_provenance(path)
     except OSError as err:
         where = "SCALEBENCH_RUN_DIR" if given else "results directory"

@@ -46,20 +46,12 @@ class ScaleSpec:
     cores: tuple[int, ...] | str = "auto"
 
     @classmethod
-    def from_site(cls, data: Any, where: str) -> ScaleSpec:
-        if data is None:
-            return cls()
-        if not isinstance(data, Mapping):
-            raise InputError(f"{where}: expected a mapping with nodes, full and cores")
-        unknown = sorted(map(str, set(data) - {"nodes", "full", "cores"}))
-        if unknown:
-            raise InputError(f"{where}: unknown key(s) {', '.join(unknown)}")
-        nodes = _counts(data.get("nodes", "powers_of_two"), f"{where}.nodes", ("powers_of_two",))
-        cores = _counts(data.get("cores", "auto"), f"{where}.cores", ("auto", "powers_of_two"))
-        full = data.get("full", True)
-        if not isinstance(full, bool):
-            raise InputError(f"{where}.full: must be true or false, got {excerpt(full)}")
-        return cls(nodes, full, cores)
+    def from_site(cls, data: Mapping[str, Any] | None) -> ScaleSpec:
+        """From a site file's `scales:` (its shape checked by the site schema) or from to_json()."""
+        data = data or {}
+        nodes, cores = data.get("nodes", "powers_of_two"), data.get("cores", "auto")
+        return cls(nodes if isinstance(nodes, str) else tuple(nodes), data.get("full", True),
+                   cores if isinstance(cores, str) else tuple(cores))
 
     def to_json(self) -> dict[str, Any]:
         return {"nodes": self.nodes if isinstance(self.nodes, str) else list(self.nodes), "full": self.full,
@@ -87,14 +79,6 @@ class ScaleSpec:
 
 def _powers_of_two(limit: int) -> list[int]:
     return [1 << k for k in range(limit.bit_length()) if 1 << k <= limit]
-
-
-def _counts(value: Any, where: str, words: tuple[str, ...]) -> tuple[int, ...] | str:
-    if isinstance(value, str) and value in words:
-        return value
-    if not isinstance(value, list) or not value:
-        raise InputError(f"{where}: expected {' or '.join(words)} or a list of counts, got {excerpt(value)}")
-    return tuple(require_count(f"{where}[{i}]", v) for i, v in enumerate(value))
 
 
 SCALING_MODES = ("strong", "weak")

@@ -9,14 +9,15 @@ from typing import Any
 
 from scalebench import loaders, textfile, writeonce
 from scalebench.errors import InputError
+from scalebench.site.blas import blas_packages
 from scalebench.site.rundir import read_digested
 
 ARCHIVE_DIR = "spack-locks"  # under the results directory
 # A lock's concrete programs by its digest: every case of a stack plans with the same lock, parsed once.
 _PROGRAMS: dict[str, str] = {}
-# Beside the roots: what decides the transport and the MPI of a stack.
+# Beside the roots: what decides the transport and the MPI of a stack (and its BLAS: blas.yaml).
 FABRIC_PACKAGES = ("openmpi", "mpich", "cray-mpich", "mvapich", "intel-oneapi-mpi", "ucx", "libfabric", "pmix",
-                   "rdma-core", "openblas")
+                   "rdma-core")
 
 
 def _variants(parameters: Any) -> str:
@@ -44,7 +45,8 @@ def concrete_programs(lock: Any, source: str = "spack.lock") -> str:
         raise InputError(f"{source}: no concrete_specs (not a Spack lock file)")
     nodes = {h: n for h, n in lock["concrete_specs"].items() if isinstance(n, dict)}
     roots = [nodes[r["hash"]] for r in lock.get("roots", []) if isinstance(r, dict) and r.get("hash") in nodes]
-    fabric = sorted((n for n in nodes.values() if n.get("name") in FABRIC_PACKAGES), key=lambda n: str(n.get("name")))
+    kept = (*FABRIC_PACKAGES, *blas_packages())
+    fabric = sorted((n for n in nodes.values() if n.get("name") in kept), key=lambda n: str(n.get("name")))
     seen, out = set(), []
     for node in [*roots, *fabric]:
         spec = _spec(node)

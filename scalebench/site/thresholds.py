@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scalebench import loaders, paths
+from scalebench import loaders, paths, schema
 from scalebench.errors import InputError
 from scalebench.validation import excerpt
 
@@ -12,14 +12,10 @@ def efficiency_floor(system: str, partition: str, path: Path | None = None) -> f
     """The most specific floor for system:partition (then system:*, then *)."""
     path = path or paths.SITE_CONFIGS / "efficiency_floors.yaml"
     floors = loaders.load_yaml(path, "efficiency floors") or {}
-    if not isinstance(floors, dict):
-        raise InputError(f"{path}: expected a mapping of 'system:partition' keys to floors")
+    schema.check(floors, "efficiency_floors.yaml", str(path))
     for key in (f"{system}:{partition}", f"{system}:*", "*"):
         if key in floors:
-            value = floors[key]
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-                raise InputError(f"{path}: {key}: efficiency floor must be a fraction in [0, 1], got {excerpt(value)}")
-            return float(value)
+            return float(floors[key])
     raise InputError(f"{path}: no floor for {system}:{partition} and no '*' entry")
 
 

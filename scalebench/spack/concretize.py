@@ -65,13 +65,6 @@ def no_spack_reason(environ: Optional[Mapping[str, str]] = None) -> str:
     return "no Spack: SPACK_ROOT is not set and no `spack` is on PATH"
 
 
-def spack_version(spack: SpackInstall, timeout: float = 120.0) -> str:
-    """`spack --version` (about 2 s)."""
-    done = subprocess.run([*spack.command(), "--version"], capture_output=True, text=True,
-                          timeout=timeout, check=False)
-    return (done.stdout or done.stderr).strip()
-
-
 @dataclass
 class ConcretizeResult:
     """One `spack -e <copy> concretize`: success, wall time and the lock file's hash; `roots` are
@@ -181,7 +174,3 @@ def concretize_env(env_dir, *, site: Optional[str] = None, spack: Optional[Spack
             shutil.rmtree(workdir, ignore_errors=True)
 
 
-def concretize_tree(directory, **kwargs) -> List[ConcretizeResult]:
-    """concretize_env for every environment under a directory (one after the other)."""
-    directory = Path(directory)
-    return [concretize_env(env.parent, tree=directory, **kwargs) for env in find_envs(directory)]

@@ -5,13 +5,13 @@ strings, spec lists and definitions, concretizer, packages (requirements, provid
 """
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, List, Optional, Sequence
 
 from scalebench.spack.specs import Node, PackageTable, SpecSyntaxError, check_node, parse_spec, words
+from scalebench.validation import did_you_mean
 
 CONCRETIZER_KEYS = ("unify", "reuse", "targets", "duplicates", "timeout", "error_on_timeout",
                     "concretization_cache", "static_analysis", "splice", "enable_node_namespace",
@@ -32,9 +32,7 @@ def _type_name(value: Any) -> str:
 
 
 def _unknown_key(key: str, allowed: Sequence[str], where: str) -> str:
-    close = difflib.get_close_matches(str(key), allowed, n=1)
-    hint = f" (did you mean '{close[0]}'?)" if close else ""
-    return f"unknown key '{key}' in {where}{hint}; allowed: {words(allowed)}"
+    return f"unknown key '{key}' in {where}{did_you_mean(str(key), allowed)}; allowed: {words(allowed)}"
 
 
 _REF_RE = re.compile(r"^\$(?P<sigil>[\^%]?)\{?(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}?$")

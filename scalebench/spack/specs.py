@@ -3,7 +3,6 @@ Spack v1.1's spack/spec_parser.py, and the packages, virtuals, variants, values 
 scalebench/data/spack_packages.yaml (spack-packages v2025.11)."""
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 
 from scalebench import loaders, paths
 from scalebench.errors import InputError
-from scalebench.validation import excerpt
+from scalebench.validation import did_you_mean, excerpt
 
 TABLE_PATH = paths.PACKAGE_DATA / "spack_packages.yaml"
 
@@ -82,8 +81,7 @@ class PackageTable:
         return self._conflicts.get(name, [])
 
     def suggest(self, name: str) -> str:
-        close = difflib.get_close_matches(name, sorted(set(self.packages) | set(self.virtuals)), n=1)
-        return f" (did you mean '{close[0]}'?)" if close else ""
+        return did_you_mean(name, set(self.packages) | set(self.virtuals))
 
 
 _TABLES: Dict[str, PackageTable] = {}
@@ -259,8 +257,7 @@ def check_node(node: Node, table: PackageTable, package: Optional[str] = None) -
     for vname, values in node.variants.items():
         spec = variants.get(vname)
         if spec is None:
-            close = difflib.get_close_matches(vname, sorted(variants), n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            hint = did_you_mean(vname, variants)
             listed = words(sorted(variants)) if len(variants) <= 40 else f"{len(variants)} variants"
             problems.append(f"{name} has no variant '{vname}'{hint}; its variants: {listed}")
             continue
@@ -290,8 +287,7 @@ def _check_values(package: str, vname: str, values: Tuple[str, ...], spec: Dict[
         problems.append(f"{package} variant '{vname}' takes one value, got {','.join(values)}")
     for value in values:
         if value not in allowed:
-            close = difflib.get_close_matches(value, allowed, n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            hint = did_you_mean(value, allowed)
             problems.append(f"'{value}' is not a value of {package} variant '{vname}'{hint}; "
                             f"allowed: {words(allowed)}")
     for exclusive in spec.get("exclusive", []) or []:

@@ -28,8 +28,10 @@ What it checks, each problem as a `Finding(file, key, message)`:
 """
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Set, Tuple
@@ -79,9 +81,60 @@ class Finding:
 def _load_yaml(path: Path) -> Tuple[Any, Optional[str]]:
     """(data, None), or (None, the reason without the path: a Finding names the file)."""
     try:
-        return loaders.load_yaml(path, "spack file", unique_keys=True), None
+        return loaders.load_yaml(path, "spack file"), None
     except InputError as exc:
-        return None, str(exc).replace(f"{path}: ", "", 1)
+        reason = str(exc)
+        return None, reason[len(f"{path}: "):] if reason.startswith(f"{path}: ") else reason
+
+
+# What path_state says of a path that can be used; anything else says why it cannot.
+DIRECTORY, FILE, OTHER = "directory", "file", "other"
+
+
+def path_state(path: Path) -> str:
+    """DIRECTORY, FILE or OTHER (symbolic links followed), or why `path` cannot be used: "does not
+    exist", "is a loop of symbolic links", "cannot be read (Permission denied)" ... (pathlib's exists()
+    says False for a loop and raises for a directory the user may not search)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as err:
+        if err.errno in (errno.ENOENT, errno.ENOTDIR):
+            return "does not exist"
+        if err.errno == errno.ELOOP:
+            return "is a loop of symbolic links"
+        return f"cannot be read ({err.strerror})"
+    return DIRECTORY if stat.S_ISDIR(mode) else FILE if stat.S_ISREG(mode) else OTHER
+
+
+def _listing(directory: Path) -> Tuple[List[str], Optional[str]]:
+    """(the names in `directory`, None), or ([], why it cannot be listed)."""
+    try:
+        return sorted(os.listdir(directory)), None
+    except OSError as err:
+        return [], f"cannot be read ({err.strerror})"
+
+
+def subdirectories(directory: Path) -> Optional[List[str]]:
+    """The directories in `directory` (site directories: not hidden ones), sorted; None when it cannot
+    be read."""
+    names, unreadable = _listing(directory)
+    if unreadable:
+        return None
+    return [name for name in names if not name.startswith(".") and path_state(directory / name) == DIRECTORY]
+
+
+def _yaml_files(directory: Path, unreadable: Optional[List[Tuple[str, str]]] = None) -> List[Path]:
+    """The .yaml files under `directory` (not inside .spack-env/, symbolic links to directories not
+    followed); each directory that cannot be read is appended to `unreadable` as (path, why)."""
+    def failed(err: OSError) -> None:
+        if unreadable is not None:
+            unreadable.append((_display(Path(str(err.filename))), f"cannot be read ({err.strerror})"))
+
+    found: List[Path] = []
+    for root, dirs, files in os.walk(directory, onerror=failed):
+        dirs[:] = sorted(d for d in dirs if d != ".spack-env")
+        found.extend(Path(root, name) for name in files if name.endswith(".yaml"))
+    return sorted(found)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -152,7 +205,7 @@ class _Validator(SectionChecks, Expansion):
 
     def check_env(self, path: Path) -> None:
         path = Path(path)
-        if path.is_dir():
+        if path_state(path) == DIRECTORY:
             path = path / "spack.yaml"
         file = _display(path)
         if not self._inside(file, "<file>", file, path):  # a spack.yaml linked from elsewhere
@@ -258,15 +311,17 @@ class _Validator(SectionChecks, Expansion):
                 base = Path(os.path.normpath(env_dir / before)) if before else env_dir
                 if not self._inside(file, key, raw, base):
                     continue
-                sites = sorted(p.name for p in base.iterdir() if p.is_dir() and not p.name.startswith(".")) \
-                    if base.is_dir() else []
+                sites = subdirectories(base) if path_state(base) == DIRECTORY else []
+                if sites is None:
+                    self.add(file, key, f"{raw!r}: {_display(base)} {_listing(base)[1]}")
+                    continue
                 if not sites:
                     self.add(file, key, f"{raw!r}: no site directory under {_display(base)} to stand for "
                                         f"${SITE_VAR}")
                     continue
                 for site in sites:
                     target = Path(os.path.normpath(env_dir / _SITE_VAR_RE.sub(site, raw)))
-                    if target.is_dir() and self._inside(file, key, raw, target):
+                    if path_state(target) == DIRECTORY and self._inside(file, key, raw, target):
                         declarations[site] = self.check_site_declaration(target)
                     configs = self._include_target(file, key, raw, target, optional, site=True, site_name=site)
                     if configs is not None:
@@ -299,13 +354,16 @@ class _Validator(SectionChecks, Expansion):
                         site: bool, site_name: Optional[str]) -> Optional[List[_ConfigFile]]:
         if not self._inside(file, key, raw, target):
             return None
-        if not target.exists():
-            if not optional:
+        state = path_state(target)
+        if state == DIRECTORY:
+            state = _listing(target)[1] or state
+        if state not in (DIRECTORY, FILE, OTHER):
+            if not (optional and state == "does not exist"):  # an optional include may be absent, not broken
                 for_site = f" for {SITE_VAR}={site_name}" if site_name else ""
-                self.add(file, key, f"included path {raw!r} does not exist{for_site} ({_display(target)})")
+                self.add(file, key, f"included path {raw!r} {state}{for_site} ({_display(target)})")
             return None
-        files = [target / name for name in DIRECTORY_SECTION_FILES if (target / name).is_file()] \
-            if target.is_dir() else [target]
+        files = [target / name for name in DIRECTORY_SECTION_FILES if path_state(target / name) == FILE] \
+            if state == DIRECTORY else [target]
         configs = []
         for included in files:
             if not self._inside(file, key, raw, included):
@@ -361,9 +419,11 @@ class _Validator(SectionChecks, Expansion):
         choices = {"fabric": self.rules.fabrics, "scheduler": self.rules.schedulers}
         spelled = "; ".join(f"{key}: {' | '.join(known)}" for key, known in choices.items())
         declared: Dict[str, str] = {}
-        data, error = _load_yaml(path) if path.is_file() else ({}, None)
-        if not path.is_file():
-            self.add(file, "<file>", f"missing: every site declares its fabric class and scheduler, which "
+        state = path_state(path)
+        data, error = _load_yaml(path) if state == FILE else ({}, None)
+        if state != FILE:
+            problem = "missing" if state == "does not exist" else state
+            self.add(file, "<file>", f"{problem}: every site declares its fabric class and scheduler, which "
                                      f"the stack rules need ({spelled})")
         elif error:
             self.add(file, "<yaml>", error)
@@ -463,10 +523,10 @@ def validate_env(path, table: Optional[PackageTable] = None) -> List[Finding]:
     return validator.findings
 
 
-def find_envs(directory) -> List[Path]:
-    """spack.yaml files under a directory (not inside .spack-env/)."""
-    directory = Path(directory)
-    return sorted(p for p in directory.rglob("spack.yaml") if ".spack-env" not in p.parts)
+def find_envs(directory, unreadable: Optional[List[Tuple[str, str]]] = None) -> List[Path]:
+    """spack.yaml files under a directory (not inside .spack-env/); each directory that cannot be read
+    is appended to `unreadable` as (path, why)."""
+    return [p for p in _yaml_files(Path(directory), unreadable) if p.name == "spack.yaml"]
 
 
 def validate_tree(directory=None, table: Optional[PackageTable] = None) -> List[Finding]:
@@ -474,15 +534,20 @@ def validate_tree(directory=None, table: Optional[PackageTable] = None) -> List[
     for every other YAML file there, site files (under sites/) checked as such."""
     directory = Path(directory) if directory is not None else paths.REPO_ROOT / "spack_envs"
     validator = _Validator(table or load_table(), directory)
-    if not directory.is_dir():
-        validator.add(_display(directory), "<dir>", "no such directory")
+    state = path_state(directory)
+    if state != DIRECTORY:
+        validator.add(_display(directory), "<dir>", "no such directory" if state in (FILE, OTHER) else state)
         return validator.findings
-    envs = find_envs(directory)
-    if not envs:
+    unreadable: List[Tuple[str, str]] = []
+    files = _yaml_files(directory, unreadable)
+    for path, why in unreadable:  # its environments and files are not validated: said, never skipped silently
+        validator.add(path, "<dir>", f"{why}: what it holds is not validated")
+    envs = [p for p in files if p.name == "spack.yaml"]
+    if not envs and not unreadable:
         validator.add(_display(directory), "<dir>", "no environment (spack.yaml) under this directory")
     for env in envs:
         validator.check_env(env)
-    for other in sorted(directory.rglob("*.yaml")):
+    for other in files:
         relative = other.relative_to(directory).parts
         if other.name in ("spack.yaml", "spack.lock") or ".spack-env" in relative:
             continue

@@ -4,7 +4,10 @@ would run them, through scalebench.cli.main in this process (each under a hard t
 Run: .venv/bin/python scripts/bench/probe_cli.py [--seed 14] [--cuts 3] [--keep DIR] [-v]
 
 Each probe is an argument list, the exit it must give (0 ok, 1 FAILED, 2 bad input) and what its
-output must or must not say. It counts as
+output must or must not say. Classes 1-8 are those of issue 14; 30.x those of issue 30 (run-report units
+and partitions, HPL rows timed 0.00 and appended runs, impossible values and contradictions in every
+parser, ranks beyond a C int, unreadable directories and symbolic-link loops for spack validate (a file
+that fails to read, /proc/self/mem, is among class 1's paths), run as an unprivileged user when the probe runs as root). It counts as
   traceback     the command raised, or exited 3 (internal error);
   hang          no answer within the hard limit;
   wrong answer  any other exit than the one expected, an error that is not one line, or output that
@@ -16,9 +19,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
 import hashlib
 import io
 import json
+import math
+import os
 import random
 import shutil
 import sys
@@ -55,12 +61,13 @@ class Result:
 
 @dataclass
 class Probe:
-    cls: str  # the issue's class, 1-8
+    cls: str  # the issue's class: 1-8 (issue 14), 30.x (issue 30)
     name: str
     argv: List[str]
     expect: str | tuple[str, ...]  # ok | fail | error, or several
     check: Optional[Callable[[Result], str]] = None  # '' when the output is right
     words: tuple[str, ...] = ()  # an error must say one of these
+    unprivileged: bool = False  # run as nobody (in a child process) when the probe runs as root
 
 
 @dataclass
@@ -81,6 +88,33 @@ def run(argv: List[str]) -> Result:
         except SystemExit as stop:
             status = stop.code if isinstance(stop.code, int) else 2
     return Result(status, out.getvalue(), err.getvalue(), time.perf_counter() - start)
+
+
+def run_unprivileged(argv: List[str]) -> Result:
+    """run(argv) where file permissions hold: in a child that gives up root (everything it needs is
+    imported already); as run() when not root."""
+    if os.geteuid() != 0:
+        return run(argv)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read)
+            os.setgid(65534)
+            os.setuid(65534)
+            result = run(argv)
+            payload = {"status": result.status, "stdout": result.stdout, "stderr": result.stderr,
+                       "seconds": result.seconds}
+        except BaseException as err:  # noqa: BLE001 - reported as the probe's traceback
+            payload = {"status": 3, "stdout": "", "stderr": f"Traceback (most recent call last): {err!r}",
+                       "seconds": 0.0}
+        os.write(write, json.dumps(payload).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        data = pipe.read()
+    os.waitpid(pid, 0)
+    return Result(**json.loads(data))
 
 
 def judge(probe: Probe, result: Result) -> str:
@@ -138,6 +172,7 @@ class Builder:
         self.inputs.mkdir(parents=True)
         self.probes: List[Probe] = []
         self.n = 0
+        self.cleanup: List[Path] = []  # trees outside root (readable by an unprivileged user)
 
     def file(self, name: str, content: str | bytes) -> str:
         self.n += 1
@@ -169,7 +204,7 @@ def class1_not_regular(b: Builder) -> None:
     paths = hostile.special_paths(b.root / "special")
     results = b.results([])
     words = ("not a regular file", "a directory", "no file or directory name", "cannot read", "does not exist",
-             "is not a file")
+             "is not a file", "neither a run report")  # the last: a results path that is no .json or .log
     for what, path in paths.items():
         for kind in sorted(KINDS):
             b.add("1", f"parse {kind}: {what}", ["parse", kind, path], "error", words=words)
@@ -556,7 +591,7 @@ def class_references_and_screen(b: Builder) -> None:
     results = b.results([])
     thresholds = b.file("t.yaml", "criteria:\n  - {benchmark: HPLCheck, figure: efficiency, min: 50%}\n")
     words = ("not a regular file", "a directory", "no file or directory name", "cannot read", "does not exist",
-             "is not a file")
+             "is not a file", "neither a run report")  # the last: a results path that is no .json or .log
     for what, path in paths.items():
         b.add("1", f"references freeze: {what} as thresholds", ["references", "freeze", results, "--system",
               "cluster", "--thresholds", path, "--references-dir", b.out()], "error", words=words)
@@ -587,10 +622,316 @@ def class_references_and_screen(b: Builder) -> None:
               "--thresholds", thresholds, "--references-dir", b.out()], "error")
 
 
+def class_runs_counted_once(b: Builder) -> None:
+    """Issues 27 and 30: copies of a session, dry runs, symbolic links, acceptance without criteria, where
+    a report goes and a run that cannot start."""
+    thresholds = b.file("t.yaml", "criteria:\n  - {benchmark: HPLCheck, figure: efficiency, min: 50%}\n")
+    copied = Path(b.results([]))
+    for name in ("copy1", "copy2", "copy3"):
+        shutil.copytree(copied / "runs" / "good", copied / "runs" / name)
+
+    def one_run_each(r: Result) -> str:
+        rows = [line for line in r.stdout.splitlines() if line.startswith("local:default")]
+        if len(rows) != 3 or any(line.split()[-1] != "1" for line in rows):
+            return f"copies counted as runs: {rows}"
+        return "" if r.stderr.count("a copy of the session") == 3 else "the copies are not named"
+    b.add("copies", "report over a run and 3 copies", ["report", str(copied), "--out", b.out(), "--format", "txt"],
+          "ok", check=one_run_each)
+    b.add("copies", "references freeze from one session and 3 copies", ["references", "freeze", str(copied),
+          "--system", "local", "--thresholds", thresholds, "--references-dir", b.out()], "error",
+          words=("fewer than 3",))
+    dry = Path(b.results([]))
+    (dry / "runs" / "good" / "DRY-RUN").write_text("")
+    for command in (["report", "--out", b.out()], ["accept", "--thresholds", thresholds], ["compare"], ["screen"]):
+        b.add("dry run", f"{command[0]} of a dry run only", [command[0], str(dry), *command[1:]], "error",
+              words=("a ReFrame dry run",))
+    empty = b.file("empty.yaml", "criteria: []\n")
+    results = b.results([])
+    for command in (["accept"], ["references", "freeze", "--system", "cluster", "--references-dir", b.out()]):
+        words = 2 if command[0] == "references" else 1
+        b.add("no criteria", f"{command[0]} with criteria: []", [*command[:words], results, *command[words:],
+              "--thresholds", empty], "error", words=("at least one criterion",))
+    beside = b.results([])
+    b.add("report out", "report without --out", ["report", beside, "--format", "csv"], "ok",
+          check=lambda r: "" if r.stdout.splitlines()[-1].startswith(f"Report: {beside}/reports/")
+          else f"written elsewhere: {r.stdout.splitlines()[-1]!r}")
+    b.add("report out", "report of two results directories without --out",
+          ["report", b.results([]), b.results([]), "--format", "csv"], "error", words=("--out",))
+    linked = Path(b.results([]))
+    (linked / "runs" / "loop").symlink_to(linked)
+    b.add("links", "report with a symlink loop in runs/", ["report", str(linked), "--out", b.out(), "--format", "csv"],
+          "ok", check=lambda r: "" if "symbolic link" in r.stderr else "the link is not named")
+    nothing = b.out()
+    b.add("run", "run --config /nonexistent.py", ["run", "--results", nothing, "--config", "/nonexistent.py"],
+          "error", words=("--config",), check=lambda r: f"{nothing} created" if Path(nothing).exists() else "")
+
+
+def class_site_files(b: Builder) -> None:
+    """Issues 27 and 30: a site file's every key given values of every wrong YAML type, repeated keys,
+    YAML 1.1 spellings, sizes without a unit and rules between keys: one named line each (exit 2),
+    never a traceback or a plan; the shapes it may have (GPUs, containers, a reservation) plan."""
+    import yaml
+
+    site = yaml.safe_load((REPO / "site_configs" / "sites" / "example.yaml").read_text())
+    wrong = [None, True, 7, -1, 1.5, [1], {"a": 1}, "", "x" * 300]
+
+    def plan(name: str, data: Any, expect: str | tuple[str, ...] = "error", words: tuple[str, ...] = ()) -> None:
+        path = b.file("site.yaml", data if isinstance(data, str) else yaml.safe_dump(data, sort_keys=False))
+        b.add("site file", name, ["plan", path], expect, words=words)
+
+    def edited(where: str, key: str, value: Any) -> dict:
+        data = json.loads(json.dumps(site))
+        target = data if where == "top" else data["partitions"][0] if where == "partition" else data["stacks"][0]
+        target[key] = value
+        return data
+
+    for where, keys in (("top", ("system", "hostnames", "modules_system", "partitions", "stacks")),
+                        ("partition", ("name", "scheduler", "launcher", "access", "max_nodes", "cores_per_node",
+                                       "memory_per_node", "clock_ghz", "microarch", "environs", "features", "scales",
+                                       "job_options", "gpus", "time_limit", "max_time_limit_s", "hpl_trials",
+                                       "cpu_bind", "reservation")),
+                        ("stack", ("name", "features", "env_vars", "launcher_options", "modules", "hpl_binary",
+                                   "blas", "container", "transport", "fabric"))):
+        for key in keys:
+            for value in wrong:
+                # a few of these values are right for a few keys (descr-like text): only a traceback or a
+                # hang is wrong then
+                plan(f"{where}.{key}: {str(value)[:20]!r}", edited(where, key, value), ("ok", "error"))
+            plan(f"{where}.{key}: repeated", yaml.safe_dump(edited(where, key, None), sort_keys=False), ("ok", "error"))
+    text = (REPO / "site_configs" / "sites" / "example.yaml").read_text()
+    plan("cores_per_node written twice", text.replace("cores_per_node: 128", "cores_per_node: 64\n    cores_per_node: 128"),
+         words=("repeated",))
+    plan("criteria-like key twice at the top", "system: a\nsystem: b\n" + text.split("\n", 8)[-1], words=("repeated",))
+    for key, value, words in (("memory_per_node", 768, ("unit",)), ("memory_per_node", "768", ("unit",)),
+                              ("memory_per_node", "1B", ("unit",)), ("time_limit", "72", ("duration",)),
+                              ("exclusive_yes", None, ("true or false",))):
+        data = edited("partition", key, value) if value is not None else edited("partition", "job_options", {"exclusive": "yes"})
+        plan(f"partition {key}={value!r}", data, words=words)
+    plan("time_limit beyond max_time_limit_s", edited("partition", "time_limit", "72h"), words=("longest job",))
+    plan("modules without a module system", edited("stack", "modules", ["openmpi/5"]), words=("modules_system",))
+    plan("modul_system misspelt", edited("top", "modul_system", "lmod"), words=("did you mean",))
+    plan("pyxis under mpirun", edited("partition", "launcher", "mpirun") | {
+        "stacks": [dict(site["stacks"][0], container={"runtime": "pyxis", "image": "x"}), site["stacks"][1]]},
+        words=("pyxis",))
+    gpu = edited("partition", "gpus", {"count": 4, "memory": "80GB", "fp64_tflops": 67, "arch": "sm_90", "type": "h100"})
+    plan("a typed GPU partition", gpu, "ok")
+    plan("a reservation", edited("partition", "reservation", {"name": "full", "time_limit": "3d"}), "ok")
+    plan("a reservation beyond the partition", edited("partition", "reservation",
+         {"name": "full", "time_limit": "3d", "from_nodes": 100000}), words=("from_nodes",))
+    plan("an apptainer stack", edited("stack", "container", {"runtime": "apptainer", "image": "/x.sif"}), "ok")
+
+
+# --- issue 30 -------------------------------------------------------------------------------------------
+
+def _csv_values(out: str, figure: str) -> List[tuple[float, str]]:
+    """(value, unit) of every row of `figure` in the report's CSV under `out`."""
+    found = []
+    for path in Path(out).rglob("*.csv"):
+        with open(path, newline="") as handle:
+            for row in csv.DictReader(handle):
+                if row["figure"] == figure and row["value"]:
+                    found.append((float(row["value"]), row["unit"]))
+    return found
+
+
+def class30_4_run_report_figures(b: Builder) -> None:
+    """Units converted or refused, other partitions' figures, strings and booleans, contradictions."""
+    def case(figures: Dict[str, Any], nodes: int = 8, tasks: int = 16, **extra: Any) -> Dict[str, Any]:
+        return rr.testcase("HPLCheck", figures, params={"scale": f"{nodes}_nodes"}, num_nodes=nodes, num_tasks=tasks,
+                           extra=extra or None)
+
+    def rmax_is(out: str, wanted: float, warning: str = "") -> Callable[[Result], str]:
+        def check(r: Result) -> str:
+            values = [v for v, unit in _csv_values(out, "rmax") if unit == "Gflop/s"]
+            units = {unit for _, unit in _csv_values(out, "rmax")}
+            if units != {"Gflop/s"}:
+                return f"rmax in units {units}"
+            if not any(math.isclose(v, wanted, rel_tol=1e-9) for v in values):
+                return f"rmax {values}, expected {wanted} among them"
+            if any(v > 1e5 for v in values):
+                return f"an rmax taken at face value: {values}"
+            return f"no warning saying {warning!r}" if warning and warning not in r.stderr else ""
+        return check
+
+    for label, figures, wanted in (
+            ("rmax in Tflop/s", {"rmax": (0.8, "Tflop/s"), "rpeak_gflops": (8000.0, "Gflop/s"),
+                                 "efficiency": (10.0, "%")}, 800.0),
+            ("rmax in Mflop/s beside 90%", {"rmax": (7200000.0, "Mflop/s"), "rpeak_gflops": (8000.0, "Gflop/s"),
+                                            "efficiency": (90.0, "%")}, 7200.0),
+            ("rmax in Pflop/s", {"rmax": (0.0072, "Pflop/s")}, 7200.0)):
+        out = b.out()
+        b.add("30.4", f"report: {label}", ["report", b.results([case(figures)], name="bad"), "--out", out,
+                                           "--format", "csv"], "ok", check=rmax_is(out, wanted))
+    for label, figures, warning in (
+            ("rmax in furlongs", {"rmax": (900.0, "furlongs")}, "cannot be converted"),
+            ("rmax in GB/s", {"rmax": (900.0, "GB/s")}, "cannot be converted"),
+            ("rmax a string", {"rmax": ("9e9", "Gflop/s")}, "is not a number"),
+            ("rmax a boolean", {"rmax": (True, "Gflop/s")}, "is not a number"),
+            ("efficiency a string", {"rmax": (7200.0, "Gflop/s"), "efficiency": ("90%", "%")}, "is not a number")):
+        out = b.out()
+        b.add("30.4", f"report: {label}", ["report", b.results([case(figures)], name="bad"), "--out", out,
+                                           "--format", "csv"], "ok", check=rmax_is(out, 900.0, warning))
+    other = case({"rmax": (7200.0, "Gflop/s")})
+    other["perfvalues"]["other:gpu:rmax"] = [500000.0, 0, None, None, "Gflop/s", "pass"]
+    out = b.out()
+    b.add("30.4", "report: another partition's rmax", ["report", b.results([other], name="bad"), "--out", out,
+                                                       "--format", "csv"], "ok",
+          check=rmax_is(out, 7200.0, "recorded for other:gpu"))
+    for label, bad in (
+            ("efficiency against Rmax/Rpeak", case({"rmax": (900000.0, "Gflop/s"), "rpeak_gflops": (8000.0, "Gflop/s"),
+                                                    "efficiency": (90.0, "%")})),
+            ("Rmax against N and time", case({"rmax": (7200.0, "Gflop/s"), "n": (8256.0, "N"), "time": (0.5, "s")})),
+            ("fewer tasks than nodes", case({"rmax": (7200.0, "Gflop/s")}, nodes=8, tasks=4)),
+            ("tasks fewer than P x Q", case({"rmax": (7200.0, "Gflop/s")}, hpl_deck={"p": 8, "q": 8})),
+            ("Rmax beyond its processes", case({"rmax": (9.0e8, "Gflop/s")}))):
+        out = b.out()
+        b.add("30.4", f"report: {label}", ["report", b.results([bad], name="bad"), "--out", out, "--format", "csv"],
+              "ok", check=lambda r, out=out: rmax_is(out, 900.0, "skipped HPLCheck %scale=8_nodes")(r))
+
+
+def class30_5_hpl_rows(b: Builder) -> None:
+    """Rows timed 0.00 s, rates beyond any processor, appended runs with their own thresholds."""
+    def rmax(wanted: Optional[float]) -> Callable[[Result], str]:
+        def check(r: Result) -> str:
+            got = json_out(r)["rmax_gflops"]
+            return "" if got == wanted else f"rmax {got}, expected {wanted}"
+        return check
+
+    good = "WR11C2R4        10000   192     1     2               6.50             1.0256e+02"
+    for label, row in (("time 0.00 at 1e300", "WR11C2R4 1000 192 2 2 0.00 1.0000e+300"),
+                       ("N=100000 in 0.00 s at 1 Gflop/s", "WR11C2R4 100000 192 2 2 0.00 1.0000e+00"),
+                       ("time 0.00 at 9e9", "WR11C2R4 1000 192 2 2 0.00 9.0000e+09"),
+                       ("5e9 Gflop/s on 4 processes", "WR11C2R4 2000000 192 2 2 1.00 5.3333e+09")):
+        alone, mixed = b.file("hpl.out", _hpl_run(row)), b.file("hpl.out", _hpl_run(good, row))
+        b.add("30.5", f"parse hpl: {label}", ["parse", "hpl", alone], "ok", check=rmax(None))
+        b.add("30.5", f"parse hpl: good row and {label}", ["parse", "hpl", mixed], "ok", check=rmax(102.56))
+        b.add("30.5", f"tune rank: {label}", ["tune", "rank", alone], "error", words=("no PASSED row",))
+        decks = b.out()
+        b.add("30.5", f"tune freeze: {label}", ["tune", "freeze", alone, "--system", "s", "--partition", "p",
+                                               "--decks-dir", decks], "error",
+              check=lambda r, d=decks: "a deck was frozen" if Path(d).exists() else "")
+        decks = b.out()
+        b.add("30.5", f"tune rank: good row and {label}", ["tune", "rank", mixed, "--json"], "ok",
+              check=lambda r: "" if [c["gflops"] for c in json_out(r)["candidates"]] == [102.56] else r.stdout[:300])
+    strict = _hpl_run("WR11C2R4 10000 192 1 2 1.30 5.1282e+02", threshold="1.0e-03")  # residual 1.2e-03: FAILED
+    loose = _hpl_run(good, threshold="16.0")
+    for label, text in (("a strict run, then a loose one", strict + loose), ("a loose run, then a strict one",
+                                                                             loose + strict)):
+        b.add("30.5", f"parse hpl: appended, {label}", ["parse", "hpl", b.file("hpl.out", text)], "ok",
+              check=rmax(102.56))
+        b.add("30.5", f"hpcc: appended, {label}", ["parse", "hpcc", b.file("hpccoutf.txt", _hpcc(text))], "ok",
+              check=lambda r: "" if (json_out(r)["hpl"] or {}).get("rmax_gflops") in (102.56, None) else "rmax")
+
+
+def _hpl_run(*rows: str, threshold: str = "16.0") -> str:
+    return ("HPLinpack 2.3  --  High-Performance Linpack benchmark  --   December 2, 2018\n"
+            f"- Computational tests pass if scaled residuals are less than                {threshold}\n"
+            + "".join(f"{row}\n||Ax-b||_oo/(eps*(||A||_oo*||x||_oo+||b||_oo)*N)=   1.2e-03 ...... PASSED\n"
+                      for row in rows))
+
+
+def _hpcc(hpl: str, summary: str = "Success=1\n") -> str:
+    return ("This is the DARPA/DOE HPC Challenge Benchmark version 1.5.0 October 2012\nBegin of HPL section.\n"
+            + hpl + "End of HPL section.\nBegin of Summary section.\n" + summary + "End of Summary section.\n"
+            "End of HPC Challenge tests.\n")
+
+
+def _numbers(value: Any) -> List[float]:
+    if isinstance(value, dict):
+        return [n for v in value.values() for n in _numbers(v)]
+    if isinstance(value, list):
+        return [n for v in value for n in _numbers(v)]
+    return [float(value)] if isinstance(value, (int, float)) and not isinstance(value, bool) else []
+
+
+def class30_6_parsers(b: Builder) -> None:
+    """Values no measurement can have, and figures of one output that contradict each other."""
+    def sane(fields: tuple[str, ...], warning: str) -> Callable[[Result], str]:
+        def check(r: Result) -> str:
+            data = json_out(r)
+            for name in fields:
+                bad = [n for n in _numbers(data.get(name)) if n < 0 and n != -1 or n > 1e15]
+                if bad:
+                    return f"{name} holds {bad[:3]}"
+            return "" if warning in r.stderr else f"no warning saying {warning!r}: {r.stderr[:200]!r}"
+        return check
+
+    osu = "# OSU MPI Latency Test v7.3\n# Size          Latency (us)\n1   -2.05\n2   inf\n4   1e308\n8   1.05\n"
+    b.add("30.6", "parse osu: -2.05, inf, 1e308", ["parse", "osu", b.file("osu.txt", osu)], "ok",
+          check=sane(("rows", "peak_value", "min_latency_us"), "dropped"))
+    netpipe = "       1 0.61   0.00001253\n       2 1.2   -0.00000051\n"
+    b.add("30.6", "parse netpipe: a negative time", ["parse", "netpipe", b.file("np.out", netpipe)], "ok",
+          check=sane(("rows", "min_latency_usec", "peak_mbps"), "dropped"))
+    lammps = ("LAMMPS (2 Aug 2023)\nLoop time of {loop} on {procs} procs for 100 steps with 32000 atoms\n\n"
+              "Performance: 9.191 tau/day, {rate} timesteps/s\n99.8% CPU use with {tasks} MPI tasks x 1 OpenMP threads\n")
+    for label, fields, warning in (
+            ("Loop time -9.4", dict(loop="-9.4", procs="2", rate="10.638", tasks="2"), "dropped"),
+            ("100 steps in 9.4 s at 99999 timesteps/s", dict(loop="9.4", procs="2", rate="99999", tasks="2"),
+             "contradicts"),
+            ("2 procs against 64 MPI tasks", dict(loop="9.4", procs="2", rate="10.638", tasks="64"), "64 MPI tasks")):
+        b.add("30.6", f"parse lammps: {label}", ["parse", "lammps", b.file("log.lammps", lammps.format(**fields))],
+              "ok", check=sane(("loop_time_s", "timesteps_per_s"), warning))
+    imb = ("# Benchmarking PingPong\n# #processes = 2\n       #bytes #repetitions      t[usec]   Mbytes/sec\n"
+           "            0         1000        -0.21         0.00\n            8         1000          nan         inf\n"
+           "           16         1000          inf        -4.00\n           32         1000         0.30       106.00\n")
+    b.add("30.6", "parse imb: negative, nan and inf times", ["parse", "imb", b.file("imb.txt", imb)], "ok",
+          check=sane(("blocks",), "dropped"))
+    openfoam = "Build  : v2312\nExec   : icoFoam\nTime = 1\nExecutionTime = 1e308 s  ClockTime = 1 s\nEnd\n"
+    b.add("30.6", "parse openfoam: ExecutionTime 1e308", ["parse", "openfoam", b.file("log", openfoam)], "ok",
+          check=sane(("final_execution_time_s", "seconds_per_step_mean"), "dropped"))
+    row = "WR11C2R4        10000   192     1     2               6.50             1.0256e+02"
+    for label, summary, warning in (
+            ("HPL_Tflops=-5", "Success=1\nHPL_Tflops=-5\n", "dropped"),
+            ("CommWorldProcs=-8", "Success=1\nCommWorldProcs=-8\n", "dropped"),
+            ("1000 Tflop/s against an 8.1 Gflop/s row", "Success=1\nHPL_Tflops=1000\n", "not the fastest HPL row"),
+            ("Success=0 with a PASSED row", "Success=0\nHPL_Tflops=0.10256\n", "Success=0")):
+        b.add("30.6", f"parse hpcc: {label}", ["parse", "hpcc", b.file("hpccoutf.txt", _hpcc(_hpl_run(row), summary))],
+              "ok", check=sane(("key_metrics",), warning))
+
+
+def class30_7_c_ints(b: Builder) -> None:
+    hpl = b.file("hpl.out", _hpl_run("WR11C2R4        10000   192     1     2               6.50             1.0256e+02"))
+    for ranks in ("99999999999999999999", str(C_INT_MAX + 1), "9" * 400):
+        decks = b.out()
+        b.add("30.7", f"tune freeze --ranks {ranks[:12]}", ["tune", "freeze", hpl, "--system", "s", "--partition", "p",
+                                                           "--decks-dir", decks, "--ranks", ranks], "error",
+              check=lambda r, d=decks: "a deck was written" if Path(d).exists() else "")
+
+
+def class30_11_spack_permissions(b: Builder) -> None:
+    """Unreadable directories (as an unprivileged user) and symbolic-link loops in spack validate."""
+    top = Path(tempfile.mkdtemp(prefix="scalebench-probe-spack-"))  # under /tmp: every parent searchable
+    b.cleanup.append(top)
+    top.chmod(0o755)
+    for locked in ("openmpi-tcp", "sites", "common", "sites/example-cray-ex"):
+        tree = top / f"tree-{len(b.probes)}"
+        shutil.copytree(REPO / "spack_envs", tree, symlinks=True)
+        (tree / locked).chmod(0)
+        b.add("30.11", f"spack validate: {locked} unreadable", ["spack", "validate", str(tree)], "fail",
+              check=lambda r: "" if "cannot be read (Permission denied)" in r.stdout else f"not named: {r.stdout[-300:]!r}",
+              unprivileged=True)
+    loop = top / "loop"
+    (loop / "sites" / "x").mkdir(parents=True)
+    (loop / "sites" / "x" / "site.yaml").write_text("fabric: ethernet\nscheduler: slurm\n")
+    (loop / "a.yaml").symlink_to("b.yaml")
+    (loop / "b.yaml").symlink_to("a.yaml")
+    (loop / "e").mkdir()
+    (loop / "e" / "spack.yaml").write_text("spack:\n  include:\n  - ../a.yaml\n  - ../sites/$SCALEBENCH_SPACK_SITE\n"
+                                           "  specs: [hpl]\n")
+    b.add("30.11", "spack validate: an include that is a symbolic-link loop", ["spack", "validate", str(loop / "e")],
+          "fail", check=lambda r: "" if "loop of symbolic links" in r.stdout and "does not exist" not in r.stdout
+          else f"not named a loop: {r.stdout[-300:]!r}")
+    (top / "self").symlink_to("self")
+    b.add("30.11", "spack validate: a directory that is a symbolic-link loop", ["spack", "validate", str(top / "self")],
+          "error", words=("loop of symbolic links",))
+
+
 CLASSES = (class_references_and_screen, class1_not_regular, class1_other_commands, class2_random_bytes, class2_structures, class2_long_arguments,
            class3_spack,
            class4_rows_and_cuts, class5_reports,
-           class6_numbers, class7_messages, class8_freeze)
+           class6_numbers, class7_messages, class8_freeze, class_runs_counted_once, class_site_files,
+           class30_4_run_report_figures, class30_5_hpl_rows, class30_6_parsers, class30_7_c_ints,
+           class30_11_spack_permissions)  # 30.10 (/proc/self/mem) is among class 1's paths
 
 
 def snapshot(root: Path) -> Dict[str, str]:
@@ -617,7 +958,7 @@ def main_() -> int:
             tally.probes[(probe.cls, probe.argv[0] if probe.argv[0] not in ("tune", "spack") else
                           " ".join(probe.argv[:2]))] += 1
             try:
-                result = run(probe.argv)
+                result = run_unprivileged(probe.argv) if probe.unprivileged else run(probe.argv)
             except Hang:
                 tally.hangs.append(f"[{probe.cls}] {probe.name}")
                 continue
@@ -634,6 +975,11 @@ def main_() -> int:
         changed += sorted(p for p in before if not Path(p).exists())
         tally.wrong += [f"input file changed or removed: {p}" for p in changed]
     finally:
+        for tree in getattr(locals().get("b"), "cleanup", []):
+            for path in (tree, *tree.rglob("*")):
+                if path.is_dir() and not path.is_symlink():
+                    path.chmod(0o755)
+            shutil.rmtree(tree, ignore_errors=True)
         if args.keep is None:
             shutil.rmtree(root, ignore_errors=True)
     print(f"scalebench CLI probe, seed {args.seed}, hard limit {HARD_LIMIT_S:g} s per probe")

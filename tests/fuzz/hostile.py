@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 def special_paths(tmp: Path) -> Dict[str, str]:
     """Paths a command may be given in place of a file: none of them may be read as one (a FIFO
-    blocks a reader that opens it for ever, /dev/zero never ends)."""
+    blocks a reader that opens it for ever, /dev/zero never ends, /proc/self/mem fails to read)."""
     tmp.mkdir(parents=True, exist_ok=True)
     fifo = tmp / "fifo"
     if not fifo.exists():
@@ -31,6 +31,8 @@ def special_paths(tmp: Path) -> Dict[str, str]:
              "empty name": "", "missing file": str(tmp / "no-such-file")}
     if os.path.exists("/dev/zero"):
         paths["/dev/zero"] = "/dev/zero"
+    if os.path.exists("/proc/self/mem"):  # a regular file whose read fails (EIO)
+        paths["/proc/self/mem"] = "/proc/self/mem"
     return paths
 
 

@@ -83,7 +83,7 @@ def test_deck_command_names_the_field_of_a_non_finite_fraction():
 
 
 def test_deck_command_names_the_field_of_an_absurd_memory_size():
-    outcome = cli_deck_outcome(["--nodes", "2", "--ranks-per-node", "4", "--memory-per-node", "9" * 400])
+    outcome = cli_deck_outcome(["--nodes", "2", "--ranks-per-node", "4", "--memory-per-node", "9" * 400 + "GiB"])
     assert outcome.kind == NAMED_ERROR and "memory_per_node" in outcome.detail, outcome
 
 

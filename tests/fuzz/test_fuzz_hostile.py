@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import hostile
 from fuzzing import FUZZ, HARD_LIMIT_S, hard_limit, run_one, seed_corpus
 from scalebench import loaders, textfile
-from scalebench.benchmarks import lookup
+from scalebench.benchmarks import lookup, quantity_of
 from scalebench.errors import InputError, ParseError, ResultsError
 from scalebench.hpl import tune
 from scalebench.parse import KINDS, parse_file, parse_text
@@ -52,7 +52,7 @@ def special(tmp_path_factory):
 
 @pytest.mark.parametrize("reader", sorted(READERS))
 @pytest.mark.parametrize("what", ["fifo", "symlink to a fifo", "directory", "empty name", "missing file",
-                                  "/dev/zero"])
+                                  "/dev/zero", "/proc/self/mem"])
 def test_what_is_not_a_regular_file_is_refused_by_name(special, reader, what):
     if what not in special:
         pytest.skip(f"{what} does not exist on this machine")
@@ -141,8 +141,8 @@ def test_a_line_cut_while_written_is_dropped_and_named(kind, data, seed):
 
 # --- HPL rows that cannot be ------------------------------------------------------------------------------
 
-TOKENS = ("0", "-0", "1", "-1", "nan", "-nan", "inf", "-inf", "1e300", "-4.261", "99999999999", "0.00", "1.0e+03",
-          "16.0", "16.000001", "-1.0e-03")
+TOKENS = ("0", "-0", "1", "-1", "nan", "-nan", "inf", "-inf", "1e300", "1.0000e+300", "-4.261", "99999999999", "0.00",
+          "1.0e+03", "16.0", "16.000001", "-1.0e-03", "1e308", "1.0000e+00")
 
 
 @st.composite
@@ -157,14 +157,35 @@ def hpl_rows(draw):
     return tuple(row)
 
 
-def _physical(row, threshold):
+def _half_step(token):
+    """Half the last digit a token prints: the true time of '6.50' is within 0.005 s of it."""
+    mantissa, _, exponent = str(token).lower().partition("e")
+    return 0.5 * 10.0 ** (int(exponent or 0) - len(mantissa.partition(".")[2]))
+
+
+TIME, FLOP_RATE = quantity_of("s"), quantity_of("Gflop/s")
+
+
+def _physical(row, threshold, time_token):
+    """What a row must be to count, from HPL's format and scalebench/data/quantities.yaml: fields within
+    C ints, a finite time and rate within the bounds (the rate also per process), residuals at or below
+    the threshold, and the Gflops HPL computes from N and a time within half a printed digit of Time."""
     values = (row.residuals if row.residuals is not None else (row.residual,))
-    return (all(1 <= v <= C_INT_MAX for v in (row.n, row.nb, row.p, row.q))
-            and isinstance(row.time_s, float) and math.isfinite(row.time_s) and row.time_s >= 0
-            and isinstance(row.gflops, float) and math.isfinite(row.gflops) and row.gflops > 0
-            and all(isinstance(v, float) and 0 <= v <= threshold for v in values)
-            and (row.time_s == 0 or abs(row.gflops / hostile.hpl_gflops(row.n, row.time_s) - 1)
-                 <= 0.02 + 0.006 / row.time_s))
+    if not (all(1 <= v <= C_INT_MAX for v in (row.n, row.nb, row.p, row.q))
+            and isinstance(row.time_s, float) and math.isfinite(row.time_s) and 0 <= row.time_s <= TIME.maximum
+            and isinstance(row.gflops, float) and math.isfinite(row.gflops)
+            and 0 < row.gflops <= min(FLOP_RATE.maximum, FLOP_RATE.per_process_max * row.p * row.q)
+            and all(isinstance(v, float) and 0 <= v <= threshold for v in values)):
+        return False
+    half = _half_step(time_token)
+    flops = (2 / 3 * row.n**3 + 1.5 * row.n**2) / 1e9
+    highest = flops / (row.time_s - half) * 1.02 if row.time_s > half else math.inf
+    return flops / (row.time_s + half) * 0.98 <= row.gflops <= highest
+
+
+def _printed_rows(rows):
+    """The generated rows HPL's row format reads (N, NB, P, Q digits only), in order."""
+    return [row for row in rows if all(str(v).isdigit() and len(str(v)) <= 18 for v in row[:4])]
 
 
 @settings(FUZZ, max_examples=150)
@@ -178,10 +199,13 @@ def test_only_rows_that_make_physical_sense_pass_and_rank(rows, threshold, claim
     except ParseError:  # no field of any row is an HPL row's (N = '-0'): no row, named
         return
     limit = float(threshold) if out.threshold is not None else DEFAULT_THRESHOLD
+    printed = _printed_rows(rows)
+    assert len(printed) == len(out.rows)
+    tokens = {id(r): p[4] for r, p in zip(out.rows, printed)}
     passed = [r for r in out.rows if r.status == "PASSED"]
-    assert all(_physical(r, limit) for r in passed), passed
+    assert all(_physical(r, limit, tokens[id(r)]) for r in passed), passed
     failed_here = [r for r in out.rows if r.reason is not None]  # HPL said PASSED, scalebench FAILED
-    assert all(r.status == "FAILED" and not _physical(r, limit) for r in failed_here), failed_here
+    assert all(r.status == "FAILED" and not _physical(r, limit, tokens[id(r)]) for r in failed_here), failed_here
     assert out.rmax_gflops == (max(r.gflops for r in passed) if passed else None)
     if claimed != len(passed):
         assert out.problems(), "a summary that disagrees with the rows is a problem"
@@ -215,16 +239,18 @@ def test_ingest_keeps_only_values_that_can_be(tmp_path_factory, cases):
     run = root / "runs" / "r"
     run.mkdir(parents=True)
     (run / "report.json").write_text(json.dumps(rr.report(testcases)))
-    outcome = named_or_result(lambda: store.load([root]), (ResultsError,))
+    outcome = named_or_result(lambda: store.load([root], index=False), (ResultsError,))
     if outcome.kind != "result":
         return
-    _, warnings, rows = store.load([root])
+    loaded = store.load([root], index=False)
+    warnings, rows = loaded.warnings, loaded.table.with_cases().to_dicts()
     for r in rows:
-        if not r.usable:
+        if not r["usable"]:
             continue
-        low, included, high, _ = records.bounds(lookup(r.benchmark), r.figure, r.unit)
-        assert (r.value >= low if included else r.value > low) and r.value <= high, r
-        assert r.num_nodes is None or 1 <= r.num_nodes <= C_INT_MAX
-        assert r.num_tasks is None or 1 <= r.num_tasks <= C_INT_MAX
-    kept = {r.case for r in rows}
+        low, included, high, _ = records.bounds(lookup(r["benchmark"]), r["figure"], r["unit"])
+        value = r["value"]
+        assert (value >= low if included else value > low) and value <= high, r
+        assert r["num_nodes"] is None or 1 <= r["num_nodes"] <= C_INT_MAX
+        assert r["num_tasks"] is None or 1 <= r["num_tasks"] <= C_INT_MAX
+    kept = {r["name"] for r in rows}
     assert len(kept) + sum(w.startswith("skipped ") for w in warnings) == len(testcases)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, VENV_BIN
+from conftest import REPO, VENV_BIN, lmod_environ
 from scalebench.hpl.deck import load_rules
 from scalebench.plan import CHECKS, Filters, Settings, plan_cases, site_specs
 from scalebench.site.siteconf import site_systems
@@ -42,10 +42,12 @@ def local_site(tmp_path, cores):
     return path
 
 
-def dry_run(name, site, run_dir):
+def dry_run(name, site, run_dir, environ):
     system = yaml.safe_load(site.read_text())["system"]
     config = "local.py" if name.startswith("local") else "slurm.py"
-    env = dict(os.environ, SCALEBENCH_SITE=str(site), SCALEBENCH_RUN_DIR=str(run_dir))
+    # Off the cluster, the sites' Lmod modules are stubs (scalebench.site.modules): the job scripts
+    # load them as a real run would.
+    env = dict(environ, SCALEBENCH_SITE=str(site), SCALEBENCH_RUN_DIR=str(run_dir), SCALEBENCH_MODULE_STUBS="1")
     command = [str(VENV_BIN / "reframe"), "-C", str(REPO / "site_configs" / config),
                "-c", str(REPO / "reframe_tests"), "-c", str(REPO / "reframe_tests" / "tuning"),
                "--system", system, "--dry-run", "--exec-policy=serial"]
@@ -57,8 +59,9 @@ def dry_runs(tmp_path_factory):
     """{name: (site file, run directory, reframe's exit status and output)}, two dry runs at a time."""
     base = tmp_path_factory.mktemp("dry")
     sites = dict(SITES, **{f"local-{c}": local_site(base, c) for c in LOCAL_CORES})
+    environ = lmod_environ()
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {name: pool.submit(dry_run, name, site, base / name / "run") for name, site in sites.items()}
+        futures = {name: pool.submit(dry_run, name, site, base / name / "run", environ) for name, site in sites.items()}
         return {name: (sites[name], base / name / "run", futures[name].result()) for name in sites}
 
 
@@ -126,9 +129,15 @@ def test_every_job_script_asks_slurm_for_what_the_scale_needs(dry_runs, name):
             assert nodes == (int(scale.split("_")[0]) if scale.endswith(("node", "nodes")) else 1), case["display_name"]
         assert 1 <= nodes <= part["max_nodes"] and nodes <= tasks <= nodes * per_node, case["display_name"]
         assert tasks * int(options["--cpus-per-task"]) <= nodes * part["cores_per_node"]
-        if "max_time_limit_s" in part:
+        if "--time" not in options:  # Slurm's default for the partition, which the site file leaves to it
+            assert "time_limit" not in part and not case["display_name"].startswith("HPL"), case["display_name"]
+        else:
             hours, minutes, seconds = (int(v) for v in options["--time"].split(":"))
-            assert 3600 * hours + 60 * minutes + seconds <= parse_duration(part["max_time_limit_s"])
+            if "--reservation" in options:  # a job in the partition's reservation may last as long as it
+                assert options["--reservation"] == part["reservation"]["name"]
+                assert 3600 * hours + 60 * minutes + seconds <= parse_duration(part["reservation"]["time_limit"])
+            elif "max_time_limit_s" in part:
+                assert 3600 * hours + 60 * minutes + seconds <= parse_duration(part["max_time_limit_s"])
         if case["display_name"].startswith("HPL") or nodes > 1:  # whole nodes, as the site's job_options say
             sharing = part.get("job_options", {})
             memory = sharing.get("memory", "whole")
@@ -196,8 +205,9 @@ def test_gpu_hpl_runs_one_rank_per_gpu_with_the_vendor_binary(dry_runs):
     assert hpl
     for case in hpl:
         script = (Path(case["stagedir"]) / "rfm_job.sh").read_text()
-        assert case["num_tasks_per_node"] == 4 and "--gres=gpu:4" in script
-        assert re.search(r"^srun .*hpl\.sh --dat HPL\.dat$", script, re.MULTILINE), script
+        assert case["num_tasks_per_node"] == 4 and "#SBATCH --gres=gpu:h100:4" in script  # the GRES type asked for
+        launch = re.search(r"^srun .*hpl\.sh.* --dat HPL\.dat$", script, re.MULTILINE)  # in an image or not
+        assert launch and "--gpu-bind=map_gpu:0,1,2,3" in launch.group(0).split(), script  # one GPU per rank
         assert "ignores pfact, bcast" in case["deck_source"]
 
 
@@ -217,10 +227,72 @@ def test_screening_takes_a_few_short_jobs_on_every_core(dry_runs):
         assert "export OPENBLAS_NUM_THREADS=1" in script
 
 
-def test_the_full_system_hpl_fits_the_partitions_longest_job(dry_runs):
+def test_the_full_system_hpl_runs_in_its_reservation(dry_runs):
     _, run_dir, _ = dry_runs["zen4-ib"]
-    full = next(c for c in cases_of(run_dir) if c["display_name"] == "HPLCheck %scale=1024_nodes")
+    cases = {c["display_name"]: c for c in cases_of(run_dir)}
+    full = cases["HPLCheck %scale=1024_nodes"]
     options = sbatch((Path(full["stagedir"]) / "rfm_job.sh").read_text())
     assert (options["--nodes"], options["--ntasks"], options["--ntasks-per-node"]) == ("1024", "16384", "16")
-    assert "capped to N=" in full["n_policy"] and "time limit" in full["n_policy"]
-    assert shlex.split(options["--time"].replace(":", " "))[0] == "23"
+    assert options["--reservation"] == "fullsystem" and "capped to N=" not in full["n_policy"]
+    hours = int(shlex.split(options["--time"].replace(":", " "))[0])
+    assert 24 < hours <= 72  # longer than the partition's day, within the reservation's three
+    half = sbatch((Path(cases["HPLCheck %scale=512_nodes"]["stagedir"]) / "rfm_job.sh").read_text())
+    assert "--reservation" not in half  # smaller cases run in the partition
+
+
+@pytest.mark.parametrize("name", [*SITES])
+def test_every_job_loads_its_stacks_modules_and_binds_its_ranks(dry_runs, name):
+    site, run_dir, _ = dry_runs[name]
+    data = yaml.safe_load(site.read_text())
+    modules = {stack["name"]: stack.get("modules", []) for stack in data["stacks"]}
+    checked = 0
+    for case in cases_of(run_dir):
+        if case["result"] != "pass" or case["display_name"].startswith("HPLScalingCheck"):
+            continue
+        script = (Path(case["stagedir"]) / "rfm_job.sh").read_text()
+        loads = re.findall(r"^module load (\S+)$", script, re.MULTILINE)
+        assert loads == modules[case["environ"]], (case["display_name"], loads)
+        launch = next(line for line in script.splitlines() if line.startswith("srun "))
+        assert "--cpu-bind=cores" in launch.split() and f"--cpus-per-task={case['num_cpus_per_task']}" in launch
+        assert f"export OMP_NUM_THREADS={case['num_cpus_per_task']}" in script
+        checked += 1
+    assert checked > 0
+
+
+def test_a_containerised_hpl_looks_for_its_program_inside_the_image(dry_runs):
+    _, run_dir, _ = dry_runs["gpu-h100"]
+    checked = set()
+    for case in cases_of(run_dir):
+        if not case["display_name"].startswith("HPLCheck") or case["result"] != "pass":
+            continue
+        script = (Path(case["stagedir"]) / "rfm_job.sh").read_text()
+        launch = next(line for line in script.splitlines() if line.startswith("srun "))
+        if case["environ"] == "nvhpc-hpl":  # on the host: the job checks the program before launching it
+            assert "command -v hpl.sh" in script and launch.endswith(" hpl.sh --dat HPL.dat")
+            continue
+        # in the image: no check on the host (hpl.sh is not there), the launched command checks
+        assert "command -v" not in script.split(launch)[0], case["display_name"]
+        words = shlex.split(launch)
+        inner = words[words.index("-c") + 1]
+        assert "command -v /workspace/hpl.sh" in inner and 'exec "$SCALEBENCH_PROGRAM" "$@"' in inner
+        assert words[-3:] == ["scalebench", "--dat", "HPL.dat"] and "--gpu-bind=map_gpu:0,1,2,3" in words
+        if case["environ"] == "hpl-pyxis":
+            assert "--container-image=nvcr.io#nvidia/hpc-benchmarks:24.03" in words
+            assert "--container-mounts=$PWD:$PWD" in words and "--container-workdir=$PWD" in words
+        else:
+            start = words.index("apptainer")
+            assert words[start:start + 3] == ["apptainer", "exec", "--nv"]
+            assert "/apps/images/hpc-benchmarks-24.03.sif" in words and "/scratch" in words
+        assert "export UCX_LOG_LEVEL=info" in script  # the transport evidence reaches the image's MPI
+        checked.add(case["environ"])
+    assert checked == {"hpl-pyxis", "hpl-apptainer"}
+
+
+def test_a_dry_run_is_marked_and_never_read_as_a_run(dry_runs, tmp_path):
+    """Issue 27.4: after dry runs, `scalebench report results/` listed their cases as PASS, Runs 1."""
+    runs = [str(run_dir) for _, run_dir, _ in dry_runs.values()]
+    assert all((Path(run) / "DRY-RUN").is_file() for run in runs)
+    proc = subprocess.run([str(VENV_BIN / "scalebench"), "report", *runs, "--out", str(tmp_path / "r")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "a ReFrame dry run" in proc.stderr, proc.stderr
+    assert not (tmp_path / "r").exists()

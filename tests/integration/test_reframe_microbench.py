@@ -76,7 +76,7 @@ partitions:
   - {{name: node, scheduler: local, launcher: mpirun, max_nodes: 1, cores_per_node: 2, memory_per_node: 1GiB,
       clock_ghz: 2.0, microarch: icelake, environs: [ompi]}}
 stacks:
-  - {{name: ompi, features: [osu], osu_dir: {tmp_path / "empty"},
+  - {{name: ompi, features: [openmpi, osu], osu_dir: {tmp_path / "empty"},
       env_vars: {{OMPI_ALLOW_RUN_AS_ROOT: 1, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM: 1}}}}
 """)
     run_dir = tmp_path / "run"

@@ -18,17 +18,16 @@ OMPI = {"OMPI_ALLOW_RUN_AS_ROOT": 1, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": 1}
 UCX_PML = {"OMPI_MCA_pml": "ucx", "OMPI_MCA_pml_ucx_tls": "any", "OMPI_MCA_pml_ucx_devices": "any"}
 STACKS = [
     {"name": "openmpi-ucx-tcp", "transport": "ucx:tcp", "intra_node_transport": "ucx:tcp",
-     "env_vars": {**OMPI, **UCX_PML, "UCX_TLS": "tcp"}, "netpipe_binary": "NPopenmpi", "features": ["netpipe"]},
+     "env_vars": {**OMPI, **UCX_PML, "UCX_TLS": "tcp"}, "netpipe_binary": "NPopenmpi", "features": ["openmpi", "netpipe"]},
     # Declared shared memory, steered to TCP.
     {"name": "openmpi-steered", "transport": "shm", "env_vars": {**OMPI, "OMPI_MCA_btl": "self,tcp"},
-     "netpipe_binary": "NPopenmpi", "features": ["netpipe"]},
+     "netpipe_binary": "NPopenmpi", "features": ["openmpi", "netpipe"]},
     # Declared UCX's shared memory, steered to UCX's tcp.
     {"name": "mpich-steered", "transport": "ucx:shm", "env_vars": {"UCX_TLS": "tcp"},
-     "netpipe_binary": "NPmpich2", "mpirun": "mpirun.mpich", "launcher_options": ["-bind-to", "core"],
-     "features": ["netpipe"]},
+     "netpipe_binary": "NPmpich2", "mpirun": "mpirun.mpich", "features": ["mpich", "netpipe"]},
     # Declared UCX, but the pml falls back to ob1 (pml ucx disqualifies itself without InfiniBand).
     {"name": "openmpi-ucx-fallback", "transport": "ucx:tcp", "env_vars": {**OMPI, "UCX_TLS": "tcp"},
-     "netpipe_binary": "NPopenmpi", "features": ["netpipe"]},
+     "netpipe_binary": "NPopenmpi", "features": ["openmpi", "netpipe"]},
 ]
 
 

@@ -7,6 +7,7 @@ import reframe_reports as rr
 from scalebench.cli import main
 from scalebench.errors import InputError
 from scalebench.results import acceptance, series, store as results
+from scalebench.results.table import figure_units
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "site_configs" / "acceptance.yaml"
@@ -21,12 +22,11 @@ def study(tmp_path_factory):
 
 
 def _rows(*paths):
-    sessions, _ = results.ingest(paths)
-    return list(results.records(sessions))
+    return results.load(paths, index=False).table
 
 
 def _verdicts(path: Path, rows):
-    return acceptance.evaluate(acceptance.load(path, rows), series.build(rows))
+    return acceptance.evaluate(acceptance.load(path, figure_units(rows)), series.build(rows))
 
 
 def _file(tmp_path: Path, text: str) -> Path:
@@ -115,7 +115,7 @@ criteria:
 def test_mistakes_are_one_line_errors_naming_file_and_key(tmp_path, text, message):
     path = _file(tmp_path, text)
     with pytest.raises(InputError) as err:
-        acceptance.load(path, _rows(rr.REAL_REPORT))
+        acceptance.load(path, figure_units(_rows(rr.REAL_REPORT)))
     assert str(err.value).startswith(f"{path}:") and message in str(err.value) and "\n" not in str(err.value)
 
 
@@ -125,7 +125,7 @@ def test_figures_of_unregistered_checks_come_from_the_results(tmp_path):
     path = _file(tmp_path, "criteria:\n  - {benchmark: STREAMCheck, figure: triad, min: 40000}")
     assert [v.status for v in _verdicts(path, rows)] == ["PASS"]
     with pytest.raises(InputError, match="did you mean 'triad'"):
-        acceptance.load(_file(tmp_path, "criteria:\n  - {benchmark: STREAMCheck, figure: traid, min: 1}"), rows)
+        acceptance.load(_file(tmp_path, "criteria:\n  - {benchmark: STREAMCheck, figure: traid, min: 1}"), figure_units(rows))
 
 
 def test_accept_exit_code_for_ci(study, tmp_path, capsys):
@@ -147,7 +147,6 @@ def test_report_carries_the_verdicts(study, tmp_path):
     thresholds = _file(tmp_path, "criteria:\n  - {benchmark: HPLCheck, figure: efficiency, min: 80%}")
     written = report.write_report([study], tmp_path / "out", formats=("csv",), thresholds=thresholds)
     assert acceptance.failed(written.verdicts)
-    sessions, warnings = results.ingest([study])
-    rows = list(results.records(sessions))
-    blocks = report.build_document(sessions, warnings, rows, written.verdicts, thresholds)
+    loaded = results.load([study])
+    blocks = report.build_document(loaded.table, loaded.warnings, written.verdicts, thresholds)
     assert any(getattr(b, "text", None) == "Acceptance" for b in blocks)

@@ -64,7 +64,7 @@ def test_non_positive_nodes_in_a_deck_request(nodes):
 @pytest.mark.parametrize("max_nodes", ["0", "-1", "two"])
 def test_non_positive_max_nodes_in_a_site_file(tmp_path, max_nodes):
     path = write(tmp_path, SITE.replace("max_nodes: 8", f"max_nodes: {max_nodes}"))
-    with pytest.raises(InputError, match=r"partitions\[cpu\]\.max_nodes: must be a positive integer"):
+    with pytest.raises(InputError, match=r"partitions\[cpu\]\.max_nodes: must be a positive whole number"):
         siteconf.load_site(path)
 
 

@@ -1,65 +1,79 @@
-"""scalebench.hpl.blas: the OpenBLAS kernel a run gets; a user's OPENBLAS_CORETYPE is never overridden."""
+"""The BLAS a stack links (scalebench.site.blas) and the OpenBLAS kernel its HPL job gets
+(scalebench.hpl.blas): OPENBLAS_CORETYPE only for OpenBLAS, only on a CPU an OpenBLAS release was seen
+to misdetect, never over a value of the stack or the shell."""
+import shutil
+
+import pytest
+
+from conftest import XHPL
 from scalebench.hpl import blas
+from scalebench.site.blas import StackBlas, linked_blas, locked_blas, stack_blas
+
+OPENBLAS_OLD = StackBlas("openblas", "0.3.21", "ldd xhpl")
+UNKNOWN = StackBlas(None, None, "")
 
 
-def test_environment_choice_is_respected():
-    choice = blas.choose_coretype({"OPENBLAS_CORETYPE": "SkylakeX"}, "icelake")
-    assert choice.value == "SkylakeX"
-    assert "already set in the environment" in choice.reason
-    assert choice.warning is None  # same as the table's recommendation
+def test_a_value_of_the_stack_or_the_shell_is_kept():
+    choice = blas.choose_coretype({"OPENBLAS_CORETYPE": "SkylakeX"}, {}, "icelake", OPENBLAS_OLD)
+    assert choice.value == "SkylakeX" and "from the stack's env_vars (kept)" in choice.reason
+    assert choice.warning is None  # what the table forces too
+    shell = blas.choose_coretype({}, {"OPENBLAS_CORETYPE": "Haswell"}, "icelake", OPENBLAS_OLD)
+    assert shell.value == "Haswell" and "from the submitting shell" in shell.reason
+    assert "OPENBLAS_CORETYPE=Haswell is set; SkylakeX is the kernel for this CPU" in shell.warning
+    assert blas.choose_coretype({}, {"OPENBLAS_CORETYPE": "skylakex"}, "icelake", OPENBLAS_OLD).warning is None
 
 
-def test_environment_choice_differing_from_table_is_kept_with_a_warning():
-    choice = blas.choose_coretype({"OPENBLAS_CORETYPE": "Haswell"}, "icelake")
-    assert choice.value == "Haswell"
-    assert choice.recommended == "SkylakeX"
-    assert "OPENBLAS_CORETYPE=Haswell" in choice.warning and "SkylakeX" in choice.warning
+@pytest.mark.parametrize("value", ["", "  "])
+def test_a_blank_value_counts_as_unset(value):
+    assert blas.choose_coretype({"OPENBLAS_CORETYPE": value}, {}, "icelake", OPENBLAS_OLD).value == "SkylakeX"
 
 
-def test_environment_choice_compared_case_insensitively():
-    assert blas.choose_coretype({"OPENBLAS_CORETYPE": "skylakex"}, "icelake").warning is None
+def test_forced_only_where_an_openblas_release_was_seen_to_misdetect_the_cpu():
+    choice = blas.choose_coretype({}, {}, "icelake", OPENBLAS_OLD)
+    assert (choice.value, choice.recommended) == ("SkylakeX", "SkylakeX")
+    assert "OpenBLAS 0.3.21 was seen to misdetect icelake" in choice.reason
+    newer = blas.choose_coretype({}, {}, "icelake", StackBlas("openblas", "0.3.28", "the stack's spack.lock"))
+    assert newer.value is None and "newer than the OpenBLAS 0.3.21" in newer.reason
+    unknown_version = blas.choose_coretype({}, {}, "cascadelake", StackBlas("openblas", None, "site file"))
+    assert unknown_version.value == "SkylakeX" and "this version is not known" in unknown_version.reason
 
 
-def test_environment_choice_for_cpu_without_table_entry_has_no_warning():
-    choice = blas.choose_coretype({"OPENBLAS_CORETYPE": "Haswell"}, "no_such_cpu")
-    assert choice.value == "Haswell" and choice.warning is None
+@pytest.mark.parametrize("microarch", ["zen4", "neoverse_v2", "sapphirerapids", "zen"])
+def test_a_cpu_no_release_was_seen_to_misdetect_gets_no_forced_kernel(microarch):
+    # Genoa got Zen (AVX2) and Grace NeoverseN1 (no SVE) when every CPU was forced from a table
+    choice = blas.choose_coretype({}, {}, microarch, OPENBLAS_OLD)
+    assert choice.value is None and f"no OpenBLAS release is known to misdetect {microarch}" in choice.reason
 
 
-def test_empty_environment_value_counts_as_unset():
-    choice = blas.choose_coretype({"OPENBLAS_CORETYPE": ""}, "icelake")
-    assert choice.value == "SkylakeX"
-    assert "table choice" in choice.reason
+@pytest.mark.parametrize("stack", [StackBlas("mkl", None, "site file"), StackBlas("nvpl", "0.3", "spack.lock"),
+                                   UNKNOWN])
+def test_no_openblas_variable_for_another_or_an_unknown_blas(stack):
+    choice = blas.choose_coretype({}, {}, "icelake", stack)
+    assert choice.value is None and "no OPENBLAS_CORETYPE" in choice.reason
 
 
-def test_blank_environment_value_counts_as_unset():
-    assert blas.choose_coretype({"OPENBLAS_CORETYPE": "  "}, "icelake").value == "SkylakeX"
+def test_the_stack_blas_from_the_site_file_the_lock_or_the_binary(tmp_path):
+    lock = "hpl@2.3 +openmp; openmpi@5.0.8 fabrics=ucx; intel-oneapi-mkl@2025.2 +cluster"
+    assert locked_blas(lock) == StackBlas("mkl", "2025.2", "the stack's spack.lock")
+    assert stack_blas(None, lock, "xhpl").name == "mkl"
+    assert stack_blas("libsci", "", "xhpl") == StackBlas("libsci", None, "site file")
+    assert stack_blas(None, "", "xhpl") == UNKNOWN  # a name on PATH: only the job knows which one
+    assert "give the stack's `blas:`" in UNKNOWN.describe()
 
 
-def test_icelake_gets_skylakex():
-    choice = blas.choose_coretype({}, "icelake")
-    assert (choice.value, choice.recommended, choice.warning) == ("SkylakeX", "SkylakeX", None)
-
-
-def test_table_walks_archspec_ancestors():
-    # alderlake is not in the table; its ancestor skylake is (AVX2 only -> Haswell kernel)
-    assert blas.recommended_coretype("alderlake") == "Haswell"
-
-
-def test_unknown_microarch_leaves_openblas_to_auto_detect():
-    choice = blas.choose_coretype({}, "no_such_cpu")
-    assert choice.value is None and choice.recommended is None
-    assert "no table entry for no_such_cpu" in choice.reason
-
-
-def test_archspec_name_without_entry_leaves_openblas_to_auto_detect():
-    choice = blas.choose_coretype({}, "power9le")
-    assert choice.value is None and "auto-detection" in choice.reason
+def test_the_built_xhpl_links_openblas_with_its_version():
+    if not XHPL.is_file() or shutil.which("ldd") is None:
+        pytest.skip("needs build/bin/xhpl (scripts/install.sh) and ldd")
+    found = linked_blas(str(XHPL))
+    assert found is not None and found.name == "openblas" and found.source == f"ldd {XHPL}"
+    assert found.version and found.version[0].isdigit()  # from libopenblas<flavour>-r<version>.so
 
 
 def test_kernels_reported_reads_openblas_verbose_lines():
     stderr = "Core: SkylakeX\nsome MPI noise\n  Core: SkylakeX\nCore: Haswell\n"
     assert blas.kernels_reported(stderr) == ["SkylakeX", "SkylakeX", "Haswell"]
     assert blas.kernels_reported("no kernel lines") == []
+    assert blas.fallback_core("Prescott") and not blas.fallback_core("SkylakeX")
 
 
 def test_ceiling_flags_warn_on_low_hpl_over_dgemm_and_low_dgemm_over_rpeak():

@@ -20,8 +20,7 @@ def study(tmp_path_factory):
 
 
 def _series(*paths):
-    sessions, _ = results.ingest(paths)
-    return series.build(results.records(sessions))
+    return series.build(results.load(paths, index=False).table)
 
 
 def _group(c, benchmark):

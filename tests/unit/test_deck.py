@@ -317,7 +317,7 @@ def test_load_rules_bad_bcast(tmp_path):
     ("algorithm:\n  depth: -1\n", "depth"),
     ("algorithm:\n  lookahead: 1\n", "lookahead"),
     ("- nb: 192\n", "mapping"),
-    ("nb_by_microarch:\n  zen2: 0\n", "nb_by_microarch.'zen2'"),
+    ("nb_by_microarch:\n  zen2: 0\n", "nb_by_microarch.zen2: must be a positive whole number"),
     ("nb_by_microarch: [192]\n", "nb_by_microarch"),
 ])
 def test_load_rules_bad_values_name_file_and_field(tmp_path, text, field):

@@ -23,10 +23,10 @@ def test_classes_are_compared_within_their_placement():
 
 
 @pytest.mark.parametrize("text, message", [
-    ("x: {label: X, placement: inter_node, latency_us: 1, bandwidth_mbs: 1}", "expected exactly"),
+    ("x: {label: X, placement: inter_node, latency_us: 1, bandwidth_mbs: 1}", "x: missing 'n_half_bytes'"),
     ("x: {label: X, placement: rack, latency_us: 1, bandwidth_mbs: 1, n_half_bytes: 1}", "placement"),
     ("x: {label: X, placement: inter_node, latency_us: -1, bandwidth_mbs: 1, n_half_bytes: 1}", "latency_us"),
-    ("[1, 2]", "expected a mapping"),
+    ("[1, 2]", "must be a mapping"),
 ])
 def test_a_bad_floors_file_is_named(tmp_path, text, message):
     path = tmp_path / "floors.yaml"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import reframe_reports as rr
-from scalebench.cli import main
+from cli_calls import cli, one_error_line
 from scalebench.parse import parse_text
 from scalebench.results.store import ingest
 from scalebench.validation import C_INT_MAX
@@ -24,21 +24,6 @@ TIMEOUT_S = 60  # generous: a hang is what these would otherwise be
 
 def scalebench(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(SCALEBENCH), *args], capture_output=True, text=True, timeout=TIMEOUT_S)
-
-
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    try:
-        status = main(list(args))
-    except SystemExit as stop:
-        status = stop.code
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
-def one_error_line(err: str) -> str:
-    lines = err.splitlines()
-    assert len(lines) == 1 and len(lines[0]) < 1000, err[:2000]
-    return lines[0]
 
 
 def hpl_row(n=10000, nb=192, p=1, q=2, time_s="6.50", gflops="1.0256e+02", residual="1.2e-03", status="PASSED"):
@@ -238,8 +223,8 @@ def test_an_include_outside_the_tree_is_named_not_read(tmp_path, capsys, include
 # --- 4. parsed rows were trusted ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("field, value, reason", [
-    ("gflops", "-4.2610e+00", "Gflops -4.261 is not positive"),
-    ("gflops", "0.0000e+00", "Gflops 0 is not positive"),
+    ("gflops", "-4.2610e+00", "Gflops -4.261 Gflop/s is not positive"),
+    ("gflops", "0.0000e+00", "Gflops 0 Gflop/s is not positive"),
     ("n", 0, "N=0: HPL takes 1 to 2147483647"),
     ("p", 0, "P=0: HPL takes 1 to 2147483647"),
     ("residual", "nan", "residual is not finite (nan)"),

@@ -9,9 +9,11 @@ import yaml
 from scalebench import paths
 from scalebench.cli import main
 from scalebench.hpl import deck
+from scalebench.errors import InputError
 from scalebench.hpl.plan import HplSettings, plan_hpl, plan_tuning
+from scalebench.plan import asked_reservation
 from scalebench.site.jobs import LeftOut
-from scalebench.site.partition import GpuSpec, PartitionSpec, StackSpec
+from scalebench.site.partition import GpuSpec, PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import ScaleSpec
 
 GiB = 2**30
@@ -79,7 +81,7 @@ def test_threads_per_rank_come_from_the_partition_and_fit_sub_node_scales():
     hybrid = PartitionSpec(**{**ZEN4.__dict__, "hpl": {"ranks_per_node": 16, "threads_per_rank": 8}})
     node = plan_hpl(hybrid, XHPL, "1_node")
     assert (node.job.ranks_per_node, node.job.threads_per_rank, node.deck.p, node.deck.q) == (16, 8, 4, 4)
-    assert node.env_vars["OMP_NUM_THREADS"] == node.env_vars["OPENBLAS_NUM_THREADS"] == "8"
+    assert node.job.env_vars["OMP_NUM_THREADS"] == node.env_vars["OPENBLAS_NUM_THREADS"] == "8"
     one = plan_hpl(hybrid, XHPL, "1_core")
     assert (one.job.ranks_per_node, one.job.threads_per_rank) == (1, 1)
 
@@ -104,7 +106,9 @@ def test_hpcc_writes_hpccinf_and_a_tuning_sweep_launches_every_rank():
     assert name == "hpccinf.txt" and len(text.splitlines()) == 36
     thirteen = PartitionSpec(**{**ZEN4.__dict__, "cores_per_node": 13, "scale_spec": ScaleSpec()})
     sweep = plan_tuning(thirteen, XHPL)
-    assert sweep.job.tasks == 13 and (3, 4) in sweep.sweep.grids and (1, 13) in sweep.sweep.grids
+    assert sweep.job.tasks == 13 and (3, 4) in sweep.sweep.grids
+    # 1 x 13 is flatter than the allowed aspect: a sweep tries no grid the plan would never run
+    assert (1, 13) not in sweep.sweep.grids and any("1x13 left out" in note for note in sweep.sweep.notes)
     assert sweep.expected_cases == sweep.sweep.tests and sweep.job.time_limit_s <= 86400
 
 
@@ -172,7 +176,7 @@ def test_nb_without_a_table_entry_is_the_rules_and_the_check_and_frozen_decks_wi
 
 
 @pytest.mark.parametrize("entry, message", [
-    ({"dgemm_env": "SCALEBENCH_DGEMM_N"}, "dgemm_env and dgemm_n go together"),
+    ({"dgemm_env": "SCALEBENCH_DGEMM_N"}, "dgemm_env goes with dgemm_n: give both"),
     ({"dgemm_env": "A B", "dgemm_n": 2048}, "dgemm_env: 'A B' is not a variable name"),
     ({"dgemm_env": "N", "dgemm_n": 0}, "dgemm_n"),
 ])
@@ -184,3 +188,70 @@ def test_a_binary_profiles_dgemm_keys_are_checked(tmp_path, entry, message):
     path.write_text(yaml.safe_dump({"mine": {"input": "HPL.dat", **entry}}))
     with pytest.raises(InputError, match=message):
         load_profiles(path)
+
+
+def test_hpl_on_part_of_an_exclusive_node_counts_every_core_it_holds():
+    # 8 ranks x 1 thread on a 128-core node held whole: efficiency against 128 cores, the idle ones said
+    plan = plan_hpl(ZEN4, XHPL, "1_node", HplSettings(ranks_per_node=8))
+    assert plan.job.exclusive and plan.rpeak_gflops == pytest.approx(ZEN4.rpeak_gflops(1, 128))
+    assert "120 of the 128 cores each node holds stay idle (8 rank(s) x 1 thread(s))" in plan.rpeak_derivation
+    assert plan.to_json()["rpeak_derivation"] == plan.rpeak_derivation
+    # the time it is planned to take is still that of the 8 cores that work
+    assert plan.predicted_s > plan_hpl(ZEN4, XHPL, "1_node").predicted_s
+    sub = plan_hpl(ZEN4, XHPL, "16_cores")  # a sub-node scale measures its cores by design
+    assert sub.rpeak_gflops == pytest.approx(ZEN4.rpeak_gflops(1, 16)) and "cores of scale 16_cores" in sub.rpeak_derivation
+
+
+def test_a_gpu_tuning_sweep_follows_its_binary_profile():
+    sweep = plan_tuning(GPU, NVIDIA).sweep
+    assert sweep.nbs == (512, 768, 1024)  # hpl_decks/binaries.yaml sweep_nbs, not the CPU list
+    assert sweep.bcasts == ("1ringM",) and sweep.depths == (1,)  # hpl.sh ignores BCAST and DEPTH
+    assert sweep.tests == 3 * len(sweep.grids) and sweep.base.n % math.lcm(*sweep.nbs) == 0
+    assert all(q / p <= 4 for p, q in sweep.grids)
+
+
+def test_a_frozen_nb_outside_the_binary_profile_is_not_used(tmp_path):
+    (tmp_path / "g").mkdir()
+    (tmp_path / "g" / "gpu.yaml").write_text(yaml.safe_dump({"nb": 256, "algorithm": {"bcast": "2ringM"}}))
+    plan = plan_hpl(GPU, NVIDIA, "1_node", HplSettings(decks_dir=tmp_path))
+    assert plan.deck.nb == 1024
+    assert "the frozen deck's NB 256 is outside binary profile nvidia-hpl's range 512-1024" in plan.deck_source
+
+
+def test_a_full_system_hpl_runs_in_the_partitions_reservation_with_its_time():
+    reserved = PartitionSpec(**{**ZEN4.__dict__, "max_time_limit_s": 86400,
+                                "reservation": Reservation("fullsystem", 7 * 86400, from_nodes=1024)})
+    full, smaller = plan_hpl(reserved, XHPL, "1024_nodes"), plan_hpl(reserved, XHPL, "512_nodes")
+    capped = plan_hpl(ZEN4, XHPL, "1024_nodes")
+    assert full.job.reservation.name == "fullsystem" and smaller.job.reservation is None
+    assert "--reservation=fullsystem" in full.job.scheduler_options("slurm")
+    assert "--reservation" not in " ".join(smaller.job.scheduler_options("slurm"))
+    # a day caps N at the partition; the reservation's week lets it use the memory the nodes have
+    assert "capped to N=" in capped.n_policy and "capped" not in full.n_policy
+    assert full.deck.n > capped.deck.n and 86400 < full.job.time_limit_s <= 7 * 86400
+    assert full.to_json()["job"]["reservation"] == {"name": "fullsystem", "time_limit_s": 604800, "from_nodes": 1024}
+
+
+def test_a_reservation_asked_for_on_the_command_line_takes_every_job():
+    asked = asked_reservation("hpl", "3d")
+    plan = plan_hpl(ZEN4, XHPL, "2_nodes", reservation=asked)
+    assert plan.job.reservation == asked and "--reservation=hpl" in plan.job.scheduler_options("slurm")
+    assert asked_reservation("") is None
+    with pytest.raises(InputError, match="reservation_time_limit: set with reservation=NAME"):
+        asked_reservation("", "3d")
+    with pytest.raises(InputError, match="reservation: 'a b' must be at most 64 letters"):
+        asked_reservation("a b")
+
+
+@pytest.mark.parametrize("blas, variables", [
+    ("aocl", {"BLIS_NUM_THREADS"}), ("mkl", {"MKL_NUM_THREADS"}), ("libsci", set()),
+    ("openblas", {"OPENBLAS_NUM_THREADS", "OPENBLAS_VERBOSE"}),
+    (None, {"OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS", "OPENBLAS_VERBOSE"}),  # not known: all
+])
+def test_the_thread_count_goes_to_the_variable_the_stacks_blas_reads(blas, variables):
+    hybrid = PartitionSpec(**{**ZEN4.__dict__, "hpl": {"ranks_per_node": 8, "threads_per_rank": 16}})
+    stack = StackSpec("s", "s", ("hpl",), {"hpl_binary": "xhpl", **({"blas": blas} if blas else {})})
+    plan = plan_hpl(hybrid, stack, "1_node")
+    assert set(plan.env_vars) - {"SCALEBENCH_DGEMM_N", "OPENBLAS_CORETYPE"} == variables
+    assert all(plan.env_vars[v] == "16" for v in variables if v.endswith("_THREADS"))
+    assert plan.job.env_vars["OMP_NUM_THREADS"] == "16"  # every job, whatever its BLAS

@@ -108,7 +108,8 @@ def test_plain_values_still_load(tmp_path):
                      spack_view="/opt/view")
         stack["env_vars"].update(UCX_TLS="rc_x,sm,self", MY_HOME="${HOME}/x")
         site["partitions"][0]["access"] = ["--constraint=a&b|c", "--comment=it's a \"test\" $(not run)"]
-    config = siteconf.load_site(site_file(tmp_path, edit))
+        site["modules_system"] = "lmod"
+    config = siteconf.site_systems(site_file(tmp_path, edit))  # load_site also asks Lmod for the modules
     env, part = config["environments"][0], config["systems"][0]["partitions"][0]
     assert ["PATH", "/opt/view/bin:$PATH"] in env["env_vars"] and ["MY_HOME", "${HOME}/x"] in env["env_vars"]
     assert env["modules"] == ["gcc/12.2.0", "openmpi@4.1"]

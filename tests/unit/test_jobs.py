@@ -1,6 +1,7 @@
 """scalebench.site.jobs: the job of a case, as every check applies it and `scalebench plan` prints it."""
 import pytest
 
+from scalebench import schema
 from scalebench.errors import InputError
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
 from scalebench.site.partition import JobOptions, PartitionSpec, StackSpec
@@ -80,12 +81,22 @@ def test_idle_ranks_are_spread_and_never_change_the_node_count():
 
 
 def test_job_options_from_a_site_file():
-    assert JobOptions.from_site({"memory": "700GiB"}, "w").memory == f"{700 * 1024}M"
-    assert JobOptions.from_site({"memory": None}, "w").memory is None
-    with pytest.raises(InputError, match="w.exclusive: must be true or false"):
-        JobOptions.from_site({"exclusive": "yes"}, "w")
-    with pytest.raises(InputError, match=r"w: unknown key\(s\) mem"):
-        JobOptions.from_site({"mem": 0}, "w")
+    assert JobOptions.from_site({"memory": "700GiB"}, "w", 768 * 2**30).memory == f"{700 * 1024}M"
+    assert JobOptions.from_site({"memory": None}, "w", 768 * 2**30).memory is None
+    with pytest.raises(InputError, match=r"^w.memory: 800.0 GiB is not between 1 MiB and the node's memory"):
+        JobOptions.from_site({"memory": "800GiB"}, "w", 768 * 2**30)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"exclusive": "yes"}, "job_options.exclusive: must be true or false, got 'yes'"),
+    ({"mem": 0}, r"job_options: unknown key 'mem' \(did you mean 'memory'\?\)"),
+])
+def test_bad_job_options_in_a_site_file(options, message):
+    site = {"system": "s", "partitions": [{"name": "p", "scheduler": "slurm", "launcher": "srun", "max_nodes": 4,
+                                           "cores_per_node": 8, "memory_per_node": "8GiB", "environs": ["e"],
+                                           "job_options": options}], "stacks": [{"name": "e"}]}
+    with pytest.raises(InputError, match=r"^site.yaml: partitions\[p\]\." + message):
+        schema.check(site, "site.yaml", "site.yaml")
 
 
 def test_job_plan_json():

@@ -5,12 +5,12 @@ import pytest
 
 from scalebench.analysis import scaling
 from scalebench.analysis.comparison import (aggregate_then_normalise, health_warnings, normalise_to_baseline,
-                                            summarise, summarise_pooled)
+                                            summarise)
 from scalebench.analysis.scaling import (improvement_at, interconnect_value, karp_flatt, parallel_efficiency,
                                          speedup, speedup_peak, stack_improvement, weak_scaling_efficiency)
 from scalebench.errors import InputError
 from scalebench.interconnect.curves import (half_power_point, ideal_latency, latency_surprise, message_rate,
-                                            multi_pair_summary, osu_message_rates, ring_vs_pingpong_ratio,
+                                            ring_vs_pingpong_ratio,
                                             surprise_area)
 
 approx = pytest.approx
@@ -402,27 +402,6 @@ def test_half_power_point_rejects_bad_curves(curve, message):
         half_power_point(curve)
 
 
-def test_multi_pair_summary_gives_peak_and_n_half_per_pair_count():
-    summary = multi_pair_summary({
-        4: [(4, 20.0), (8, 40.0), (16, 80.0), (32, 90.0), (64, 100.0)],  # 1320/111 as above
-        1: [(1, 10.0), (2, 100.0)],  # 1 + 40/90
-        2: [(1, 100.0), (2, 200.0)],  # 100 >= 200/2 at the smallest size
-    })
-    assert list(summary) == [1, 2, 4]
-    assert summary[1].peak_bandwidth == 100.0 and summary[1].n_half == approx(1 + 4 / 9)
-    assert summary[2].peak_bandwidth == 200.0 and summary[2].at_or_below_smallest
-    assert summary[4].peak_bandwidth == 100.0 and summary[4].n_half == approx(1320 / 111)
-
-
-def test_multi_pair_summary_names_the_bad_curve():
-    with pytest.raises(InputError, match=r"curves_by_pairs\[2\]: curve: sizes must be strictly increasing"):
-        multi_pair_summary({1: [(1, 1.0)], 2: [(2, 1.0), (1, 1.0)]})
-    with pytest.raises(InputError, match="curves_by_pairs pair count"):
-        multi_pair_summary({0: [(1, 1.0)]})
-    with pytest.raises(InputError, match="curves_by_pairs"):
-        multi_pair_summary({})
-
-
 # --- message rate, latency model ------------------------------------------------------------------
 
 def test_message_rate_uses_decimal_megabytes():
@@ -435,23 +414,6 @@ def test_message_rate_rejects_bad_input():
         message_rate(0, 80.0)
     with pytest.raises(InputError, match="bandwidth_MBps"):
         message_rate(8, -1.0)
-
-
-def test_osu_message_rates_takes_the_printed_rate_column():
-    rows = [(1, 2.51, 2510000.0), (2, 5.0, 2500000.0)]
-    assert osu_message_rates(rows) == {1: 2510000.0, 2: 2500000.0}
-
-
-@pytest.mark.parametrize("rows, message", [
-    ([], "needs at least one row"),
-    ([(1, 2.5)], r"\(size, MB/s, Messages/s\)"),
-    ([(1, 2.5, 1.0), (1, 2.5, 1.0)], "size 1 appears twice"),
-    ([(1.5, 2.5, 1.0)], "whole number"),
-    ([(1, 2.5, -1.0)], "Messages/s"),
-])
-def test_osu_message_rates_rejects_bad_rows(rows, message):
-    with pytest.raises(InputError, match=message):
-        osu_message_rates(rows)
 
 
 def test_ideal_latency_is_t0_plus_size_over_bandwidth():
@@ -565,20 +527,6 @@ def test_summarise_rejects_bad_input():
         summarise({"b": {4: -1.0}})
     with pytest.raises(InputError, match="ratios"):
         summarise({})
-
-
-def test_summarise_pooled_over_process_counts():
-    summary = summarise_pooled({2: {4: 2.0, 8: 8.0}, 4: {4: 0.5, 8: 4.0}})
-    # pooled 2, 8, 0.5, 4: product 32, 32^(1/4) = 2.378414
-    assert summary.geomean == approx(32 ** 0.25)
-    assert (summary.minimum, summary.maximum, summary.count) == (0.5, 8.0, 4)
-
-
-def test_summarise_pooled_rejects_bad_input():
-    with pytest.raises(InputError, match="ratios_by_procs"):
-        summarise_pooled({})
-    with pytest.raises(InputError, match="no ratios"):
-        summarise_pooled({2: {}})
 
 
 def test_health_warnings_flag_times_over_factor_times_the_best():

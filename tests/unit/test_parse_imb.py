@@ -204,10 +204,14 @@ def test_version_line_forms(line: str, version: str) -> None:
     assert parse_imb(printed(lines)).imb_version == version
 
 
-def test_nonfinite_cell_is_text() -> None:
-    d = parse_imb(PINGPONG + "\n    0  1000  0.00  inf\n    8  1000  1.70  4.49\n").to_dict()
+def test_a_cell_that_cannot_be_is_null_and_named() -> None:
+    d = parse_imb(PINGPONG + "\n    0  1000  0.00  inf\n    8  1000  1.70  4.49\n   16  1000  -2.10  nan\n").to_dict()
     (b,) = d["blocks"]
-    assert b["rows"][0]["Mbytes/sec"] == "inf" and b["peak_mbytes_per_sec"] == 4.49
+    assert b["rows"][0]["Mbytes/sec"] is None and b["peak_mbytes_per_sec"] == 4.49
+    assert b["rows"][2]["t[usec]"] is None and b["min_latency_usec"] == 1.7
+    assert d["warnings"] == ["table, 0 bytes: Mbytes/sec is not finite (inf): dropped",
+                             "table, 16 bytes: t[usec] -2.1 us is negative: dropped",
+                             "table, 16 bytes: Mbytes/sec is not finite (nan): dropped"]
     json.dumps(d, allow_nan=False)
 
 

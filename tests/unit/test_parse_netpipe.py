@@ -89,10 +89,13 @@ def test_run_cut_mid_line_keeps_finished_points() -> None:
     assert d["n_rows"] == 11 and d["rows"][-1]["bytes"] == 1048579
 
 
-def test_nonfinite_values_are_text() -> None:
-    d = parse_netpipe("       1 inf   0.00000000\n       2 4.473905   0.00000341\n").to_dict()
-    assert d["rows"][0]["mbps"] == "inf" and d["rows"][0]["usec"] == 0.0
-    assert d["peak_mbps"] == 4.473905 and d["min_latency_usec"] == 0.0
+def test_values_that_cannot_be_are_null_and_named() -> None:
+    d = parse_netpipe("       1 inf   0.00000000\n       2 4.473905   0.00000341\n       4 9.1   -0.00000051\n").to_dict()
+    assert d["rows"][0] == {"bytes": 1, "mbps": None, "usec": None} and d["rows"][2]["usec"] is None
+    assert d["peak_mbps"] == 9.1 and d["min_latency_usec"] == 3.41
+    assert d["warnings"] == ["throughput at 1 bytes is not finite (inf): dropped",
+                             "time at 1 bytes 0 us is not positive: dropped",
+                             "time at 4 bytes -0.51 us is not positive: dropped"]
     json.dumps(d, allow_nan=False)
 
 

@@ -176,9 +176,10 @@ def test_several_tables_report_the_last() -> None:
     assert d["benchmark"] == "osu_bw" and d["n_tables"] == 2 and d["n_rows"] == 2
 
 
-def test_nonfinite_value_is_text_and_not_peak() -> None:
+def test_nonfinite_value_is_dropped_named_and_not_peak() -> None:
     d = parse_osu("# OSU MPI Bandwidth Test v5.9\n# Size  Bandwidth (MB/s)\n1  inf\n2  4.07\n").to_dict()
-    assert d["rows"] == [[1, "inf"], [2, 4.07]] and d["peak_value"] == 4.07
+    assert d["rows"] == [[1, None], [2, 4.07]] and d["peak_value"] == 4.07
+    assert d["warnings"] == ["Bandwidth (MB/s) at size 1 is not finite (inf): dropped"]
     json.dumps(d, allow_nan=False)
 
 

@@ -8,7 +8,7 @@ import pytest
 import reframe_reports as rr
 from scalebench import benchmarks
 from scalebench.hpl.plan import plan_hpl
-from scalebench.results import report, store
+from scalebench.results import report, store, tidy
 from scalebench.results.records import Case
 from scalebench.site import siteconf
 from test_hpl_plan import XHPL, ZEN4
@@ -44,8 +44,9 @@ def test_the_perflog_format_is_the_registry_in_its_order():
     assert header[:13] == ["job_completion_time", "result", "display_name", "system", "partition", "environ",
                            "stack", "scale", "num_nodes", "num_tasks", "num_tasks_per_node", "num_cpus_per_task",
                            "job_nodelist"]
-    assert header[20:] == ["deck_summary", "n_policy", "blas_kernel", "spack_lock", "transport", "transport_evidence",
-                           "fabric"]
+    assert header[20:27] == ["deck_summary", "n_policy", "blas_kernel", "spack_lock", "transport",
+                             "transport_evidence", "fabric"]
+    assert header[27:] == ["binding"]  # added at the end: readers take columns by name
 
 
 def test_every_perflog_column_is_read_back_where_the_registry_says(tmp_path):
@@ -99,7 +100,7 @@ def test_the_registry_names_only_what_exists():
     case_fields = {f.name for f in dataclasses.fields(Case)}
     assert {f.into for f in FIELDS.values() if f.into} - {"provenance", "params"} <= case_fields
     assert {f.check for f in FIELDS.values() if f.check} <= {"base", *benchmarks.registry()}
-    assert [column for column, _ in REGISTRY.csv] == list(store.CSV_TRAILING[8:12])
+    assert [column for column, _ in REGISTRY.csv] == list(tidy.CSV_TRAILING[8:12])
     with pytest.raises(KeyError):
         Case("r", "", "s", "p", "e", "st", "HPLCheck", "n", {}, 1, 1, "pass", None, None, {}, {}).recorded("deck_sumary")
 

@@ -28,9 +28,8 @@ def study(tmp_path_factory):
 
 
 def _document(paths):
-    sessions, warnings = results.ingest(paths)
-    rows = list(results.records(sessions))
-    return report.build_document(sessions, warnings, rows), rows
+    loaded = results.load(paths, index=False)
+    return report.build_document(loaded.table, loaded.warnings), loaded.table
 
 
 def _section(blocks, title):
@@ -61,10 +60,9 @@ def test_registry_maps_checks_to_sections_and_directions():
 
 
 def test_sized_figures_become_one_row_per_message_size(study):
-    sessions, _ = results.ingest([study])
-    rows = [r for r in results.records(sessions) if r.benchmark == "OSUBandwidthCheck" and r.stack == "ucx"]
-    assert len(rows) == len(rr.MESSAGE_SIZES) and {r.figure for r in rows} == {"bandwidth"}
-    assert sorted(r.param("msg_size") for r in rows) == sorted(rr.MESSAGE_SIZES)
+    rows = results.load([study], index=False).table.with_cases().filter(benchmark="OSUBandwidthCheck", stack="ucx")
+    assert rows.height == len(rr.MESSAGE_SIZES) and set(rows["figure"]) == {"bandwidth"}
+    assert sorted(rows["msg_size"]) == sorted(rr.MESSAGE_SIZES)
 
 
 def test_hpl_section_scales_over_nodes_with_the_linear_line(study):
@@ -163,8 +161,7 @@ def test_unregistered_checks_land_in_other_results(tmp_path):
 def test_repeats_are_summarised_by_their_median(tmp_path):
     for i, rate in enumerate((100.0, 130.0, 90.0)):
         rr.write_run(tmp_path, f"run{i}", rr.lammps("ucx", {1: rate, 2: 2 * rate}))
-    sessions, _ = results.ingest([tmp_path])
-    (one,) = series.select(series.build(results.records(sessions)), figure="timesteps_per_s")
+    (one,) = series.select(series.build(results.load([tmp_path]).table), figure="timesteps_per_s")
     assert one.points == {1: 100.0, 2: 200.0} and one.runs == {1: 3, 2: 3}
 
 
@@ -187,10 +184,9 @@ def test_written_files_md_html_csv(study, tmp_path):
     assert len(uris) == 4 and all(png_colours(base64.b64decode(u)) > 2 for u in uris)
     for heading in ("HPL", "Applications", "Microbenchmarks", "Provenance"):
         assert f">{heading}</h2>" in page
-    sessions, _ = results.ingest([study])
     with table.open() as handle:
         lines = list(csv.DictReader(handle))
-    assert len(lines) == len(list(results.records(sessions)))
+    assert len(lines) == written.table.record_count
     assert all(None not in line for line in lines)  # as many cells as columns on every line
     openfoam = next(line for line in lines if line["benchmark"] == "OpenFOAMCheck")
     assert openfoam["param_case"] == "cavity" and openfoam["case"].startswith("OpenFOAMCheck %scale=")
@@ -296,13 +292,16 @@ def test_a_hung_worker_is_stopped(monkeypatch):
         document.Line("s", (1, 2), (1.0, 2.0), "s"),)),))
     worker = chart_worker.ChartWorker()
     worker.submit([chart])
-    monkeypatch.setattr(chart_worker, "draw_here", lambda charts: {c: b"png" for c in charts})
+    deadline = clock.monotonic() + 30
+    while not worker._futures[0].running() and clock.monotonic() < deadline:  # the worker has begun (and hangs)
+        clock.sleep(0.05)
+    monkeypatch.setattr(chart_worker, "draw_here", lambda charts, everything=None: {c: b"png" for c in charts})
     start = clock.monotonic()
     assert worker.result() == {chart: b"png"}
     assert "TimeoutError" in worker.failure and clock.monotonic() - start < 20
 
 
-def _sleep_then_draw(charts):
+def _sleep_then_draw(charts, everything=None):
     import time as clock
 
     clock.sleep(60)
@@ -383,3 +382,29 @@ def test_skipped_cases_are_one_line_per_reason(tmp_path):
         "local:default: scale 2_nodes needs 2 nodes; the partition has 1: HPLCheck %scale=2_nodes, "
         "LAMMPSCheck (2 variants) [openmpi]",
         "local:default: scale 4_nodes needs 4 nodes; the partition has 1: HPLCheck %scale=4_nodes [openmpi]"]
+
+
+def test_nightly_results_are_one_point_per_day_with_the_spread_of_its_runs(tmp_path):
+    """Over time: each day's median and its runs' lowest and highest, relative to the median of all runs at
+    that scale; three days of six runs are three points, whatever the number of runs."""
+    rates = {"20260101": (100.0, 110.0), "20260102": (90.0, 100.0, 95.0), "20260105": (120.0,)}
+    for day, values in rates.items():
+        for i, rate in enumerate(values):
+            rr.write_run(tmp_path, f"{day}T0{i}0000Z-n-{i}", rr.lammps("ucx", {1: rate, 4: 3 * rate}),
+                         start=f"{day}T0{i}0000+0000")
+    blocks, _ = _document([tmp_path])
+    section = _section(blocks, "Over time")
+    (chart,) = _charts(section)
+    assert [p.title for p in chart.panels] == ["Timesteps/s at 1 process(es) (cluster:cpu)",
+                                               "Timesteps/s at 4 process(es) (cluster:cpu)"]
+    for panel in chart.panels:
+        (line,) = panel.lines
+        assert line.xs == (0, 1, 4) and line.ys == pytest.approx((1.05, 0.95, 1.2))
+        assert line.low == pytest.approx((1.0, 0.9, 1.2)) and line.high == pytest.approx((1.1, 1.0, 1.2))
+    (summary,) = _tables(section)
+    assert summary.rows[0][3:] == ("ucx", "1 process(es)", "3", "1.050", "1.200", "+14.3%", "10.0%")
+    one_day = tmp_path / "one"
+    rr.write_run(one_day, "a", rr.lammps("ucx", {1: 100.0}), start="20260101T000000+0000")
+    rr.write_run(one_day, "b", rr.lammps("ucx", {1: 101.0}), start="20260101T010000+0000")
+    blocks, _ = _document([one_day])
+    assert not any(isinstance(b, document.Heading) and b.text == "Over time" for b in blocks)

@@ -1,12 +1,13 @@
 """Results store ingest and the Markdown/terminal report, on a real ReFrame 4.10 run report."""
 import json
 import shutil
+import uuid
 from pathlib import Path
 
 import pytest
 
 from scalebench.errors import ResultsError
-from scalebench.results import report, sections, store as results
+from scalebench.results import report, sections, store as results, tidy
 
 REAL_REPORT = Path(__file__).resolve().parents[1] / "data" / "reframe" / "hpl_local_run_report.json"
 
@@ -31,10 +32,9 @@ def test_ingest_reads_cases_and_figures(results_dir):
 
 
 def test_records_are_one_row_per_figure(results_dir):
-    sessions, _ = results.ingest([results_dir])
-    rows = list(results.records(sessions))
-    assert len(rows) == 10  # 2 cases x (rmax, rpeak_gflops, efficiency, n, time)
-    assert {r.figure for r in rows} == {"rmax", "rpeak_gflops", "efficiency", "n", "time"}
+    rows = results.load([results_dir]).table.records
+    assert rows.height == 10  # 2 cases x (rmax, rpeak_gflops, efficiency, n, time)
+    assert set(rows["figure"]) == {"rmax", "rpeak_gflops", "efficiency", "n", "time"}
 
 
 def test_malformed_reports_and_cases_are_skipped_with_a_warning_naming_the_file(results_dir):
@@ -46,6 +46,7 @@ def test_malformed_reports_and_cases_are_skipped_with_a_warning_naming_the_file(
     partial.mkdir()
     data = json.loads(REAL_REPORT.read_text())
     del data["runs"][0]["testcases"][0]["system"]
+    data["session_info"]["uuid"] = str(uuid.uuid4())  # another session, not a copy
     (partial / "report.json").write_text(json.dumps(data))
     sessions, warnings = results.ingest([results_dir])
     assert len(sessions) == 2
@@ -74,7 +75,7 @@ def test_report_table_and_markdown(results_dir, tmp_path):
     assert "| local:default | openmpi-sm | 1_node | 1 | 2 | 10368 | 192 | 1 x 2 | 66.23 | 128.0 | 51.7% |" in text
     assert "time budget: 8 s" in text  # the N policy is stated
     assert "ReFrame overhead" in text
-    table = sections.hpl_terminal_table(written.sessions)
+    table = sections.hpl_terminal_table(written.table)
     assert table.splitlines()[0].split()[:3] == ["System", "Stack", "Scale"]
 
 
@@ -98,8 +99,8 @@ def _perflog_run(root: Path, name: str) -> Path:
     return run
 
 
-def _figures(sessions):
-    return sorted((r.case, r.figure, r.value, r.unit) for r in results.records(sessions))
+def _figures(paths):
+    return sorted(results.load(paths).table.with_cases().select("name", "figure", "value", "unit").rows())
 
 
 def test_a_run_without_report_is_read_from_its_perflogs_with_a_warning(tmp_path):
@@ -107,8 +108,7 @@ def test_a_run_without_report_is_read_from_its_perflogs_with_a_warning(tmp_path)
     sessions, warnings = results.ingest([tmp_path])
     assert [s.source for s in sessions] == ["perflogs"]
     assert len(warnings) == 1 and "interrupted: no usable report.json" in warnings[0] and "10 figure(s)" in warnings[0]
-    from_report, _ = results.ingest([REAL_REPORT])
-    assert _figures(sessions) == _figures(from_report)  # the same figures as the real report of that run
+    assert _figures([tmp_path]) == _figures([REAL_REPORT])  # the same figures as the real report of that run
     case = next(c for c in sessions[0].cases if c.params["scale"] == "1_node")
     assert case.num_tasks == 2 and case.cores == 2 and case.nodelist == "vm" and case.stack == "openmpi-sm"
 
@@ -133,9 +133,9 @@ def test_a_torn_perflog_line_is_skipped_and_counted(tmp_path):
     run = _perflog_run(tmp_path, "torn")
     log = run / "perflogs" / "local" / "default" / "HPLCheck.log"
     log.write_text(log.read_text() + "2026-11-22T03:17:00|pass|HPLCheck %scale=2_nodes|local|def\n")
-    sessions, warnings = results.ingest([tmp_path])
-    assert len(list(results.records(sessions))) == 10
-    assert any("HPLCheck.log: skipped 1 incomplete line(s)" in w for w in warnings)
+    loaded = results.load([tmp_path])
+    assert loaded.table.record_count == 10
+    assert any("HPLCheck.log: skipped 1 incomplete line(s)" in w for w in loaded.warnings)
 
 
 def test_a_last_perflog_line_without_its_line_end_is_dropped_even_when_it_has_every_cell(tmp_path):
@@ -145,9 +145,9 @@ def test_a_last_perflog_line_without_its_line_end_is_dropped_even_when_it_has_ev
     lines = log.read_text().splitlines(keepends=True)
     last = lines[-1].rstrip("\n")
     log.write_text("".join(lines[:-1]) + last[:-1])  # the complete line minus its last character and end
-    sessions, warnings = results.ingest([tmp_path])
-    assert len(list(results.records(sessions))) == 9
-    assert any("HPLCheck.log: skipped its last line, cut short (no line end)" in w for w in warnings)
+    loaded = results.load([tmp_path])
+    assert loaded.table.record_count == 9
+    assert any("HPLCheck.log: skipped its last line, cut short (no line end)" in w for w in loaded.warnings)
 
 
 def test_provenance_of_the_run_not_of_the_checkout(results_dir, monkeypatch):
@@ -165,20 +165,18 @@ def test_provenance_of_the_run_not_of_the_checkout(results_dir, monkeypatch):
     session = sessions[0]
     assert session.git_describe == "v1.2-3-gabcdef-dirty" and session.version == "4.10.4"
     assert session.hostname == "vm" and "reframe -C" in session.cmdline
-    row = next(r for r in results.records(sessions) if r.figure == "rmax")
-    assert row.origin.spec_hash == "0123abcd" and row.origin.binary == "hpcc"
+    case = next(c for c in session.cases if "rmax" in c.figures)
+    assert case.spec_hash == "0123abcd" and case.binary == "hpcc"
 
 
 def test_tidy_csv_has_parameters_and_provenance_columns(results_dir):
     import csv
     import io
 
-    sessions, _ = results.ingest([results_dir])
-    rows = list(results.records(sessions))
-    handle = io.StringIO()
-    results.write_csv(rows, handle)
-    table = list(csv.DictReader(io.StringIO(handle.getvalue())))
-    assert len(table) == len(rows) == 10
+    loaded = results.load([results_dir])
+    tidy.write_csv(tidy.frame(loaded.table), results_dir / "tidy.csv")
+    table = list(csv.DictReader(io.StringIO((results_dir / "tidy.csv").read_text())))
+    assert len(table) == loaded.table.record_count == 10
     one = next(r for r in table if r["scale"] == "1_node" and r["figure"] == "rmax")
     assert (one["system"], one["partition"], one["stack"], one["benchmark"]) == ("local", "default", "openmpi-sm",
                                                                                  "HPLCheck")
@@ -210,7 +208,7 @@ def test_concurrent_runs_and_reports_lose_nothing(tmp_path):
         run_dir = tmp_path / "runs" / f"20260101T000000Z-host-{i}"
         run_dir.mkdir(parents=True)
         data = json.loads(REAL_REPORT.read_text())
-        data["session_info"]["hostname"] = f"host{i}"
+        data["session_info"].update(hostname=f"host{i}", uuid=str(uuid.uuid4()))
         (run_dir / "report.json").write_text(json.dumps(data))
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(8)]
@@ -272,26 +270,18 @@ def test_a_nan_figure_is_read_but_not_a_measurement(tmp_path):
     run = tmp_path / "runs" / "nan"
     run.mkdir(parents=True)
     (run / "report.json").write_text(text)
-    sessions, warnings = results.ingest([tmp_path])
-    assert warnings == []
-    rmax = {r.case: r for r in results.records(sessions) if r.figure == "rmax"}
-    assert rmax["HPLCheck %scale=1_core"].value is None and not rmax["HPLCheck %scale=1_core"].usable
-    assert rmax["HPLCheck %scale=1_node"].value == 66.23
+    loaded = results.load([tmp_path])
+    assert loaded.warnings == []
+    rmax = {r["name"]: r for r in loaded.table.with_cases().filter(figure="rmax").to_dicts()}
+    assert rmax["HPLCheck %scale=1_core"]["value"] is None and not rmax["HPLCheck %scale=1_core"]["usable"]
+    assert rmax["HPLCheck %scale=1_node"]["value"] == 66.23
 
 
 def test_reframe_overhead_counts_overlapping_jobs_once():
     # Wall 100 s; jobs busy over [0, 30] and [20, 50] (overlap) and [60, 70]: busy 60 s -> overhead 40 s.
     from scalebench.results.sections.appendix import _overhead
-    from scalebench.results.store import Case, Session
 
-    def case(interval):
-        return Case(report="r", session_start="", system="s", partition="p", environ="e", stack="e",
-                    benchmark="b", name="b", params={}, num_nodes=1, num_tasks=1, result="pass",
-                    fail_phase=None, fail_reason=None, figures={}, references={}, job_interval=interval)
-
-    session = Session(report="r", start="", elapsed_s=100.0,
-                      cases=[case((0.0, 30.0)), case((20.0, 50.0)), case((60.0, 70.0))])
-    assert _overhead(session) == ("100.0", "40.0 (13.3 per case)")
+    assert _overhead(100.0, [(0.0, 30.0), (20.0, 50.0), (60.0, 70.0)]) == ("100.0", "40.0 (13.3 per case)")
 
 
 def test_one_check_on_several_environments_is_several_cases_and_retries_keep_the_last(tmp_path):

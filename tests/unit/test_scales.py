@@ -1,6 +1,7 @@
 """scalebench.site.scales: which scales a partition skips, and the nodes x ranks x threads they give."""
 import pytest
 
+from scalebench import schema
 from scalebench.errors import InputError
 from scalebench.site import scales
 from scalebench.site.scales import Scale, ScaleSpec
@@ -36,24 +37,27 @@ def test_a_node_list_and_sub_node_cores():
 
 
 def test_scale_spec_from_a_site_file():
-    assert ScaleSpec.from_site(None, "w") == ScaleSpec()
-    spec = ScaleSpec.from_site({"nodes": [2, 4], "full": False, "cores": "powers_of_two"}, "w")
+    assert ScaleSpec.from_site(None) == ScaleSpec()
+    spec = ScaleSpec.from_site({"nodes": [2, 4], "full": False, "cores": "powers_of_two"})
     assert spec == ScaleSpec((2, 4), False, "powers_of_two")
-    assert ScaleSpec.from_site(spec.to_json(), "w") == spec
+    assert ScaleSpec.from_site(spec.to_json()) == spec
 
 
 @pytest.mark.parametrize("data, message", [
-    ({"nodes": 4}, "w.nodes: expected powers_of_two or a list"),
-    ({"nodes": [0]}, r"w.nodes\[0\]: must be a positive integer"),
-    ({"nodes": [2**40]}, r"w.nodes\[0\]: must be at most"),
-    ({"full": "yes"}, "w.full: must be true or false"),
-    ({"cores": "all"}, "w.cores: expected auto or powers_of_two or a list"),
-    ({"node": [2]}, r"w: unknown key\(s\) node"),
-    ([2, 4], "w: expected a mapping"),
+    ({"nodes": 4}, r"scales.nodes: must be powers_of_two or a list of node counts, got 4"),
+    ({"nodes": [0]}, r"scales.nodes\[0\]: must be a positive whole number \(>= 1\), got 0"),
+    ({"nodes": [2**40]}, r"scales.nodes\[0\]: must be a positive whole number \(<= 2147483647\)"),
+    ({"full": "yes"}, "scales.full: must be true or false"),
+    ({"cores": "all"}, "scales.cores: must be auto, powers_of_two or a list of core counts"),
+    ({"node": [2]}, r"scales: unknown key 'node' \(did you mean 'nodes'\?\)"),
+    ([2, 4], "scales: must be a mapping"),
 ])
 def test_bad_scale_specs_are_named(data, message):
-    with pytest.raises(InputError, match=message):
-        ScaleSpec.from_site(data, "w")
+    site = {"system": "s", "partitions": [{"name": "p", "scheduler": "slurm", "launcher": "srun", "max_nodes": 4,
+                                           "cores_per_node": 8, "memory_per_node": "8GiB", "environs": ["e"],
+                                           "scales": data}], "stacks": [{"name": "e"}]}
+    with pytest.raises(InputError, match=r"^site.yaml: partitions\[p\]\." + message):
+        schema.check(site, "site.yaml", "site.yaml")
 
 
 def test_scale_names_of_several_partitions_once_smallest_first():

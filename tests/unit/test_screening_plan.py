@@ -14,8 +14,8 @@ from scalebench.screening.jobs import chunk_sizes, expand_hostlist, hostlist
 GENOA = REPO / "tests" / "data" / "sites" / "genoa-6144.yaml"
 
 
-def plan_json(capsys, *args):
-    assert main(["plan", *args, "--json"]) == 0
+def plan_json(capsys, *args, exit_code=0):
+    assert main(["plan", *args, "--json"]) == exit_code
     return json.loads(capsys.readouterr().out)
 
 
@@ -51,21 +51,21 @@ def test_a_node_list_is_screened_in_balanced_chunks_naming_their_nodes(capsys):
 
 
 def test_a_node_list_of_too_few_nodes_is_left_out_with_the_reason(capsys):
-    plan = plan_json(capsys, str(GENOA), "-n", "ScreeningCheck", "-S", "screen_nodes=nid[1-2]")
+    plan = plan_json(capsys, str(GENOA), "-n", "ScreeningCheck", "-S", "screen_nodes=nid[1-2]", exit_code=1)
     (left,) = plan["left_out"]
     assert "compares a node with the median of at least 3" in left["left_out"]
 
 
 @pytest.mark.parametrize("site_change, reason", [
     ({"memory_per_node": "8GiB"}, "lower dgemm_n or stream_n"),
-    ({"max_time_limit_s": 60}, "longer than the time limit 1m00s"),
+    ({"max_time_limit_s": 60, "time_limit": "1m"}, "longer than the time limit 1m00s"),
 ])
 def test_a_job_the_partition_cannot_hold_is_left_out(tmp_path, capsys, site_change, reason):
     site = yaml.safe_load(GENOA.read_text())
     site["partitions"][0].update(site_change)
     path = tmp_path / "site.yaml"
     path.write_text(yaml.safe_dump(site))
-    plan = plan_json(capsys, str(path), "-n", "ScreeningCheck")
+    plan = plan_json(capsys, str(path), "-n", "ScreeningCheck", exit_code=1)  # nothing left to run
     assert plan["left_out"] and all(reason in c["left_out"] for c in plan["left_out"])
 
 

@@ -57,7 +57,7 @@ def test_empty_file_is_no_match(tmp_path):
 
 
 def test_not_a_mapping_is_input_error(tmp_path):
-    with pytest.raises(InputError, match="expected a mapping"):
+    with pytest.raises(InputError, match="must be a mapping"):
         efficiency_floor("small", "cpu", _floors(tmp_path, "- '*'\n"))
 
 

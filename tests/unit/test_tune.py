@@ -88,10 +88,12 @@ def base_deck(ranks_per_node=7, nodes=1, memory=16 * GiB, **changes):
 def test_default_sweep_for_7_ranks():
     sweep = tune.sweep_deck(base_deck(7))
     assert sweep.nbs == (64, 96, 128, 192, 256, 384)
-    assert sweep.grids == ((1, 7), (2, 3))  # every P <= Q grid of 7, plus 2x3 with 1 rank idle
+    assert sweep.grids == ((2, 3),)  # 1x7 is flatter than 1:4, which the plan never runs; 2x3 leaves 1 idle
     assert sweep.bcasts == ("1ringM", "2ringM", "longM") and sweep.depths == (0, 1)
-    assert sweep.tests == 6 * 2 * 3 * 2
+    assert sweep.tests == 6 * 1 * 3 * 2
     assert any("2x3 leaves 1 of 7 ranks idle" in note for note in sweep.notes)
+    assert any("grids 1x7 left out: flatter than 1:4" in note for note in sweep.notes)
+    assert sweep.base.n % math.lcm(*sweep.nbs) == 0  # every NB swept holds whole blocks
 
 
 def test_sweep_hpl_dat_reads_back_through_hpl_pdinfo():
@@ -101,7 +103,7 @@ def test_sweep_hpl_dat_reads_back_through_hpl_pdinfo():
     dat = hpl_pdinfo(text)
     assert dat["ns"] == [sweep.base.n]
     assert dat["nbs"] == [64, 96, 128, 192, 256, 384]
-    assert list(zip(dat["ps"], dat["qs"])) == [(1, 7), (2, 3)]
+    assert list(zip(dat["ps"], dat["qs"])) == [(2, 3)]
     assert dat["bcasts"] == [1, 3, 5] and dat["depths"] == [0, 1]
     assert (dat["pfacts"], dat["nbmins"], dat["ndivs"], dat["rfacts"]) == ([2], [4], [2], [1])
     assert (dat["pmap"], dat["swap"], dat["swap_threshold"], dat["align"]) == (0, 2, 64, 8)
@@ -133,14 +135,13 @@ def test_idle_grid_on_several_nodes_states_the_memory_of_busy_nodes():
     # 2 nodes x 11 ranks: 2x11 is the squarest full grid, 3x7 leaves rank 21 idle. The 11 busy ranks
     # of node 1 hold 11/21 of the matrix: 11/21 x 2 x 0.8 = 83.8% of its memory instead of 80%.
     sweep = tune.sweep_deck(base_deck(11, nodes=2))
-    assert sweep.grids == ((1, 22), (2, 11), (3, 7))
+    assert sweep.grids == ((3, 7),)  # 1x22 and 2x11 are flatter than 1:4
     share = 11 / 21 * sweep.base.n ** 2 * 8 / (16 * GiB)
     assert f"its busy nodes hold {share:.0%} of their memory" in " ".join(sweep.notes) and share < 0.84
-    # with the matrix sized to all the memory, 104.8% would not fit: no idle-rank grid
+    # with the matrix sized to all the memory, 104.8% would not fit: no idle-rank grid, so no grid at all
     full = deck.make_deck(DeckRequest(2, 11, 16 * GiB, memory_fraction=1.0), RULES)
-    sweep = tune.sweep_deck(full)
-    assert sweep.grids == ((1, 22), (2, 11))
-    assert any("3x7 (leaving 1 of 22 ranks idle) left out" in note for note in sweep.notes)
+    with pytest.raises(DeckError, match=r"^grids: no grid of 22 ranks to sweep \(.*3x7 \(leaving 1 of 22 ranks idle\) left out"):
+        tune.sweep_deck(full)
 
 
 def test_rows_with_zero_sizes_are_left_out():
@@ -151,15 +152,17 @@ def test_rows_with_zero_sizes_are_left_out():
 
 
 def test_default_nbs_keep_one_block_per_process_row_and_column():
-    # N=2000 on grids 1x7 and 2x3: the widest side is 7, so NB <= 2000 / 7 = 285.7 -> NB 384 is out
-    sweep = tune.sweep_deck(base_deck(7, n=2000))
-    assert sweep.nbs == (64, 96, 128, 192, 256)
-    assert any("NB 384 left out" in note for note in sweep.notes)
+    # 8 ranks on grid 2x4: the widest side is 4, so at N=1500 NB <= 375: 384 is out; N then becomes a
+    # multiple of every NB kept, where 256 no longer fits either (768 / 4 = 192)
+    assert 384 in tune.sweep_deck(base_deck(8, n=1536)).nbs
+    sweep = tune.sweep_deck(base_deck(8, n=1500))
+    assert sweep.nbs == (64, 96, 128, 192) and sweep.grids == ((2, 4),)
+    assert sweep.base.n == 768 and any("NB 256, 384 left out" in note for note in sweep.notes)
 
 
 def test_explicit_nb_too_wide_is_deck_error():
-    with pytest.raises(DeckError, match=r"^NB 384: N=2000 .* grid 1x7 \(needs N >= 2688\)"):
-        tune.sweep_deck(base_deck(7, n=2000), nbs=[192, 384])
+    with pytest.raises(DeckError, match=r"^NB 384: N=1000 .* grid 2x3 \(needs N >= 1152\)"):
+        tune.sweep_deck(base_deck(7, n=1000), nbs=[192, 384])
 
 
 def test_grid_larger_than_the_rank_count_is_deck_error():
@@ -410,7 +413,7 @@ def test_freeze_without_hard_links(tmp_path, monkeypatch):
 ])
 def test_freeze_rejects_names_that_are_not_plain_path_parts(tmp_path, system, partition):
     ranking = _ranking(SWEEP_ROWS)
-    with pytest.raises(InputError, match=r"^(system|partition): .* must be letters, digits"):
+    with pytest.raises(InputError, match=r"^(system|partition): .* must be at most 64 letters, digits"):
         frozen.freeze(ranking[0], system, partition, "a.out", tmp_path)
     assert list(tmp_path.iterdir()) == []
 
@@ -441,19 +444,30 @@ def test_idle_rank_winner_records_the_launched_ranks(tmp_path):
 
 # --- frozen decks as rules ------------------------------------------------------------------------
 
+def _frozen_rules(system, partition, decks):
+    """The frozen deck's rules merged over decks/rules.yaml, None when none is frozen."""
+    found = frozen.frozen_deck(system, partition, decks)
+    return found.rules if found else None
+
+
+def _rules_for(system, partition, decks):
+    """What the plan decks with: the frozen deck's rules, else decks/rules.yaml's."""
+    return _frozen_rules(system, partition, decks) or frozen.base_rules(decks)
+
+
 def test_rules_for_merges_the_frozen_deck_over_rules_yaml(tmp_path):
     base = RULES
-    assert frozen.load_frozen("dev", "cpu", tmp_path) is None
-    assert frozen.rules_for("dev", "cpu", tmp_path) == base
+    assert _frozen_rules("dev", "cpu", tmp_path) is None
+    assert _rules_for("dev", "cpu", tmp_path) == base
     ranking = _ranking(SWEEP_ROWS)
     frozen.freeze(ranking[0], "dev", "cpu", "a.out", tmp_path, ranking=ranking)
-    rules = frozen.rules_for("dev", "cpu", tmp_path)
+    rules = _rules_for("dev", "cpu", tmp_path)
     assert rules.nb == 256
     assert (rules.algorithm.bcast, rules.algorithm.depth) == ("longM", 0)
     assert rules.memory_fraction == base.memory_fraction == 0.8
     assert rules.lcm_rounding_max_memory_loss == base.lcm_rounding_max_memory_loss
     assert replace(rules.algorithm, bcast=base.algorithm.bcast, depth=base.algorithm.depth) == base.algorithm
-    assert frozen.load_frozen("dev", "cpu", tmp_path) == rules
+    assert _frozen_rules("dev", "cpu", tmp_path) == rules
     # and a deck made from them carries the winner
     made = deck.make_deck(DeckRequest(1, 2, 16 * GiB), rules)
     dat = hpl_pdinfo(deck.hpl_dat(made))
@@ -463,29 +477,29 @@ def test_rules_for_merges_the_frozen_deck_over_rules_yaml(tmp_path):
 def test_rules_for_partial_hand_written_deck(tmp_path):
     (tmp_path / "dev").mkdir()
     (tmp_path / "dev" / "gpu.yaml").write_text("nb: 128\nmemory_fraction: 0.6\nalgorithm:\n  bcast: 2ring\n")
-    rules = frozen.rules_for("dev", "gpu", tmp_path)
+    rules = _rules_for("dev", "gpu", tmp_path)
     assert (rules.nb, rules.memory_fraction, rules.algorithm.bcast) == (128, 0.6, "2ring")
     assert rules.algorithm.depth == RULES.algorithm.depth
 
 
 def test_rules_for_uses_decks_dir_rules_yaml_when_present(tmp_path):
     (tmp_path / "rules.yaml").write_text("nb: 96\nmemory_fraction: 0.5\n")
-    assert frozen.rules_for("dev", "cpu", tmp_path) == Rules(nb=96, memory_fraction=0.5)
+    assert _rules_for("dev", "cpu", tmp_path) == Rules(nb=96, memory_fraction=0.5)
 
 
 @pytest.mark.parametrize("text, key", [
-    ("nb: 0\n", "nb: must be a positive integer"),
-    ("nbb: 192\n", "unknown key(s) nbb"),
+    ("nb: 0\n", "nb: must be a positive whole number (>= 1), got 0"),
+    ("nbb: 192\n", "unknown key 'nbb' (did you mean 'nb'?)"),
     ("algorithm:\n  bcast: 9ring\n", "algorithm.bcast: '9ring'"),
-    ("algorithm:\n  lookahead: 1\n", "algorithm: unknown key(s) lookahead"),
+    ("algorithm:\n  lookahead: 1\n", "algorithm: unknown key 'lookahead'"),
     ("algorithm:\n  l1_transposed: 'no'\n", "algorithm.l1_transposed: must be true or false"),
-    ("algorithm: [1]\n", "algorithm: expected a mapping"),
-    ("grid: {p: 0, q: 2}\n", "grid.p: must be a positive integer"),
-    ("grid: {q: 2}\n", "grid.p: missing"),
+    ("algorithm: [1]\n", "algorithm: must be a mapping"),
+    ("grid: {p: 0, q: 2}\n", "grid.p: must be a positive whole number"),
+    ("grid: {q: 2}\n", "grid: missing 'p'"),
     ("grid: {p: 2, q: 3, ranks: 5}\n", "grid.ranks: 5 is fewer"),
     ("grid_rule: diagonal\n", "grid_rule: 'diagonal' is not one of near_square, flat"),
-    ("provenance: yesterday\n", "provenance: expected a mapping"),
-    ("- nb: 192\n", "expected a mapping"),
+    ("provenance: yesterday\n", "provenance: must be a mapping"),
+    ("- nb: 192\n", "must be a mapping"),
     ("nb: [\n", "not valid YAML"),
 ])
 def test_malformed_frozen_deck_names_file_and_key(tmp_path, text, key):
@@ -493,7 +507,7 @@ def test_malformed_frozen_deck_names_file_and_key(tmp_path, text, key):
     path = tmp_path / "dev" / "cpu.yaml"
     path.write_text(text)
     with pytest.raises(InputError) as caught:
-        frozen.rules_for("dev", "cpu", tmp_path)
+        _rules_for("dev", "cpu", tmp_path)
     assert str(caught.value).startswith(f"{path}: ") and key in str(caught.value)
 
 
@@ -544,8 +558,8 @@ def test_cli_tune_deck(capsys):
     captured = capsys.readouterr()
     dat = hpl_pdinfo(captured.out)
     assert dat["ns"] == [20000] and dat["nbs"] == [128, 192]
-    assert list(zip(dat["ps"], dat["qs"])) == [(1, 7), (2, 3)]
-    assert "= 24 tests at N=20000 on 7 ranks" in captured.err
+    assert list(zip(dat["ps"], dat["qs"])) == [(2, 3)]
+    assert "= 12 tests at N=20000 on 7 ranks" in captured.err
 
 
 def test_cli_tune_deck_hpcc_and_options(capsys):

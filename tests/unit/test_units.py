@@ -34,8 +34,11 @@ def test_plain_int():
     assert parse_size(4096) == 4096
 
 
-def test_plain_digit_string_is_bytes():
-    assert parse_size("4096") == 4096
+def test_a_written_size_needs_its_unit():
+    # 768 meant GiB to the site file's author and bytes to the parser: 0 cases planned, exit 0
+    with pytest.raises(InputError, match=r"^memory_per_node: '768' has no unit; write it with one, e.g. 768GiB "):
+        parse_size("768", "memory_per_node")
+    assert parse_size("4096B") == 4096 and parse_size(4096) == 4096  # an int is scalebench's own byte count
 
 
 @pytest.mark.parametrize("text", ["lots", "16XB", "", "1e9", "16 G B"])
@@ -44,7 +47,7 @@ def test_garbage_names_the_field(text):
         parse_size(text, "--memory-per-node")
 
 
-@pytest.mark.parametrize("text", ["0", "0GiB", 0])
+@pytest.mark.parametrize("text", ["0B", "0GiB", 0])
 def test_zero_names_the_field(text):
     with pytest.raises(InputError, match="^memory_per_node: must be positive"):
         parse_size(text, "memory_per_node")

@@ -2,13 +2,17 @@
 provenance of every run and case."""
 from __future__ import annotations
 
+import json
 from typing import Any, Iterable, Sequence
+
+import polars as pl
 
 from scalebench.benchmarks import provenance
 from scalebench.results.document import Block, Heading, Text, bullets, table
-from scalebench.results.records import Case, Session
+from scalebench.results.records import Session
 from scalebench.results.sections.common import fmt
 from scalebench.results.series import Series
+from scalebench.results.table import Table
 
 LIST_LIMIT = 4  # distinct values shown per cell before "(+N more)"
 
@@ -64,37 +68,42 @@ def failures_section(sessions: Sequence[Session]) -> list[Block]:
     return ([Heading(2, "Failures and skipped cases")] + out) if out else []
 
 
-def _overhead(session: Session) -> tuple[str, str]:
+def _overhead(elapsed_s: float | None, intervals: Sequence[tuple[float, float]]) -> tuple[str, str]:
     """Session wall time minus the time some job was running (the union of the jobs' submit to
-    completion intervals: a case's run phase also counts its wait for a free job slot)."""
-    intervals = sorted(c.job_interval for c in session.cases if c.result != "skip" and c.job_interval)
-    if session.elapsed_s is None or not intervals:
-        return fmt(session.elapsed_s, ".1f"), "-"
+    completion intervals, sorted: a case's run phase also counts its wait for a free job slot)."""
+    if elapsed_s is None or not intervals:
+        return fmt(elapsed_s, ".1f"), "-"
     busy, (start, end) = 0.0, intervals[0]
     for left, right in intervals[1:]:
         if left > end:
             busy, start = busy + end - start, left
         end = max(end, right)
-    overhead = session.elapsed_s - busy - (end - start)
-    return f"{session.elapsed_s:.1f}", f"{overhead:.1f} ({overhead / len(intervals):.1f} per case)"
+    overhead = elapsed_s - busy - (end - start)
+    return f"{elapsed_s:.1f}", f"{overhead:.1f} ({overhead / len(intervals):.1f} per case)"
 
 
-def provenance_section(sessions: Sequence[Session]) -> list[Block]:
-    runs = [(f"`{s.report}`", s.source, s.start, s.hostname or "-", s.version or "-", s.git_describe or "-",
-             str(len([c for c in s.cases if c.result != "skip"])), *_overhead(s), s.cmdline or "-")
-            for s in sorted(sessions, key=lambda s: (s.start, s.report))]
-    cases: dict[tuple[str, str, str], list[Case]] = {}
-    for session in sessions:
-        for c in session.cases:
-            if c.result != "skip":
-                cases.setdefault((f"{c.system}:{c.partition}", c.stack, c.benchmark), []).append(c)
+def provenance_section(results: Table) -> list[Block]:
+    ran = results.cases.filter(pl.col("result") != "skip")
+    intervals: dict[int, list[tuple[float, float]]] = {}
+    for session, submit, end in ran.filter(pl.col("job_submit").is_not_null()).select(
+            "session", "job_submit", "job_end").sort(["session", "job_submit", "job_end"]).iter_rows():
+        intervals.setdefault(session, []).append((submit, end))
+    counts = dict(ran.group_by("session").len().iter_rows())
+    runs = [(f"`{s['report']}`", s["source"], s["start"], s["hostname"] or "-", s["version"] or "-",
+             s["git_describe"] or "-", str(counts.get(s["session"], 0)),
+             *_overhead(s["elapsed_s"], intervals.get(s["session"], [])), s["cmdline"] or "-")
+            for s in results.sessions.sort(["start", "report"], maintain_order=True).iter_rows(named=True)]
     columns = provenance().appendix
-    software = [(*key, *(some(c.recorded(f.name) for c in cs) for f in columns)) for key, cs in sorted(cases.items())]
+    shown = [pl.col(f"shown_{f.name}" if f"shown_{f.name}" in ran.columns else f.name).unique().alias(f.name)
+             for f in columns]
+    grouped = ran.group_by(["system", "partition", "stack", "benchmark"]).agg(*shown)
+    software = sorted((f"{row[0]}:{row[1]}", row[2], row[3], *(some(values) for values in row[4:]))
+                      for row in grouped.iter_rows())
     recorded: dict[str, list[str]] = {}  # provenance.json contents -> the runs that recorded them
-    for session in sessions:
-        if session.run_provenance:
-            content = ", ".join(f"{k}={v}" for k, v in sorted(session.run_provenance.items()))
-            recorded.setdefault(content, []).append(session.report)
+    for report, text in results.sessions.filter(pl.col("run_provenance") != "{}").select(
+            "report", "run_provenance").iter_rows():
+        content = ", ".join(f"{k}={v}" for k, v in sorted(json.loads(text).items()))
+        recorded.setdefault(content, []).append(report)
     extra = [f"{content} ({len(reports)} run(s), e.g. `{min(reports)}`)" for content, reports in sorted(recorded.items())]
     out: list[Block] = [
         Heading(2, "Provenance"),

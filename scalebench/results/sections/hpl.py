@@ -2,22 +2,20 @@
 with the linear-scaling line, and how each deck was chosen."""
 from __future__ import annotations
 
-import statistics
+import json
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
+
+import polars as pl
 
 from scalebench.analysis import scaling
 from scalebench.benchmarks import lookup
 from scalebench.results import series
 from scalebench.results.document import Block, Chart, Figure, Heading, Line, Panel, Text, bullets, table, text_table
-from scalebench.results.records import Case, Record, Session
+from scalebench.results.records import Case
 from scalebench.results.sections.common import fmt, measured_line, slug, ylabel
 from scalebench.results.series import Series, axis_label
-
-
-def _median(values: Iterable[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return statistics.median(present) if present else None
+from scalebench.results.table import Table, exact_median
 
 
 # --- HPL table (terminal and report) ----------------------------------------------------------------
@@ -44,37 +42,61 @@ class HplLine:
     runs: int = 1
 
 
-def _hpl_key(case: Case) -> tuple[Any, ...]:
-    deck = case.recorded("hpl_deck") or {}
-    n = deck.get("n") or case.figure("n")
-    grid = f"{deck['p']} x {deck['q']}" if deck else ""
-    return (f"{case.system}:{case.partition}", case.stack, str(case.params.get("scale", "")), case.num_nodes,
-            case.num_tasks, int(n) if n else None, deck.get("nb"), grid)
+def _result(passed: int, runs: int) -> str:
+    return "PASS" if passed == runs else "FAIL" if passed == 0 else f"{passed}/{runs} PASS"
 
 
-def _result(cases: Sequence[Case]) -> str:
-    passed = sum(c.result == "pass" for c in cases)
-    return "PASS" if passed == len(cases) else "FAIL" if passed == 0 else f"{passed}/{len(cases)} PASS"
+_FIGURES = ("rmax", "rpeak_gflops", "efficiency", "dgemm_ceiling", "n")
 
 
-def hpl_lines(sessions: Iterable[Session]) -> list[HplLine]:
-    grouped: dict[tuple[Any, ...], list[Case]] = {}
-    for session in sessions:
-        for case in session.cases:
-            if case.result != "skip" and lookup(case.benchmark).section == "hpl":
-                grouped.setdefault(_hpl_key(case), []).append(case)
+def _deck_key(deck_json: str | None, n_figure: float | None) -> tuple[int | None, Any, str]:
+    """(N, NB, 'P x Q') of a case: its deck's, N from its figure without one."""
+    deck = json.loads(deck_json) if deck_json else {}
+    n = deck.get("n") or n_figure
+    return int(n) if n else None, deck.get("nb"), f"{deck['p']} x {deck['q']}" if deck else ""
+
+
+def hpl_lines(results: Table) -> list[HplLine]:
+    """One line per HPL configuration; medians over the measured runs, the latest run's case kept."""
+    names = [n for n in results.cases["benchmark"].unique().to_list() if lookup(n).section == "hpl"]
+    cases = results.cases.filter(pl.col("benchmark").is_in(names) & (pl.col("result") != "skip"))
+    if cases.is_empty():
+        return []
+    figures = results.records.filter(pl.col("perf_var").is_in(_FIGURES)).join(cases.select("case"), on="case",
+                                                                            how="semi")
+    figures = figures.group_by("case").agg(pl.col("value").filter(pl.col("perf_var") == name).first().alias(name)
+                                           for name in _FIGURES)
+    cases = cases.join(figures, on="case", how="left", maintain_order="left")
+    # Per distinct deck, N figure and parameters: the line's (N, NB, P x Q, scale), numbered.
+    keys: dict[tuple[Any, ...], int] = {}
+    shown: list[tuple[Any, ...]] = []
+    combos: dict[str, list[Any]] = {"hpl_deck": [], "n": [], "params": [], "key": []}
+    for deck, n_figure, params in cases.select("hpl_deck", "n", "params").unique(maintain_order=True).iter_rows():
+        line_key = (*_deck_key(deck, n_figure), str(json.loads(params).get("scale", "")))
+        hashed = tuple(map(repr, line_key))  # a deck's NB may be anything a report holds
+        if hashed not in keys:
+            keys[hashed] = len(shown)
+            shown.append(line_key)
+        for name, value in zip(combos, (deck, n_figure, params, keys[hashed])):
+            combos[name].append(value)
+    cases = cases.join(pl.DataFrame(combos, schema={"hpl_deck": pl.Utf8, "n": pl.Float64, "params": pl.Utf8,
+                                                    "key": pl.UInt32}),
+                       on=["hpl_deck", "n", "params"], how="left", nulls_equal=True, maintain_order="left")
+    measured = pl.col("measured")
+    grouped = cases.group_by(["system", "partition", "stack", "num_nodes", "num_tasks", "key"],
+                             maintain_order=True).agg(
+        *(exact_median(pl.col(name).filter(measured)).alias(name) for name in _FIGURES[:4]),
+        passed=(pl.col("result") == "pass").sum(), runs=pl.len(),
+        latest=pl.col("case").sort_by("session_start", maintain_order=True).last())
+    latest = results.cases_by_id(pl.col("case").is_in(grouped["latest"].to_list()))
     lines = []
-    for key, cases in grouped.items():
-        cases.sort(key=lambda c: c.session_start)
-        measured = [c for c in cases if c.measured]
-
-        def median(name: str) -> float | None:
-            return _median(c.figure(name) for c in measured)
-
-        where, stack, scale, nodes, ranks, n, nb, grid = key
-        lines.append(HplLine(where, stack, scale, nodes, ranks, n, nb, grid, rmax=median("rmax"),
-                             rpeak=median("rpeak_gflops"), efficiency=median("efficiency"),
-                             dgemm=median("dgemm_ceiling"), result=_result(cases), case=cases[-1], runs=len(cases)))
+    for row in grouped.iter_rows(named=True):
+        n, nb, grid, scale = shown[row["key"]]
+        lines.append(HplLine(f"{row['system']}:{row['partition']}", row["stack"], scale, row["num_nodes"],
+                             row["num_tasks"], n, nb, grid, rmax=row["rmax"], rpeak=row["rpeak_gflops"],
+                             efficiency=row["efficiency"], dgemm=row["dgemm_ceiling"],
+                             result=_result(row["passed"], row["runs"]), case=latest[row["latest"]][1],
+                             runs=row["runs"]))
     return sorted(lines, key=lambda l: (l.where, l.stack, l.nodes or 0, l.ranks or 0, l.scale))
 
 
@@ -90,8 +112,8 @@ def _hpl_cells(line: HplLine) -> tuple[str, ...]:
             efficiency, fmt(line.dgemm, ".1f"), of_dgemm, line.result, str(line.runs))
 
 
-def hpl_terminal_table(sessions: Iterable[Session]) -> str:
-    return text_table(HPL_HEADER, [_hpl_cells(line) for line in hpl_lines(sessions)])
+def hpl_terminal_table(results: Table) -> str:
+    return text_table(HPL_HEADER, [_hpl_cells(line) for line in hpl_lines(results)])
 
 
 # --- HPL section ------------------------------------------------------------------------------------
@@ -102,13 +124,13 @@ def _linear(s: Series, label: str) -> Line:
     return Line(label, tuple(s.points), tuple(s.points[x0] * x / x0 for x in s.points), s.key.stack, style="ideal")
 
 
-def _hpl_axis_series(rows: Sequence[Record], where_series: Sequence[Series]) -> list[Series]:
+def _hpl_axis_series(results: Table, where_series: Sequence[Series]) -> list[Series]:
     """On one node (a workstation), scaling is over cores: plot against cores there."""
     if len({x for s in where_series for x in s.points}) > 1:
         return list(where_series)
     system, partition = where_series[0].key.system, where_series[0].key.partition
     names = sorted({s.key.benchmark for s in where_series})
-    return [s for s in series.build(rows, "cores", names) if (s.key.system, s.key.partition) == (system, partition)]
+    return [s for s in series.build(results, "cores", names) if (s.key.system, s.key.partition) == (system, partition)]
 
 
 def _hpl_where(where: str, hpl: Sequence[Series]) -> list[Block]:
@@ -164,13 +186,13 @@ def _hpl_notes(lines: Sequence[HplLine]) -> list[Block]:
     return out
 
 
-def hpl_section(sessions: Sequence[Session], rows: Sequence[Record], all_series: Sequence[Series]) -> list[Block]:
-    lines = hpl_lines(sessions)
+def hpl_section(results: Table, all_series: Sequence[Series]) -> list[Block]:
+    lines = hpl_lines(results)
     out: list[Block] = [Heading(2, "HPL")]
     if not lines:
         return out + [Text("No HPL results.")]
     out.append(table(HPL_HEADER, [_hpl_cells(line) for line in lines]))
     hpl = [s for s in all_series if s.bench.section == "hpl"]
     for where in sorted({s.key.where for s in hpl}):
-        out += _hpl_where(where, _hpl_axis_series(rows, [s for s in hpl if s.key.where == where]))
+        out += _hpl_where(where, _hpl_axis_series(results, [s for s in hpl if s.key.where == where]))
     return out + _hpl_notes(lines)

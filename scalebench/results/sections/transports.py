@@ -3,12 +3,14 @@ selected in each case (scalebench.interconnect.transport), and whether its ping-
 of the fabric class it declares (scalebench.site.fabric)."""
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Sequence
 
+import polars as pl
+
 from scalebench.results.document import Block, Heading, Text, table
-from scalebench.results.records import Case, Session
+from scalebench.results.records import Case
 from scalebench.results.sections.common import fmt
+from scalebench.results.table import Table
 from scalebench.site import fabric
 
 # Where each fabric figure comes from: benchmark -> {floor key: figure, or the prefix of a curve's
@@ -45,28 +47,32 @@ def fabric_figures(cases: Sequence[Case], placement: str) -> dict[str, float]:
     return out
 
 
-def transport_section(sessions: Sequence[Session]) -> list[Block]:
-    by_stack: dict[tuple[str, str], list[Case]] = defaultdict(list)
-    for session in sessions:
-        for case in session.cases:
-            if case.stack and case.result != "skip":
-                by_stack[(f"{case.system}:{case.partition}", case.stack)].append(case)
-    if not any(c.provenance.get("transport_evidence") for cases in by_stack.values() for c in cases):
+def transport_section(results: Table) -> list[Block]:
+    cases = results.cases.filter((pl.col("stack") != "") & (pl.col("result") != "skip"))
+    if cases.filter(pl.col("shown_transport_evidence") != "").is_empty():
         return []
+    marker = pl.format("stack {} declared ", pl.col("stack"))
+    groups = cases.group_by(["system", "partition", "stack"]).agg(
+        declared=pl.col("shown_transport").filter(pl.col("shown_transport") != "").first(),
+        used=pl.col("shown_transport_evidence").filter(
+            ~pl.col("shown_transport_evidence").is_in(["", "none printed"])).str.split(" (").list.first().unique(),
+        wrong=pl.col("fail_reason").filter((pl.col("result") == "fail")
+                                           & pl.col("fail_reason").fill_null("").str.contains(marker, literal=True)),
+        fabric=pl.col("shown_fabric").filter(pl.col("shown_fabric") != "").first(),
+        ping_pong=pl.col("case").filter((pl.col("result") == "pass") & pl.col("benchmark").is_in(list(_PING_PONG))),
+    )
+    ids = groups["ping_pong"].explode(empty_as_null=True).drop_nulls().to_list()
+    ping_pong = results.cases_by_id(pl.col("case").is_in(ids))
     rows, fabric_rows = [], []
-    for (where, stack), cases in sorted(by_stack.items()):
-        declared = next((c.provenance["transport"] for c in cases if c.provenance.get("transport")), "")
-        used = sorted({str(c.provenance["transport_evidence"]).split(" (")[0] for c in cases
-                       if c.provenance.get("transport_evidence") not in (None, "", "none printed")})
-        marker = f"stack {stack} declared "
-        wrong = [c.fail_reason for c in cases if c.result == "fail" and marker in (c.fail_reason or "")]
-        verdict = (f"{len(wrong)} case(s) on another transport: {wrong[0][wrong[0].index(marker):]}" if wrong
+    for system, partition, stack, declared, used, wrong, declared_fabric, ids in sorted(
+            groups.iter_rows(), key=lambda g: (f"{g[0]}:{g[1]}", g[2])):
+        where, declared, marker_text = f"{system}:{partition}", declared or "", f"stack {stack} declared "
+        verdict = (f"{len(wrong)} case(s) on another transport: {wrong[0][wrong[0].index(marker_text):]}" if wrong
                    else "as declared" if declared else "not declared")
-        rows.append((where, stack, declared or "-", "; ".join(used) or "-", verdict))
-        declared_fabric = next((c.provenance["fabric"] for c in cases if c.provenance.get("fabric")), "")
+        rows.append((where, stack, declared or "-", "; ".join(sorted(used)) or "-", verdict))
         if declared_fabric:
             cls = fabric.fabric_classes()[declared_fabric]
-            measured = fabric_figures(cases, cls.placement)
+            measured = fabric_figures([ping_pong[i][1] for i in ids], cls.placement)
             flag = fabric.judge(declared_fabric, measured) if measured else "no passed ping-pong at " + cls.placement
             fabric_rows.append((where, stack, cls.label, fmt(measured.get("latency_us"), ".3g"),
                                 fmt(measured.get("bandwidth_mbs"), ".0f"), fmt(measured.get("n_half_bytes"), ".0f"),
