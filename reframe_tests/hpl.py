@@ -18,10 +18,11 @@ from scalebench.hpl.plan import HplSettings
 from scalebench.site import thresholds
 
 from .base import ScalebenchCheck, recorded, scale_names, system_partitions
+from .energy import EnergyFigures
 
 
 @rfm.simple_test
-class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('HPLCheck')):
+class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('HPLCheck'), EnergyFigures):
     descr = 'HPL Rmax and efficiency vs Rpeak, residual-checked'
     catalog_name = 'HPLCheck'
     scale = parameter(scale_names(), loggable=True)

@@ -8,8 +8,11 @@ Two modes (see shared notes "slurm-on-one-machine"):
 
 Everything lives under DIR: slurm.conf, logs, spool, state. DIR/state.json records, as they happen,
 every process and namespace that `start` created, so `stop` removes exactly those (also after a
-failed start) and never kills by name. Accounting is off (accounting_storage/none): ReFrame must use
-its `squeue` scheduler, not `slurm` (which polls sacct). MPI: MpiDefault=pmix (OpenMPI is PMIx-only).
+failed start) and never kills by name. Accounting is off (accounting_storage/none) unless `--accounting`
+starts a private MariaDB and slurmdbd (scalebench_lab.accounting): without it ReFrame must use its
+`squeue` scheduler, not `slurm` (which polls sacct). `--energy pm_counters` (netns mode) loads Slurm's
+acct_gather_energy/pm_counters plugin and feeds it, in each node's mount namespace, from an emulated
+meter whose power is known (scalebench_lab.meter). MPI: MpiDefault=pmix (OpenMPI is PMIx-only).
 
 Root only; pure stdlib (PyYAML, a project dependency, only for --shape).
 """
@@ -32,6 +35,7 @@ from typing import Sequence
 
 from scalebench.cli.common import OneLineParser, positive_int_arg
 from scalebench.errors import ScalebenchError
+from scalebench_lab import accounting, meter
 
 PARTITION = "debug"
 SUBNET = "10.77.0"  # only ever configured inside namespaces this module creates
@@ -285,6 +289,14 @@ class Spec:
     # task/none by default: the nodes share this machine's cores, so binding each node's ranks would
     # stack them on the same ones; task/affinity where a test proves binding itself.
     task_plugin: str = "none"
+    accounting: bool = False  # slurmdbd + MariaDB: sacct answers
+    energy: str | None = None  # an emulated meter behind this acct_gather_energy plugin (pm_counters)
+    energy_period_s: int = 1  # AcctGatherNodeFreq and the energy sampling of job steps
+    energy_profile: bool = False  # acct_gather_profile/hdf5 into DIR/profile (jobs ask --profile=energy)
+
+
+ENERGY_PLUGINS = ("pm_counters",)  # the ones an emulated meter can feed (files the plugin reads)
+PM_COUNTERS = "/sys/cray/pm_counters"
 
 
 def _free_ports(count: int, seed: str) -> list[int]:
@@ -307,7 +319,11 @@ def _free_ports(count: int, seed: str) -> list[int]:
     return ports
 
 
-def slurm_conf_text(spec: Spec, cluster_id: str, ports: list[int] | None) -> str:
+def _accounting_host(spec: Spec) -> str:
+    return "127.0.0.1" if spec.mode == "loopback" else HEAD_ADDR
+
+
+def slurm_conf_text(spec: Spec, cluster_id: str, ports: list[int] | None, dbd_port: int | None = None) -> str:
     d = spec.directory
     cpus = spec.cpus_per_node or machine_cpus()
     memory = spec.memory_per_node_mb or machine_memory_mb()
@@ -327,8 +343,13 @@ def slurm_conf_text(spec: Spec, cluster_id: str, ports: list[int] | None) -> str
         "CredType=cred/munge",
         "ProctrackType=proctrack/linuxproc",
         f"TaskPlugin=task/{spec.task_plugin}",
-        "JobAcctGatherType=jobacct_gather/none",
-        "AccountingStorageType=accounting_storage/none",
+        *(accounting.slurm_conf_lines(_accounting_host(spec), dbd_port) if spec.accounting and dbd_port else
+          ["JobAcctGatherType=jobacct_gather/none", "AccountingStorageType=accounting_storage/none"]),
+        *([f"AcctGatherEnergyType=acct_gather_energy/{spec.energy}", f"AcctGatherNodeFreq={spec.energy_period_s}",
+           f"JobAcctGatherFrequency=task={spec.energy_period_s},energy={spec.energy_period_s}",
+           # as at most sites: the extern step spans the allocation, so sacct -X holds all of its energy
+           "PrologFlags=Contain"] if spec.energy else []),
+        *(["AcctGatherProfileType=acct_gather_profile/hdf5"] if spec.energy_profile else []),
         "JobCompType=jobcomp/none",
         "SelectType=select/cons_tres",
         "SelectTypeParameters=CR_Core",
@@ -369,6 +390,10 @@ def _check_prerequisites(spec: Spec) -> None:
     if spec.shape:
         tools.append("tc")
     missing = [t for t in tools if shutil.which(t) is None]
+    if spec.accounting:
+        missing += accounting.missing_tools()
+    if spec.energy_profile:
+        missing += [t for t in ("sh5util",) if shutil.which(t) is None]
     if missing:
         raise ClusterError(f"missing {', '.join(missing)}: "
                            "bash scripts/install.sh scripts/debian-packages-slurm.txt")
@@ -466,15 +491,26 @@ def _shape(head: str, ns: str, node: str, profile: dict) -> None:
     _run(["tc", "-n", head, "qdisc", "replace", "dev", f"v{node}", *tbf])
 
 
-def _in_namespace(ns: str, hostname: str, hosts: Path, argv: list[str]) -> list[str]:
+def _in_namespace(ns: str, hostname: str, hosts: Path, argv: list[str],
+                  pm_counters: tuple[Path, Path] | None = None) -> list[str]:
     """nsenter + unshare, exec'ing through to argv (same PID): own net, UTS (hostname) and /etc/hosts.
 
     Not `ip netns exec`: it remounts /sys and slurmd 22.05 then dies ("No filesystem mounted on
     /sys/fs/cgroup"). unshare's default mount propagation is private: the bind stays inside.
+    pm_counters=(meter directory, empty directory): the node's /sys gains cray/pm_counters, the meter's
+    files. sysfs takes no new directory, so a tmpfs holding every entry of /sys (bound, submounts and
+    all) and cray/pm_counters is moved over /sys.
     """
     script = 'hostname "$1" && mount --bind "$2" /etc/hosts && shift 2 && exec "$@"'
+    args = [hostname, str(hosts)]
+    if pm_counters:
+        script = ('hostname "$1" && mount --bind "$2" /etc/hosts && s="$4" && mount -t tmpfs -o mode=755 sbsys "$s" '
+                  '&& for e in /sys/*; do mkdir "$s/${e#/sys/}" && mount --rbind "$e" "$s/${e#/sys/}" || exit 1; done '
+                  f'&& mkdir -p "$s{PM_COUNTERS[len("/sys"):]}" && mount --bind "$3" "$s{PM_COUNTERS[len("/sys"):]}" '
+                  '&& mount --move "$s" /sys && shift 4 && exec "$@"')
+        args += [str(pm_counters[0]), str(pm_counters[1])]
     return ["nsenter", f"--net=/run/netns/{ns}", "--", "unshare", "--uts", "--mount", "--",
-            "/bin/sh", "-c", script, "sh", hostname, str(hosts), *argv]
+            "/bin/sh", "-c", script, "sh", *args, *argv]
 
 
 def _node_states(state: State) -> dict[str, str]:
@@ -510,14 +546,29 @@ def _wait_ready(state: State, procs: dict[str, subprocess.Popen], nodes: int, ti
 
 def start(directory: Path | str, nodes: int, mode: str = "loopback", cpus_per_node: int | None = None,
           memory_per_node_mb: int | None = None, shape: str | None = None, ready_timeout: float = READY_TIMEOUT,
-          cleanup_on_failure: bool = True, slurmd_timeout_s: int | None = None, task_plugin: str = "none") -> State:
-    """Start the cluster; on failure stop what was started (unless cleanup_on_failure=False) and raise."""
+          cleanup_on_failure: bool = True, slurmd_timeout_s: int | None = None, task_plugin: str = "none",
+          accounting_db: bool = False, energy: str | None = None, energy_period_s: int = 1,
+          meter_args: Sequence[str] = (), energy_profile: bool = False) -> State:
+    """Start the cluster; on failure stop what was started (unless cleanup_on_failure=False) and raise.
+
+    accounting_db: slurmdbd and MariaDB (sacct works); energy: the acct_gather_energy plugin fed by an
+    emulated meter (netns mode; meter_args go to scalebench_lab.meter: --base-w, --ramp-w-per-s ...);
+    energy_profile: Slurm's hdf5 energy profile under DIR/profile (read with sh5util)."""
     directory = Path(directory).resolve()
     if task_plugin not in ("none", "affinity"):
         raise ClusterError(f"task_plugin must be none or affinity, got {task_plugin!r}")
-    spec = Spec(directory, nodes, mode, cpus_per_node, memory_per_node_mb, shape, slurmd_timeout_s, task_plugin)
+    spec = Spec(directory, nodes, mode, cpus_per_node, memory_per_node_mb, shape, slurmd_timeout_s, task_plugin,
+                accounting_db, energy, energy_period_s, energy_profile)
     if mode not in ("loopback", "netns"):
         raise ClusterError(f"unknown mode {mode!r} (loopback or netns)")
+    if energy is not None and energy not in ENERGY_PLUGINS:
+        raise ClusterError(f"--energy {energy!r}: an emulated meter feeds only {', '.join(ENERGY_PLUGINS)}")
+    if energy and mode != "netns":
+        raise ClusterError("--energy needs --mode netns (the meter is mounted in each node's own mount namespace)")
+    if not 1 <= energy_period_s <= 3600:
+        raise ClusterError(f"energy_period_s must be 1..3600, got {energy_period_s}")
+    if energy_profile and not energy:
+        raise ClusterError("--energy-profile needs --energy (it profiles the plugin's readings)")
     if not 1 <= nodes <= MAX_NODES:
         raise ClusterError(f"--nodes must be 1..{MAX_NODES}, got {nodes}")
     if shape and mode != "netns":
@@ -541,8 +592,10 @@ def start(directory: Path | str, nodes: int, mode: str = "loopback", cpus_per_no
     if previous is not None and previous.data.get("phase") != "stopped":
         raise ClusterError(f"{directory} holds a cluster in phase {previous.data.get('phase')!r}: "
                            "run `stop --dir` on it first")
-    for sub in ("log", "run", "ctld", "spool", "tmp"):
+    for sub in ("log", "run", "ctld", "spool", "tmp", *(["sys"] if energy else []), *(["profile"] if energy_profile else [])):
         (directory / sub).mkdir(exist_ok=True)
+    if energy_profile:  # slurmstepd writes <user>/<job>_<step>_<node>.h5 under it
+        (directory / "acct_gather.conf").write_text(f"ProfileHDF5Dir={directory / 'profile'}\nProfileHDF5Default=None\n")
     for name in node_names(nodes):
         (directory / "spool" / name).mkdir(exist_ok=True)
         (directory / "tmp" / name).mkdir(exist_ok=True)
@@ -556,17 +609,23 @@ def start(directory: Path | str, nodes: int, mode: str = "loopback", cpus_per_no
         "version": 1, "phase": "starting", "dir": str(directory), "mode": mode, "nodes": nodes,
         "node_names": node_names(nodes), "partition": PARTITION, "cluster_id": cid, "token": token,
         "slurm_conf": str(conf), "env": env, "started_at": time.time(), "munged": None,
-        "processes": [], "created": [], "netns_head": None})
+        "processes": [], "created": [], "netns_head": None, "accounting": accounting_db, "energy": energy,
+        "energy_period_s": energy_period_s if energy else None})
     state.save()
     t0 = time.monotonic()
     try:
-        ports = _free_ports(nodes + 1, cid) if mode == "loopback" else None
-        conf.write_text(slurm_conf_text(spec, cid, ports))
+        ports = _free_ports(nodes + 1 + (2 if accounting_db else 0), cid) if mode == "loopback" else None
+        db_ports = (ports[-2], ports[-1]) if ports and accounting_db else (3306, 6819)  # the head netns has all
+        conf.write_text(slurm_conf_text(spec, cid, ports and ports[:nodes + 1], db_ports[1] if accounting_db else None))
         state.data["ports"] = ports
         if mode == "netns":
             _setup_netns(state, spec, cid, profile)
         daemon_env = dict(os.environ, SLURM_CONF=str(conf), **{MARKER_ENV: token})
         _start_munged(state, daemon_env)
+        if accounting_db:
+            _start_accounting(state, spec, daemon_env, *db_ports)
+        if energy:
+            _start_meter(state, spec, daemon_env, meter_args)
         procs: dict[str, subprocess.Popen] = {}
         ctld = ["slurmctld", "-D", "-c", "-f", str(conf)]
         if mode == "netns":
@@ -575,7 +634,10 @@ def start(directory: Path | str, nodes: int, mode: str = "loopback", cpus_per_no
         for name in node_names(nodes):
             argv = ["slurmd", "-D", "-f", str(conf), "-N", name]
             if mode == "netns":
-                argv = _in_namespace(f"sb{cid}-{name}", name, directory / "hosts", argv)
+                argv = _in_namespace(f"sb{cid}-{name}", name, directory / "hosts", argv,
+                                     (directory / "meter" / name, directory / "sys" / name) if energy else None)
+                if energy:
+                    (directory / "sys" / name).mkdir(exist_ok=True)
             procs[f"slurmd {name}"] = _spawn(state, f"slurmd {name}", argv,
                                             directory / "log" / f"slurmd-{name}.out", daemon_env)
         _wait_ready(state, procs, nodes, ready_timeout)
@@ -593,6 +655,63 @@ def start(directory: Path | str, nodes: int, mode: str = "loopback", cpus_per_no
     state.data["start_seconds"] = round(time.monotonic() - t0, 2)
     state.save()
     return state
+
+
+def _in_head(state: State, argv: list[str]) -> list[str]:
+    """argv in the controller's network namespace (the head one in netns mode; the host's otherwise)."""
+    head = state.netns_head
+    return ["nsenter", f"--net=/run/netns/{head}", "--", *argv] if head else argv
+
+
+def _start_accounting(state: State, spec: Spec, env: dict, db_port: int, dbd_port: int) -> None:
+    """MariaDB (a private data directory) and slurmdbd, then this cluster registered in it."""
+    d = spec.directory
+    db = accounting.db_dir(d)
+    db.mkdir(exist_ok=True)
+    if not (db / "data" / "mysql").is_dir():
+        _run(accounting.install_db_argv(d), timeout=120)
+    mariadb = _spawn(state, "mariadbd", _in_head(state, accounting.mariadbd_argv(d, db_port)),
+                     d / "log" / "mariadbd.out", env)
+    try:
+        accounting.wait_until(lambda: _run(accounting.ping_argv(d), check=False).returncode == 0,
+                              "MariaDB did not answer", alive=lambda: mariadb.poll() is None)
+    except (TimeoutError, RuntimeError) as err:
+        raise ClusterError(f"{err} ({db / 'mysqld.err'}: {_last_line(db / 'mysqld.err')})") from None
+    accounting.write_slurmdbd_conf(d, db_port, dbd_port, "localhost")
+    argv = [accounting.tool("slurmdbd"), "-D"]
+    if state.netns_head:
+        argv = _in_namespace(state.netns_head, HEAD_HOSTNAME, d / "hosts", argv)
+    slurmdbd = _spawn(state, "slurmdbd", argv, d / "log" / "slurmdbd.out", env)
+    name = f"sb{state.data['cluster_id']}"
+
+    def registered() -> bool:
+        listed = state.run_client(["sacctmgr", "-n", "-P", "list", "cluster", "format=cluster"], check=False)
+        if listed.returncode == 0 and name in listed.stdout.split():
+            return True
+        state.run_client(["sacctmgr", "-i", "add", "cluster", name], check=False)
+        return False
+
+    try:
+        accounting.wait_until(registered, f"slurmdbd did not register cluster {name}",
+                              alive=lambda: slurmdbd.poll() is None)
+    except (TimeoutError, RuntimeError) as err:
+        raise ClusterError(f"{err} ({d / 'log' / 'slurmdbd.log'}: {_last_line(d / 'log' / 'slurmdbd.log')})") from None
+
+
+def _start_meter(state: State, spec: Spec, env: dict, meter_args: Sequence[str]) -> None:
+    """The emulated meter of every node, writing before any slurmd reads it."""
+    d = spec.directory / "meter"
+    argv = [sys.executable, "-m", meter.__name__, "--dir", str(d), "--nodes", ",".join(node_names(spec.nodes)),
+            *meter_args]
+    proc = _spawn(state, "meter", argv, spec.directory / "log" / "meter.out", env)
+    deadline = time.monotonic() + 10
+    while not all((d / n / "energy").is_file() for n in node_names(spec.nodes)):
+        if proc.poll() is not None:
+            raise ClusterError(f"the emulated meter exited {proc.returncode}: "
+                               f"{_last_line(spec.directory / 'log' / 'meter.out')}")
+        if time.monotonic() > deadline:
+            raise ClusterTimeout("the emulated meter wrote no sample within 10 s")
+        time.sleep(0.05)
 
 
 # --------------------------------------------------------------------------- stop
@@ -882,6 +1001,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="RealMemory of each node (default: this machine's MemTotal)")
     p.add_argument("--shape", metavar="PROFILE", default=None,
                    help="netns only: rate-shape every node link (site_configs/link_profiles.yaml)")
+    p.add_argument("--accounting", action="store_true", help="slurmdbd and a private MariaDB: sacct answers")
+    p.add_argument("--energy", choices=ENERGY_PLUGINS, default=None,
+                   help="netns only: this acct_gather_energy plugin, fed by an emulated meter of known power")
+    p.add_argument("--energy-period", type=positive_int_arg, default=1, help="AcctGatherNodeFreq (s)")
+    p.add_argument("--energy-profile", action="store_true", help="acct_gather_profile/hdf5 under DIR/profile")
     p.add_argument("--timeout", type=float, default=READY_TIMEOUT, help="seconds to wait for idle nodes")
     p.add_argument("--keep-on-failure", action="store_true", help="leave a failed start for inspection")
     p = sub.add_parser("stop", help="cancel jobs, kill the recorded processes, remove the namespaces")
@@ -903,7 +1027,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "start":
             t0 = time.monotonic()
             state = start(args.dir, args.nodes, args.mode, args.cpus_per_node, args.memory_per_node_mb,
-                          args.shape, ready_timeout=args.timeout, cleanup_on_failure=not args.keep_on_failure)
+                          args.shape, ready_timeout=args.timeout, cleanup_on_failure=not args.keep_on_failure,
+                          accounting_db=args.accounting, energy=args.energy, energy_period_s=args.energy_period,
+                          energy_profile=args.energy_profile)
             print(f"slurm-cluster: {args.nodes} node(s) idle in partition {PARTITION} "
                   f"({args.mode}, {time.monotonic() - t0:.1f} s); stop: slurm-cluster stop --dir {state.dir}",
                   file=sys.stderr)

@@ -105,6 +105,12 @@ edit "$hpl/testing/ptest/HPL_pdinfo.c" 's/^#define INFILE "hpccinf.txt"/#define 
 edit "$hpl/testing/ptest/HPL_pdinfo.c" '/^ *fid = 8; \/\* always write to a file \*\//d'
 edit "$hpl/testing/ptest/HPL_pdinfo.c" '/^ *strcpy( file, "hpccoutf.txt" );/d'
 edit "$hpl/testing/ptest/HPL_pdinfo.c" 's|error = 1; /\* goto label_error; \*/|error = 1; goto label_error;|'
+# HPL 2.1 and later date each solve after its result row ("HPL_pdgesv() start time <ctime>"): the
+# core phase Green500 measures power over (scalebench.parse.hpl_windows). HPL 2.0 does not; these
+# are 2.3's lines.
+edit "$hpl/testing/ptest/HPL_pdtest.c" 's|^#include "hpl.h"$|&\n#include <time.h>\nstatic time_t HPL_solve_time[2];|'
+edit "$hpl/testing/ptest/HPL_pdtest.c" 's|^   HPL_pdgesv( GRID, ALGO, &mat );$|   time( \&HPL_solve_time[0] );\n&\n   time( \&HPL_solve_time[1] );|'
+edit "$hpl/testing/ptest/HPL_pdtest.c" 's|^             N, NB, nprow, npcol, wtime\[0\], Gflops );$|&\n      if( wtime[0] > HPL_rzero ) {\n         HPL_fprintf( TEST->outfp, "HPL_pdgesv() start time %s\\n", ctime( \&HPL_solve_time[0] ) );\n         HPL_fprintf( TEST->outfp, "HPL_pdgesv() end time   %s\\n", ctime( \&HPL_solve_time[1] ) );\n      }|'
 # MPI-1 names that OpenMPI 4 no longer declares.
 edit "$hpl/src/comm/HPL_packL.c" 's/MPI_Address(/MPI_Get_address(/g'
 edit "$hpl/src/comm/HPL_packL.c" 's/MPI_Type_struct(/MPI_Type_create_struct(/g'

@@ -1,5 +1,5 @@
-"""Command line: `scalebench deck | peak | parse | report | accept | compare | run | plan | prepare | tune |
-references | screen | spack`.
+"""Command line: `scalebench deck | peak | parse | report | accept | compare | run | plan | predict | prepare |
+tune | references | screen | spack`.
 
 Exit codes, the same for every command (README, "Exit codes"): 0 success; 1 the results or files were
 read and FAILED what was asked of them (acceptance, reframe's checks, spack validate's findings); 2 bad
@@ -101,13 +101,21 @@ def cmd_accept(args: argparse.Namespace) -> int:
     from scalebench.results.table import figure_units
 
     loaded = load(args.results)
-    verdicts = acceptance.evaluate(acceptance.load(Path(args.thresholds), figure_units(loaded.table)),
-                                   series.build(loaded.table))
+    criteria = acceptance.load(Path(args.thresholds), figure_units(loaded.table))
+    verdicts = acceptance.evaluate(criteria, series.build(loaded.table), _expectations(criteria, loaded.table))
     _say(loaded.warnings, loaded.notes)
     print(render_text([acceptance.verdict_table(verdicts)]).rstrip())
     failed = acceptance.failed(verdicts)
     print(f"\nacceptance {'FAILED' if failed else 'PASSED'}: {acceptance.counts(verdicts)}")
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _expectations(criteria, results):  # type: ignore[no-untyped-def]
+    """What HPL's scalability model expects, where a criterion compares with it (of_model)."""
+    from scalebench.results import acceptance
+    from scalebench.results.sections.hpl import model_expectations
+
+    return model_expectations(results) if acceptance.uses_model(criteria) else None
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -117,7 +125,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from scalebench.results.store import load
 
     loaded = load(args.results)
-    blocks = compare.blocks(compare.compare(series.build(loaded.table), args.by, args.baseline), level=1)
+    blocks = compare.blocks(compare.compare(series.build(loaded.table), args.by, args.baseline, args.figure), level=1)
     _say(loaded.warnings, loaded.notes)  # once there is an answer: an error stays one line
     print((render_markdown(blocks, lambda chart: "") if args.format == "md" else render_text(blocks)).rstrip())
     return 0
@@ -209,6 +217,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("results", nargs="+", type=path_arg, help="run directories, report files or results/")
     p.add_argument("--by", choices=("stack", "system"), default="stack", help="what to put side by side")
     p.add_argument("--baseline", default=None, help="the stack or system:partition to normalise to (default: first)")
+    p.add_argument("--figure", default=None,
+                   help="compare and rank on this figure (e.g. gflops_per_watt) instead of each figure of merit")
     p.add_argument("--format", choices=("text", "md"), default="text")
     p.set_defaults(func=cmd_compare)
 
@@ -221,12 +231,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_run)
 
     from scalebench.cli.plan import add_plan_arguments
+    from scalebench.cli.predict import add_predict_arguments
     from scalebench.cli.prepare import add_prepare_arguments
     from scalebench.cli.references import add_references_arguments
     from scalebench.cli.screen import add_screen_arguments
     from scalebench.cli.tune import add_tune_arguments
 
     add_plan_arguments(sub)
+    add_predict_arguments(sub)
     add_prepare_arguments(sub, OneLineParser)
 
     add_tune_arguments(sub)

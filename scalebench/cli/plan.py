@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from scalebench import paths
 from scalebench.cli.common import EXIT_FAILED, EXIT_OK, path_arg, print_json
@@ -99,10 +99,17 @@ def screening_summary(cases: Sequence[PlannedCase]) -> list[str]:
     return lines
 
 
-def render(cases: Sequence[PlannedCase], unplanned: Sequence[Unplanned] = ()) -> str:
+def render(cases: Sequence[PlannedCase], predicted: Mapping[int, Any] | None = None,
+           unplanned: Sequence[Unplanned] = ()) -> str:
+    """The plan as a table; with `predicted` (id of a case -> scalebench.cli.predict.Predicted), the
+    predicted Rmax of each HPL case; then the checks `unplanned` and why."""
     planned = [c for c in cases if c.plan is not None]
-    rows = [HEADER, *(_row(c) for c in planned)]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
+    header, rows = HEADER, [_row(c) for c in planned]
+    if predicted is not None:
+        header = (*HEADER, "Predicted Rmax (Gflop/s)")
+        rows = [(*row, _predicted_cell(predicted.get(id(c)))) for row, c in zip(rows, planned)]
+    rows = [header, *rows]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) if i < 3 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths))).rstrip()
              for r in rows]
     left = [c for c in cases if c.plan is None]
@@ -120,10 +127,28 @@ def render(cases: Sequence[PlannedCase], unplanned: Sequence[Unplanned] = ()) ->
     if summary:
         lines += [""] + summary
     lines += ["", f"{len(planned)} case(s) planned, {len(left)} left out"]
+    not_predicted = [p for p in (predicted or {}).values() if p.prediction is None]
+    if not_predicted:
+        lines += [f"Not predicted: {p.case.display_name} on {p.case.partition.name} with {p.case.stack.name}: "
+                  f"{p.reason}" for p in not_predicted]
+    lines += ["", "Energy (site file `energy:`; HPL cases get figures from it):"]
+    lines += [f"  {fullname}: {spec.describe()}" for fullname, spec in _energy(cases).items()]
     return "\n".join(lines)
 
 
-def to_json(site: Path, cases: Sequence[PlannedCase], unplanned: Sequence[Unplanned] = ()) -> dict[str, Any]:
+def _predicted_cell(predicted: Any) -> str:
+    if predicted is None:
+        return ""
+    return f"{predicted.prediction.rmax_gflops:.1f}" if predicted.prediction else "-"
+
+
+def _energy(cases: Sequence[PlannedCase]) -> dict[str, Any]:
+    """Each partition's declared energy source, in the order the cases name them."""
+    return {c.partition.fullname: c.partition.energy for c in cases}
+
+
+def to_json(site: Path, cases: Sequence[PlannedCase], predicted: Mapping[int, Any] | None = None,
+            unplanned: Sequence[Unplanned] = ()) -> dict[str, Any]:
     def case_json(case: PlannedCase) -> dict[str, Any]:
         data: dict[str, Any] = {"check": case.check, "name": case.display_name, "params": dict(case.params),
                                 "system": case.partition.system, "partition": case.partition.name,
@@ -135,6 +160,12 @@ def to_json(site: Path, cases: Sequence[PlannedCase], unplanned: Sequence[Unplan
             data["job"] = case.plan.job.to_json()
         if case.plan.hpl is not None:
             data["hpl"] = case.plan.hpl.to_json()
+            found = (predicted or {}).get(id(case))
+            if found is not None:
+                from scalebench.cli.predict import prediction_json
+
+                data["prediction"] = (prediction_json(found.prediction) if found.prediction
+                                      else {"reason": found.reason})
         if case.plan.screening is not None:
             data["screening"] = case.plan.screening.to_json()
         if case.plan.note:
@@ -145,31 +176,45 @@ def to_json(site: Path, cases: Sequence[PlannedCase], unplanned: Sequence[Unplan
 
     return {"site": str(site), "cases": [case_json(c) for c in cases if c.plan is not None],
             "left_out": [case_json(c) for c in cases if c.plan is None],
-            "not_generated": [{"check": u.check, "needs": u.needs, "site_has": u.site_has} for u in unplanned]}
+            "not_generated": [{"check": u.check, "needs": u.needs, "site_has": u.site_has} for u in unplanned],
+            "energy": {name: {**spec.to_json(), "describe": spec.describe()} for name, spec in _energy(cases).items()}}
 
 
-def cmd_plan(args: argparse.Namespace) -> int:
+def planned_cases(args: argparse.Namespace,
+                  checks: Sequence[str] | None = None) -> tuple[Path, list[PlannedCase], list[Unplanned]]:
+    """The site file, its cases as the filter arguments select them, and the selected checks with no
+    case at all, with what they need (InputError naming that when there is no case)."""
     site = Path(args.site or os.environ.get("SCALEBENCH_SITE") or paths.SITE_CONFIGS / "sites" / "local.yaml")
     partitions, stacks, environs = site_specs(site_systems(site))
     filters = Filters(tuple(args.name), tuple(args.exclude), tuple(args.environ), args.system)
     settings = _settings(args.setvar)
-    cases = plan_cases(partitions, stacks, environs, settings, filters)
-    unplanned = unplanned_checks(partitions, stacks, environs, cases, settings, filters)
+    cases = plan_cases(partitions, stacks, environs, settings, filters, checks)
+    unplanned = unplanned_checks(partitions, stacks, environs, cases, settings, filters, checks)
     if not cases:
         reasons = "; ".join(f"{u.check} needs {u.needs}; the site has {u.site_has}" for u in unplanned)
         raise InputError("no case matches the filters" + (f": {reasons}" if reasons else ""))
+    return site, cases, unplanned
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    site, cases, unplanned = planned_cases(args)
+    predicted = None
+    if args.predict:
+        from scalebench.cli.predict import run_predictions
+
+        predicted = {id(p.case): p for p in run_predictions(cases, args)[0]}
     if args.json:
-        print_json(to_json(site, cases, unplanned))
+        print_json(to_json(site, cases, predicted, unplanned))
     else:
-        print(render(cases, unplanned))
+        print(render(cases, predicted, unplanned))
     if all(case.plan is None for case in cases):
         print(f"scalebench plan: nothing to run: all {len(cases)} case(s) are left out (reasons above)", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
 
 
-def add_plan_arguments(subparsers: Any) -> None:
-    p = subparsers.add_parser("plan", help="every case a site would submit: nodes, ranks, N, P x Q, time limits")
+def add_filter_arguments(p: argparse.ArgumentParser) -> None:
+    """The site and the filters `plan` and `predict` share (ReFrame's -n, -x, -p, --system, -S)."""
     p.add_argument("site", nargs="?", default=None, type=path_arg,
                    help="site file (default $SCALEBENCH_SITE, else site_configs/sites/local.yaml)")
     p.add_argument("-n", "--name", action="append", default=[], help="only checks whose name matches (ReFrame's -n)")
@@ -177,5 +222,15 @@ def add_plan_arguments(subparsers: Any) -> None:
     p.add_argument("-p", "--prgenv", dest="environ", action="append", default=[], help="only stacks matching")
     p.add_argument("--system", default=None, help="system[:partition]")
     p.add_argument("-S", "--setvar", action="append", default=[], help="a check variable, name=value")
+
+
+def add_plan_arguments(subparsers: Any) -> None:
+    from scalebench.cli.predict import add_calibration_arguments
+
+    p = subparsers.add_parser("plan", help="every case a site would submit: nodes, ranks, N, P x Q, time limits")
+    add_filter_arguments(p)
+    p.add_argument("--predict", action="store_true",
+                   help="add HPL's predicted Rmax (scalebench predict's model; calibrate with --from or the numbers)")
+    add_calibration_arguments(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_plan)

@@ -23,13 +23,15 @@ def cmd_references_freeze(args: argparse.Namespace) -> int:
 
     from scalebench.results import acceptance, references, series
     from scalebench.results.document import render_text
+    from scalebench.results.sections.hpl import model_expectations
     from scalebench.results.store import load
     from scalebench.results.table import figure_units
 
     loaded = load(args.results)
     warnings = loaded.warnings
-    verdicts = acceptance.evaluate(acceptance.load(Path(args.thresholds), figure_units(loaded.table)),
-                                   series.build(loaded.table))
+    criteria = acceptance.load(Path(args.thresholds), figure_units(loaded.table))
+    expectations = model_expectations(loaded.table) if acceptance.uses_model(criteria) else None
+    verdicts = acceptance.evaluate(criteria, series.build(loaded.table), expectations)
     summary = acceptance.counts(verdicts)
     if acceptance.failed(verdicts):
         _warn(warnings, loaded.notes)

@@ -79,14 +79,19 @@ def hpl_outcome(output: str, stderr: str, *, hpcc: bool, expected_cases: int, ta
         problems.append(f"the program reports {processes} processes, {tasks} were launched (wrong MPI launcher?)")
     elif dgemm is not None and not hpcc and world != tasks:
         problems.append(f"the program reports {world} MPI processes, {tasks} were launched (wrong MPI launcher?)")
-    warnings = ""
+    warnings: list[str] = []
     if dgemm and hpl.rmax_gflops:
         flags = report_flags()
-        warnings = "; ".join(blas.ceiling_flags(hpl.rmax_gflops, dgemm, rpeak_gflops, flags["min_hpl_over_dgemm"],
-                                                flags["min_dgemm_over_rpeak"]).warnings)
-    kernels = ",".join(sorted(set(blas.kernels_reported(stderr)))) or "not reported"
+        warnings += blas.ceiling_flags(hpl.rmax_gflops, dgemm, rpeak_gflops, flags["min_hpl_over_dgemm"],
+                                       flags["min_dgemm_over_rpeak"]).warnings
+    reported = sorted(set(blas.kernels_reported(stderr)))
+    fallback = [kernel for kernel in reported if blas.fallback_core(kernel)]
+    if fallback:  # OpenBLAS did not know the CPU: DGEMM runs at a fraction of what it could
+        warnings.append(f"OpenBLAS ran its fallback kernel {', '.join(fallback)}: set OPENBLAS_CORETYPE in the "
+                        "stack's env_vars (scalebench/data/openblas_coretypes.yaml lists the cores seen misdetected)")
+    kernels = ",".join(reported) or "not reported"
     return HplOutcome(hpl, tuple(problems), processes if isinstance(processes, int) else None, dgemm, kernels,
-                      warnings, stream)
+                      "; ".join(warnings), stream)
 
 
 _STAR_KEYS = ("StarDGEMM_N", "CommWorldProcs", "StarDGEMM_Gflops", "StarDGEMM_Gflops_min", "StarDGEMM_Gflops_max")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from scalebench import loaders
 from scalebench.analysis import scaling
@@ -23,7 +23,9 @@ from scalebench.results.series import Series, at_label
 from scalebench.results.table import FigureUnit
 from scalebench.validation import C_INT_MAX, did_you_mean, excerpt, excerpt_text, finite_number
 
-METRICS = ("value", "speedup", "parallel_efficiency")
+METRICS = ("value", "speedup", "parallel_efficiency", "of_model")
+# of_model: the measured value over what HPL's scalability model expects of it (scalebench.results.expected)
+MODEL_FIGURES = {"HPLCheck": ("efficiency",)}
 AT_WORDS = ("every", "largest", "smallest")
 _KEYS = ("name", "benchmark", "figure", "metric", "min", "max", "at", "system", "partition", "stack", "params",
          "optional")
@@ -36,7 +38,7 @@ class Criterion:
     name: str
     benchmark: str
     figure: str
-    metric: str  # value | speedup | parallel_efficiency
+    metric: str  # value | speedup | parallel_efficiency | of_model
     bound: str  # min | max
     threshold: float
     at: tuple[int, ...] | str  # x values, or every | largest | smallest
@@ -96,7 +98,7 @@ def _threshold(value: Any, metric: str, unit: str | None, where: str) -> float:
             number = finite_number(float(value.strip()[:-1]), where)
         except (ValueError, InputError):
             raise InputError(f"{where}: {excerpt(value)} is not a number or a percentage") from None
-        if metric == "parallel_efficiency":
+        if metric in ("parallel_efficiency", "of_model"):
             return number / 100
         if metric == "value" and unit in (None, "%"):
             return number
@@ -104,7 +106,7 @@ def _threshold(value: Any, metric: str, unit: str | None, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(f"{where}: expected a number or a percentage such as 80%, got {excerpt(value)}")
     number = finite_number(value, where)
-    if metric == "parallel_efficiency" and number > 1.5:
+    if metric in ("parallel_efficiency", "of_model") and number > 1.5:
         raise InputError(f"{where}: {value} looks like a percentage; write {value}% (or {number / 100:g})")
     return number
 
@@ -153,6 +155,9 @@ def _criterion(entry: Any, where: str, known: dict[str, set[str]], units: dict[t
                          f"{did_you_mean(str(metric)[:100], METRICS)}")
     if metric != "value" and bench is not None and bench.figure(figure).direction == "none":
         raise InputError(f"{where}.metric: {metric} needs a figure that is better higher or lower; {figure} is neither")
+    if metric == "of_model" and figure not in MODEL_FIGURES.get(benchmark, ()):
+        raise InputError(f"{where}.metric: of_model compares with HPL's scalability model: "
+                         f"{', '.join(f'{b} {f}' for b, fs in MODEL_FIGURES.items() for f in fs)} only")
     bounds = [b for b in ("min", "max") if b in entry]
     if len(bounds) != 1:
         raise InputError(f"{where}: give exactly one of min or max")
@@ -190,7 +195,28 @@ def load(path: Path, rows: Sequence[FigureUnit]) -> list[Criterion]:
 
 # --- verdicts -----------------------------------------------------------------------------------------
 
-def _metric_values(s: Series, metric: str) -> dict[int, float]:
+Expectations = Mapping[tuple[str, str, str, int], float]  # (system, partition, stack, x) -> expected value
+
+
+def uses_model(criteria: Iterable[Criterion]) -> bool:
+    return any(c.metric == "of_model" for c in criteria)
+
+
+def _of_model(s: Series, expectations: Expectations | None) -> dict[int, float]:
+    """Measured over expected at every point the model has an expectation for (a run the model was
+    calibrated on is none)."""
+    if expectations is None:
+        raise InputError("no expectations of HPL's scalability model were computed")
+    key = (s.key.system, s.key.partition, s.key.stack)
+    values = {x: v / expectations[(*key, x)] for x, v in s.points.items() if expectations.get((*key, x))}
+    if not values:
+        raise InputError("the model expects nothing here (it was calibrated on this run, or lacks a figure)")
+    return values
+
+
+def _metric_values(s: Series, metric: str, expectations: Expectations | None = None) -> dict[int, float]:
+    if metric == "of_model":
+        return _of_model(s, expectations)
     if metric == "speedup":
         return scaling.speedup(s.points, higher_is_better=s.higher_is_better)
     if metric == "parallel_efficiency":
@@ -212,7 +238,10 @@ def _status(c: Criterion, measured: float) -> str:
     return PASS if ok else FAIL
 
 
-def evaluate(criteria: Iterable[Criterion], all_series: Sequence[Series]) -> list[Verdict]:
+def evaluate(criteria: Iterable[Criterion], all_series: Sequence[Series],
+             expectations: Expectations | None = None) -> list[Verdict]:
+    """Verdicts of the criteria; `expectations` (scalebench.results.sections.hpl.model_expectations)
+    serve the of_model metric."""
     verdicts = []
     for c in criteria:
         matched = [s for s in all_series if c.matches(s)]
@@ -221,7 +250,7 @@ def evaluate(criteria: Iterable[Criterion], all_series: Sequence[Series]) -> lis
         for s in matched:
             unit = "" if c.metric != "value" else s.unit
             try:
-                values = _metric_values(s, c.metric)
+                values = _metric_values(s, c.metric, expectations)
             except InputError as err:  # e.g. a zero rate has no speedup
                 verdicts.append(Verdict(c, s.key.where, s.key.stack, "-", None, unit, NO_DATA, str(err)))
                 continue
@@ -243,7 +272,7 @@ def failed(verdicts: Iterable[Verdict]) -> bool:
 
 def _amount(value: float, c: Criterion, unit: str, signed: bool = False) -> str:
     """A measured value or threshold; a margin (signed) of a percentage is in percentage points."""
-    if c.metric == "parallel_efficiency":
+    if c.metric in ("parallel_efficiency", "of_model"):
         return f"{value * 100:+.1f} pp" if signed else f"{value:.1%}"
     if unit == "%":
         return f"{value:+.4g} pp" if signed else f"{value:.4g}%"

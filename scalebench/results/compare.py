@@ -76,6 +76,11 @@ class Comparison:
     per_benchmark: dict[str, dict[str, comparison.Summary]]  # benchmark -> config -> summary
     totals: comparison.AggregateComparison | None  # run times summed first, then normalised
     without_baseline: tuple[str, ...]  # groups the baseline did not run (not compared)
+    figure: str | None = None  # compared on this figure instead of each benchmark's figure of merit
+
+    def ranking(self) -> list[tuple[str, float]]:
+        """(configuration, geomean ratio), best first."""
+        return sorted(((c, s.geomean) for c, s in self.summary.items()), key=lambda item: (-item[1], item[0]))
 
 
 def _groups(all_series: Sequence[Series], by: str, figure: Callable[[Series], str | None]
@@ -124,12 +129,18 @@ def _most_compared(grouped: Mapping[tuple[str, ...], Sequence[Series]], by: str)
     return min(counts, key=lambda config: (-counts[config], config))
 
 
-def compare(all_series: Sequence[Series], by: str = "stack", baseline: str | None = None) -> Comparison:
-    """Every figure of merit measured by the baseline and at least one other configuration."""
+def compare(all_series: Sequence[Series], by: str = "stack", baseline: str | None = None,
+            figure: str | None = None) -> Comparison:
+    """Every figure of merit (or `figure`, e.g. gflops_per_watt, wherever a benchmark reports it) measured
+    by the baseline and at least one other configuration."""
     if by not in BY:
         raise InputError(f"--by: {excerpt(by)} is not one of {', '.join(BY)}")
-    grouped = _groups(all_series, by, lambda s: s.bench.fom)
+    grouped = _groups(all_series, by, lambda s: figure or s.bench.fom)
     configs = sorted({config_of(s, by) for members in grouped.values() for s in members})
+    if not configs and figure:
+        known = {f for s in all_series for f, spec in s.bench.figures.items() if spec.direction != "none"}
+        raise InputError(f"--figure: no results report {excerpt(figure)} with a direction"
+                         f"{did_you_mean(figure[:100], known)}")
     if not configs:
         raise InputError("compare: no figure of merit in these results (see scalebench/data/benchmarks.yaml)")
     baseline = baseline or _most_compared(grouped, by)
@@ -158,7 +169,7 @@ def compare(all_series: Sequence[Series], by: str = "stack", baseline: str | Non
     return Comparison(by, baseline, tuple(configs), tuple(groups),
                       comparison.summarise(per_series) if per_series else {},
                       {bench: comparison.summarise(ratios) for bench, ratios in sorted(by_bench.items())},
-                      _totals(all_series, by, baseline), tuple(without))
+                      _totals(all_series, by, baseline) if figure is None else None, tuple(without), figure)
 
 
 def _summary_rows(summaries: Mapping[str, comparison.Summary], lead: Sequence[str] = ()) -> list[list[Any]]:
@@ -183,9 +194,10 @@ def _detail_rows(c: Comparison) -> list[list[str]]:
 def blocks(c: Comparison, level: int = 2, details: bool = True) -> list[Block]:
     """The comparison as report blocks: summaries first, every point after them."""
     title = "Bake-off: " + ("stacks" if c.by == "stack" else "systems") + f" against {c.baseline}"
+    what = "figure of merit" if c.figure is None else c.figure
     out: list[Block] = [
-        Heading(level, title),
-        Text(f"Each configuration's figure of merit divided by the baseline's ({c.baseline}) at the same point, "
+        Heading(level, title + ("" if c.figure is None else f", by {c.figure}")),
+        Text(f"Each configuration's {what} divided by the baseline's ({c.baseline}) at the same point, "
              "turned so that a ratio above 1 is better than the baseline (rates: value/baseline; times: "
              "baseline/value); summarised by the geometric mean, under which a 2x gain and a 2x loss cancel. "
              "Overall, each series (a benchmark's figure of merit on one system) first gets the geometric mean "
@@ -195,6 +207,8 @@ def blocks(c: Comparison, level: int = 2, details: bool = True) -> list[Block]:
                 if c.by == "stack" else "Each system contributes its best stack at each point.")),
         table(("Configuration", "Series", "Min ratio", "Geomean ratio", "Max ratio"),
               _summary_rows(c.summary)),
+        *([Text("Ranked by geometric-mean ratio: "
+                + " > ".join(f"{config} ({geomean:.3f})" for config, geomean in c.ranking()))] if c.figure else []),
         Heading(level + 1, "By benchmark"),
         table(("Benchmark", "Configuration", "Points", "Min ratio", "Geomean ratio", "Max ratio"),
               [row for bench, summaries in c.per_benchmark.items() for row in _summary_rows(summaries, [bench])]),

@@ -24,7 +24,7 @@ class Line:
     xs: Tuple[float, ...]
     ys: Tuple[float, ...]
     group: str  # lines of one group (a stack) share a colour
-    style: str = "measured"  # measured | ideal (dashed, no markers)
+    style: str = "measured"  # measured | ideal (grey, dashed, no markers) | model (dashed, in the group's colour)
     low: Tuple[float, ...] = ()  # a band from low to high around the line (the spread of its runs)
     high: Tuple[float, ...] = ()
 

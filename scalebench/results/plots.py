@@ -57,6 +57,8 @@ def _draw(ax, panel: Panel, colour: dict[str, str]) -> None:  # type: ignore[no-
         if line.style == "ideal":
             ax.plot(xs, ys, linestyle="--", linewidth=1, color=colour[line.group], alpha=0.7)
             ideal = ideal or line.label
+        elif line.style == "model":  # a model's curve: dashed, in its stack's colour
+            ax.plot(xs, ys, linestyle="--", linewidth=1.2, color=colour[line.group], label=line.label)
         else:
             if line.low and line.high:
                 ax.fill_between(xs, lows, highs, color=colour[line.group], alpha=0.2, linewidth=0)

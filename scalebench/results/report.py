@@ -21,6 +21,7 @@ from scalebench.results.document import (Block, Heading, Text, bullets, charts_o
                                          render_text)
 from scalebench.results.sections import (application_section, failures_section, hpl_section, micro_section,
                                          other_section, over_time_section, provenance_section, transport_section)
+from scalebench.results.sections.hpl import model_expectations
 from scalebench.results.store import Loaded, find_sources, load, paused_gc, results_dir_of
 from scalebench.results.table import Table, figure_units
 from scalebench.validation import excerpt_text
@@ -161,7 +162,9 @@ def _write_files(loaded: Loaded, out_dir: Path, chosen: bool, formats: Sequence[
     all_series = series.build(results)
     verdicts = None
     if thresholds is not None:
-        verdicts = acceptance.evaluate(acceptance.load(thresholds, figure_units(results)), all_series)
+        criteria = acceptance.load(thresholds, figure_units(results))
+        expectations = model_expectations(results) if acceptance.uses_model(criteria) else None
+        verdicts = acceptance.evaluate(criteria, all_series, expectations)
     blocks = build_document(results, warnings, verdicts, thresholds, all_series)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from scalebench.energy.site import EnergySpec
 from scalebench.errors import InputError
 from scalebench.site.container import ContainerSpec
 from scalebench.site.scales import Scale, ScaleSpec
@@ -123,6 +124,7 @@ class PartitionSpec:
     screen: Mapping[str, Any] = field(default_factory=dict)  # screen_* extras: chunk_nodes
     cpu_bind: str = "cores"  # how ranks are bound (scalebench.site.binding): cores | threads | none
     reservation: Reservation | None = None  # where its largest cases run (a full-system HPL)
+    energy: EnergySpec = field(default_factory=EnergySpec)  # where its energy figures come from
 
     def reservation_for(self, nodes: int, asked: Reservation | None = None) -> Reservation | None:
         """The reservation a job of `nodes` nodes runs in: the one asked for on the command line, else
@@ -176,7 +178,8 @@ class PartitionSpec:
                 gpus=GpuSpec.from_site(extras.get("gpus")), cpu_bind=str(extras.get("cpu_bind", "cores")),
                 reservation=Reservation.from_site(extras.get("reservation"), extras["max_nodes"]),
                 hpl={key[len("hpl_"):]: value for key, value in extras.items() if key.startswith("hpl_")},
-                screen={key[len("screen_"):]: value for key, value in extras.items() if key.startswith("screen_")})
+                screen={key[len("screen_"):]: value for key, value in extras.items() if key.startswith("screen_")},
+                energy=EnergySpec.from_json(extras.get("energy")))
         except KeyError as err:
             raise InputError(f"{where}: missing {err.args[0]!r} (describe the partition in a site file)") from None
 

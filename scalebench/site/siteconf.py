@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from scalebench import benchmarks, loaders, paths, schema
+from scalebench.energy.site import EnergySpec
 from scalebench.errors import InputError, ScalebenchError
 from scalebench.hpl import peak
 from scalebench.site import binding, fabric, host, modules, rundir, spack_lock
@@ -147,6 +148,7 @@ def _partition(part: dict[str, Any], where: str, source: str, site: dict[str, An
         "scales": ScaleSpec.from_site(part.get("scales")).to_json(),
         "job_options": JobOptions.from_site(part.get("job_options"), f"{source}: {where}.job_options",
                                             memory).to_json(),
+        "energy": EnergySpec.from_site(part.get("energy"), f"{source}: {where}.energy").to_json(),
     }
     for key in ("time_limit", "max_time_limit_s"):
         if part.get(key) is not None:

@@ -30,6 +30,7 @@ REPORT_FLAGS = {
     "screen_max_deviation": (0.0, 1.0),
     "screen_link_min_deviation": (0.0, 1.0),
     "screen_link_max_deviation": (0.0, 1.0),
+    "below_model_margin": (0.0, 1.0),
 }
 
 

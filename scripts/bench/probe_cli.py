@@ -215,6 +215,10 @@ def class1_not_regular(b: Builder) -> None:
         b.add("1", f"report --thresholds: {what}", ["report", results, "--thresholds", path, "--out", b.out()],
               "error", words=words)
         b.add("1", f"plan: {what}", ["plan", path], "error", words=words)
+        b.add("1", f"predict: {what}", ["predict", path, "--dgemm-gflops", "40", "--latency-us", "6",
+                                        "--bandwidth-gbs", "1"], "error", words=words)
+        if what != "directory":  # an empty results directory: "no usable ... run report", as for report
+            b.add("1", f"predict --from: {what}", ["predict", "--from", path], "error", words=words)
         if what != "directory":
             b.add("1", f"report: {what} as results", ["report", path, "--out", b.out()], "error", words=words)
             b.add("1", f"compare: {what} as results", ["compare", path], "error", words=words)

@@ -46,3 +46,12 @@ def test_hpcc_keeps_its_summary_ceiling():
     text = hpcc_output(hpl_output([ROW])).replace("Success=1\n", "Success=1\nCommWorldProcs=2\nStarDGEMM_Gflops=30.0\n")
     result = outcome(text, hpcc=True)
     assert result.problems == () and result.dgemm_ceiling_gflops == pytest.approx(60.0)
+
+
+@pytest.mark.parametrize("kernels, flagged", [(["Prescott", "Prescott"], True), (["SkylakeX"], False), ([], False),
+                                              (["SkylakeX", "generic"], True)])
+def test_a_fallback_kernel_that_openblas_reports_is_a_warning(kernels, flagged):
+    stderr = "".join(f"Core: {kernel}\n" for kernel in kernels)
+    result = hpl_outcome(hpl_output([ROW]), stderr, hpcc=False, expected_cases=1, tasks=2, rpeak_gflops=78.3)
+    assert ("OpenBLAS ran its fallback kernel" in result.ceiling_warnings) is flagged
+    assert result.problems == ()  # a slow kernel is a warning: the result still stands

@@ -1,21 +1,26 @@
-"""The report's HPL section: the table (also printed on the terminal), Rmax and efficiency vs node count
-with the linear-scaling line, and how each deck was chosen."""
+"""The report's HPL section: the table (also printed on the terminal) with the efficiency HPL's
+scalability model expects beside the measured one, Rmax and efficiency vs node count with the
+linear-scaling line and the model's curve, and how each deck was chosen."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 import polars as pl
 
 from scalebench.analysis import scaling
 from scalebench.benchmarks import lookup
+from scalebench.results import expected as model_expected
 from scalebench.results import series
 from scalebench.results.document import Block, Chart, Figure, Heading, Line, Panel, Text, bullets, table, text_table
+from scalebench.results.expected import Expected, Point
 from scalebench.results.records import Case
 from scalebench.results.sections.common import fmt, measured_line, slug, ylabel
+from scalebench.results.sections.energy import energy_blocks, per_watt_cell
 from scalebench.results.series import Series, axis_label
 from scalebench.results.table import Table, exact_median
+from scalebench.site.thresholds import report_flags
 
 
 # --- HPL table (terminal and report) ----------------------------------------------------------------
@@ -40,13 +45,30 @@ class HplLine:
     result: str  # PASS, FAIL or "<passed>/<runs> PASS"
     case: Case  # the latest run, for its provenance
     runs: int = 1
+    gflops_per_watt: float | None = None  # core phase (scalebench.energy)
+    job_gflops_per_watt: float | None = None  # job total, includes set-up
+    expected: Expected | None = None  # what HPL's scalability model expects (scalebench.results.expected)
+
+    def point(self) -> Point | None:
+        """The configuration as the model reads it; None when a figure it needs is missing."""
+        deck = self.case.recorded("hpl_deck") or {}
+        try:
+            p, q = (int(v) for v in self.grid.split(" x "))
+        except ValueError:
+            return None
+        if not (self.nodes and self.ranks and self.n and self.nb and self.rmax and self.rpeak):
+            return None
+        return Point(self.where, self.stack, self.nodes, self.ranks, int(deck.get("threads_per_rank") or 1),
+                     self.n, int(self.nb), p, q, self.rmax, self.rpeak, self.dgemm)
 
 
 def _result(passed: int, runs: int) -> str:
     return "PASS" if passed == runs else "FAIL" if passed == 0 else f"{passed}/{runs} PASS"
 
 
-_FIGURES = ("rmax", "rpeak_gflops", "efficiency", "dgemm_ceiling", "n")
+# Each line's medians over its measured runs; N only places a case on its line.
+_MEDIANS = ("rmax", "rpeak_gflops", "efficiency", "dgemm_ceiling", "gflops_per_watt", "job_gflops_per_watt")
+_FIGURES = (*_MEDIANS, "n")
 
 
 def _deck_key(deck_json: str | None, n_figure: float | None) -> tuple[int | None, Any, str]:
@@ -85,7 +107,7 @@ def hpl_lines(results: Table) -> list[HplLine]:
     measured = pl.col("measured")
     grouped = cases.group_by(["system", "partition", "stack", "num_nodes", "num_tasks", "key"],
                              maintain_order=True).agg(
-        *(exact_median(pl.col(name).filter(measured)).alias(name) for name in _FIGURES[:4]),
+        *(exact_median(pl.col(name).filter(measured)).alias(name) for name in _MEDIANS),
         passed=(pl.col("result") == "pass").sum(), runs=pl.len(),
         latest=pl.col("case").sort_by("session_start", maintain_order=True).last())
     latest = results.cases_by_id(pl.col("case").is_in(grouped["latest"].to_list()))
@@ -96,20 +118,58 @@ def hpl_lines(results: Table) -> list[HplLine]:
                              row["num_tasks"], n, nb, grid, rmax=row["rmax"], rpeak=row["rpeak_gflops"],
                              efficiency=row["efficiency"], dgemm=row["dgemm_ceiling"],
                              result=_result(row["passed"], row["runs"]), case=latest[row["latest"]][1],
-                             runs=row["runs"]))
-    return sorted(lines, key=lambda l: (l.where, l.stack, l.nodes or 0, l.ranks or 0, l.scale))
+                             runs=row["runs"], gflops_per_watt=row["gflops_per_watt"],
+                             job_gflops_per_watt=row["job_gflops_per_watt"]))
+    lines = sorted(lines, key=lambda l: (l.where, l.stack, l.nodes or 0, l.ranks or 0, l.scale))
+    return _with_expectations(results, lines)
+
+
+def _with_expectations(results: Table, lines: list[HplLine]) -> list[HplLine]:
+    """The lines with what the model, calibrated on the same results, expects of each."""
+    points = [line.point() for line in lines]
+    found = model_expected.expectations(model_expected.link_cases(results), [p for p in points if p is not None],
+                                        report_flags()["below_model_margin"])
+    return [replace(line, expected=found.get(point)) if point else line for line, point in zip(lines, points)]
 
 
 HPL_HEADER = ("System", "Stack", "Scale", "Nodes", "Ranks", "N", "NB", "P x Q",
-              "Rmax (Gflop/s)", "Rpeak (Gflop/s)", "Efficiency", "DGEMM (Gflop/s)", "Rmax/DGEMM", "Result", "Runs")
+              "Rmax (Gflop/s)", "Rpeak (Gflop/s)", "Efficiency", "Expected", "Model", "DGEMM (Gflop/s)",
+              "Rmax/DGEMM", "Gflop/s/W", "Result", "Runs")
+
+
+def _expected_cells(line: HplLine) -> tuple[str, str]:
+    """(expected efficiency, the model's word on it)."""
+    found = line.expected
+    if found is None or found.efficiency is None:
+        return "-", "-"
+    word = {"calibration": "calibration", "below": found.flag, "ok": "as expected"}[found.status]
+    return f"{found.efficiency:.1f}%", word
 
 
 def _hpl_cells(line: HplLine) -> tuple[str, ...]:
     efficiency = "-" if line.efficiency is None else f"{line.efficiency:.1f}%"
     of_dgemm = f"{100 * line.rmax / line.dgemm:.1f}%" if line.rmax and line.dgemm else "-"
+    expected, word = _expected_cells(line)
     return (line.where, line.stack, line.scale, fmt(line.nodes), fmt(line.ranks), fmt(line.n),
             fmt(line.nb), line.grid or "-", fmt(line.rmax, ".2f"), fmt(line.rpeak, ".1f"),
-            efficiency, fmt(line.dgemm, ".1f"), of_dgemm, line.result, str(line.runs))
+            efficiency, expected, word, fmt(line.dgemm, ".1f"), of_dgemm, per_watt_cell(line), line.result,
+            str(line.runs))
+
+
+def model_expectations(results: Table) -> dict[tuple[str, str, str, int], float]:
+    """(system, partition, stack, nodes) -> the efficiency (%) the model expects there, as the series
+    count a node count (its configuration with the most cores); calibration runs expect nothing."""
+    best: dict[tuple[str, str, str, int], tuple[int, float | None]] = {}
+    for line in hpl_lines(results):
+        point = line.point()
+        if point is None or line.expected is None:
+            continue
+        system, partition = line.where.split(":", 1)
+        key = (system, partition, line.stack, point.nodes)
+        value = line.expected.efficiency if line.expected.status in ("ok", "below") else None
+        if point.cores >= best.get(key, (0, None))[0]:
+            best[key] = (point.cores, value)
+    return {key: value for key, (_, value) in best.items() if value is not None}
 
 
 def hpl_terminal_table(results: Table) -> str:
@@ -133,17 +193,40 @@ def _hpl_axis_series(results: Table, where_series: Sequence[Series]) -> list[Ser
     return [s for s in series.build(results, "cores", names) if (s.key.system, s.key.partition) == (system, partition)]
 
 
-def _hpl_where(where: str, hpl: Sequence[Series]) -> list[Block]:
+def _model_lines(efficiency: Sequence[Series], lines: Sequence[HplLine]) -> list[Line]:
+    """Per stack, the model's expected efficiency at the series' points, dashed in the stack's colour.
+    At one x, as in the series, the configuration with the most cores counts."""
+    out = []
+    for s in efficiency:
+        expected: dict[int, tuple[int, float]] = {}
+        for line in lines:
+            point = line.point()
+            found = line.expected
+            if point is None or found is None or found.efficiency is None or line.stack != s.key.stack \
+                    or line.where != s.key.where:
+                continue
+            x = point.cores if s.axis == "cores" else point.nodes
+            if x in s.points and point.cores >= expected.get(x, (0, 0.0))[0]:
+                expected[x] = (point.cores, found.efficiency)
+        if len(expected) >= 2:
+            xs = sorted(expected)
+            out.append(Line(f"{s.key.stack} (model)", tuple(xs), tuple(expected[x][1] for x in xs), s.key.stack,
+                            style="model"))
+    return out
+
+
+def _hpl_where(where: str, hpl: Sequence[Series], lines: Sequence[HplLine]) -> list[Block]:
     rmax = series.select(hpl, figure="rmax")
     efficiency = series.select(hpl, figure="efficiency")
     if not rmax:
         return []
     axis = rmax[0].axis
-    chart = Chart(slug("hpl", where), f"HPL on {where}: Rmax and efficiency vs {axis_label(axis).lower()}, per stack", (
+    chart = Chart(slug("hpl", where), f"HPL on {where}: Rmax and efficiency vs {axis_label(axis).lower()}, per stack "
+                                      "(dashed: HPL's scalability model, calibrated on these results)", (
         Panel(f"Rmax ({where})", axis_label(axis), ylabel(rmax[0]),
               tuple(line for s in rmax for line in (measured_line(s), _linear(s, "linear scaling"))), y_from_zero=True),
         Panel(f"Efficiency Rmax/Rpeak ({where})", axis_label(axis), "Efficiency (%)",
-              tuple(measured_line(s) for s in efficiency), y_from_zero=True),
+              tuple(measured_line(s) for s in efficiency) + tuple(_model_lines(efficiency, lines)), y_from_zero=True),
     ))
     rows = []
     for s in rmax:
@@ -183,6 +266,31 @@ def _hpl_notes(lines: Sequence[HplLine]) -> list[Block]:
                       for l in lines if l.case.recorded("ceiling_warnings")})
     if ceiling:
         out += [Heading(3, "DGEMM ceiling warnings"), bullets(ceiling)]
+    return out + _model_notes(lines)
+
+
+def _model_notes(lines: Sequence[HplLine]) -> list[Block]:
+    margin = report_flags()["below_model_margin"]
+    below = [f"{l.where} {l.stack} {l.scale}: {l.expected.flag} (measured {l.efficiency:.1f}%, expected "
+             f"{l.expected.efficiency:.1f}%; {l.expected.note})"
+             for l in lines if l.expected and l.expected.status == "below" and l.efficiency is not None
+             and l.expected.efficiency is not None]
+    none = sorted({f"{l.where} {l.stack}: {l.expected.note}" for l in lines
+                   if l.expected and l.expected.status == "none"})
+    out: list[Block] = [
+        Heading(3, "Expected against measured"),
+        Text("Expected is the efficiency HPL's scalability model (Petitet, Whaley, Dongarra, Cleary; "
+             "`scalebench.hpl.model`) gives each configuration, calibrated on these results alone: the rank rate of "
+             "the stack's smallest HPL configuration (scaled by each job's own DGEMM ceiling where both have one), "
+             "latency and bandwidth from the stack's ping-pongs (NetPIPE, OSU, hpcc) at the configuration's "
+             "placement, and the bandwidth's fall under load from hpcc's rings at several node counts or the "
+             f"fabric class's default (site_configs/fabric_load.yaml). A configuration more than {margin:.0%} below "
+             "its expectation (`below_model_margin`, site_configs/report_flags.yaml) is flagged."),
+    ]
+    if below:
+        out.append(bullets(below))
+    if none:
+        out += [Text("Not expected (the model lacks a figure):"), bullets(none)]
     return out
 
 
@@ -194,5 +302,5 @@ def hpl_section(results: Table, all_series: Sequence[Series]) -> list[Block]:
     out.append(table(HPL_HEADER, [_hpl_cells(line) for line in lines]))
     hpl = [s for s in all_series if s.bench.section == "hpl"]
     for where in sorted({s.key.where for s in hpl}):
-        out += _hpl_where(where, _hpl_axis_series(results, [s for s in hpl if s.key.where == where]))
-    return out + _hpl_notes(lines)
+        out += _hpl_where(where, _hpl_axis_series(results, [s for s in hpl if s.key.where == where]), lines)
+    return out + energy_blocks(lines, hpl) + _hpl_notes(lines)

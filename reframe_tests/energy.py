@@ -1,0 +1,45 @@
+"""Energy figures of an HPL case (scalebench.energy): a mixin, so the HPL checks read as before.
+
+Before the run, the partition's per-node sampler goes into the job script beside the program; once
+the job has completed (ReFrame's Slurm scheduler has seen its end in sacct), the case gets energy,
+average power and Gflop/s per watt over the core phase of the Rmax solve, and Slurm's job total
+beside them, each with its source and coverage, or the reason there are none (`energy_source`).
+"""
+from pathlib import Path
+
+import reframe as rfm
+from reframe.core.builtins import run_before
+
+from scalebench.energy import job as energy_job
+
+from .base import performance_functions
+
+
+class EnergyFigures(rfm.RegressionTestPlugin):
+    """For a ScalebenchCheck whose result() is an HplOutcome and whose output_file is HPL's output."""
+
+    @run_before('run')
+    def sample_energy(self):
+        partition = self.partition_spec()
+        before, after = energy_job.sampler_commands(partition.energy, partition.slurm_like, self.num_nodes)
+        self.prerun_cmds += before
+        self.postrun_cmds = after + self.postrun_cmds
+        self.job.options += energy_job.job_options(partition.energy)
+
+    @run_before('performance')
+    def energy_figures(self):
+        if self.is_dry_run():
+            return
+        outcome, problem = self.result()
+        if problem:
+            return
+        rows = list(outcome.hpl.rows)
+        partition = self.partition_spec()
+        result = energy_job.case_energy(
+            partition.energy, hpl_output=self.read_stage_file(self.output_file), rows=len(rows),
+            best_row=rows.index(outcome.best_row) if outcome.rmax_gflops else None,
+            exclusive=bool(self.exclusive_access), nodes=self.num_nodes, nodelist=list(self.job.nodelist or []),
+            job_id=str(self.job.jobid) if partition.slurm_like and self.job.jobid else None,
+            workdir=Path(self.stagedir))
+        self.energy_source, self.energy_detail = result.source(), result.to_json()
+        self.perf_variables.update(performance_functions(result.figures(outcome.rmax_gflops)))
