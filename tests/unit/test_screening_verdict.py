@@ -108,3 +108,12 @@ def test_the_shipped_settings_bound_the_job_whatever_the_node_count():
     assert settings.time_limit_s <= 600
     args = settings.args()
     assert args[:2] == ["--dgemm-n", "1024"] and "--stream-n" in args and "2097152" in args
+
+
+def test_the_lab_clusters_thresholds_load_as_a_flags_file():
+    """tests/data/screening/shared-host-flags.yaml is read by the lab cluster's screening test, which
+    only runs under the lock: a key added to the flags must reach it too."""
+    from conftest import REPO
+
+    flags = report_flags(REPO / "tests" / "data" / "screening" / "shared-host-flags.yaml")
+    assert flags["screen_max_deviation"] > report_flags()["screen_max_deviation"]  # wider on a shared host
