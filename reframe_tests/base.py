@@ -17,6 +17,7 @@ from reframe.core.runtime import runtime
 from scalebench import benchmarks, paths, plan, programs, textfile
 from scalebench.errors import ScalebenchError
 from scalebench.interconnect import transport
+from scalebench.nodeprobe import job as node_probe, samples as probe_samples
 from scalebench.results import references
 from scalebench.site import container, fabric
 from scalebench.site.jobs import LeftOut
@@ -72,6 +73,9 @@ class ScalebenchCheck(recorded('base')):
 
     # Where `scalebench references freeze` wrote the references this check is held to.
     references_dir = variable(str, value=str(paths.SITE_CONFIGS / 'references'))
+    # The node probe (scalebench.nodeprobe): on, and seconds between its samples during the run.
+    node_probe = variable(bool, value=True)
+    probe_interval_s = variable(float, value=2.0)
     # -S reservation=NAME [-S reservation_time_limit=72h]: every job of the run in that Slurm reservation.
     reservation = variable(str, value='')
     reservation_time_limit = variable(str, value='')
@@ -146,6 +150,30 @@ class ScalebenchCheck(recorded('base')):
         self.job.launcher = getlauncher('local')()
         # the executable is quoted already, by the check that set it
         self.executable = f"{shlex.join([command, '-np', str(self.num_tasks), *options])} {self.executable}"
+
+    @run_before('run', always_last=True)
+    def run_node_probe(self):
+        """Every job samples what else ran on its nodes, before, during and after the run. The last hook,
+        and its lines enclose all the check's: they stay out of what a check times itself."""
+        job = self.case_plan.job
+        if job is None or not self.node_probe:
+            return
+        start, stop = node_probe.probe_commands(self.current_partition.scheduler.registered_name, self.num_nodes,
+                                                interval_s=self.probe_interval_s, max_s=job.time_limit_s or 86400)
+        self.prerun_cmds = [*start, *self.prerun_cmds]
+        self.postrun_cmds = [*self.postrun_cmds, *stop]
+        self.keep_files = [*self.keep_files, probe_samples.PROBE_DIR]
+
+    def node_interference(self):
+        """(record, one-line summary) of the job's node probe samples, read once."""
+        cores = (self.num_tasks_per_node or self.num_tasks) * (self.num_cpus_per_task or 1)
+        return self.once('interference', lambda: probe_samples.interference_record(
+            Path(self.stagedir), self.num_nodes, cores))
+
+    @run_before('performance')
+    def record_interference(self):
+        if not self.is_dry_run() and self.case_plan.job is not None and self.node_probe:
+            self.interference, self.interference_summary = self.node_interference()
 
     def partition_spec(self):
         return _partition_spec(self.current_system.name, self.current_partition)

@@ -79,7 +79,9 @@ class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('HPLCheck'),
         hpl = self.hpl_plan
         return hpl_outcome(read(self.output_file), read(self.job.stderr), hpcc=hpl.profile.is_hpcc,
                            expected_cases=hpl.expected_cases, tasks=self.num_tasks,
-                           rpeak_gflops=hpl.rpeak_gflops, sweep=hpl.sweep is not None)
+                           rpeak_gflops=hpl.rpeak_gflops, sweep=hpl.sweep is not None,
+                           interference=self.node_interference()[0],
+                           expected_kernel=hpl.env_vars.get('OPENBLAS_CORETYPE'))
 
     @sanity_function
     def validate(self):
@@ -89,10 +91,19 @@ class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('HPLCheck'),
     def record(self, outcome):
         self.blas_kernel_used, self.trial_gflops = outcome.kernels_used, outcome.trial_gflops
         self.ceiling_warnings = outcome.ceiling_warnings
+        self.dgemm_repeats = outcome.dgemm.to_json() if outcome.dgemm else {}
 
-    def figures(self, outcome):  # only when the binary timed DGEMM in the same job
+    def figures(self, outcome):
+        found = {}
+        if outcome.solve_cv is not None:  # repeated solves of one deck
+            found['solve_cv'] = (100 * outcome.solve_cv, '%')
         ceiling = outcome.dgemm_ceiling_gflops
-        return {} if ceiling is None else {'dgemm_ceiling': (ceiling, 'Gflop/s')}
+        if ceiling is not None:  # only when the binary timed DGEMM in the same job
+            found['dgemm_ceiling'] = (ceiling, 'Gflop/s')
+            clock = self.hpl_plan.clock_from(ceiling)
+            if clock is not None:
+                found['dgemm_clock'] = (clock, 'GHz')
+        return found
 
     @performance_function('Gflop/s')
     def rmax(self):

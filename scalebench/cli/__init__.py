@@ -94,20 +94,22 @@ def _say(warnings: Sequence[str], notes: Sequence[str]) -> None:
 
 
 def cmd_accept(args: argparse.Namespace) -> int:
-    """PASS/FAIL per criterion of the thresholds file; 1 on any FAIL (or missing required result)."""
-    from scalebench.results import acceptance, series
+    """PASS/FAIL per criterion of the thresholds file; 1 on any FAIL (or missing required result), or
+    while noisy points wait for a re-run."""
+    from scalebench.results import acceptance
     from scalebench.results.document import render_text
     from scalebench.results.store import load
     from scalebench.results.table import figure_units
 
     loaded = load(args.results)
     criteria = acceptance.load(Path(args.thresholds), figure_units(loaded.table))
-    verdicts = acceptance.evaluate(criteria, series.build(loaded.table), _expectations(criteria, loaded.table))
+    verdicts = acceptance.judge(criteria, loaded.table, expectations=_expectations(criteria, loaded.table))
     _say(loaded.warnings, loaded.notes)
     print(render_text([acceptance.verdict_table(verdicts)]).rstrip())
-    failed = acceptance.failed(verdicts)
-    print(f"\nacceptance {'FAILED' if failed else 'PASSED'}: {acceptance.counts(verdicts)}")
-    return EXIT_FAILED if failed else EXIT_OK
+    for rerun in acceptance.reruns(verdicts):
+        print(f"re-run (noisy): {rerun}")
+    print(f"\nacceptance {acceptance.outcome(verdicts)}: {acceptance.counts(verdicts)}")
+    return EXIT_OK if acceptance.passed(verdicts) else EXIT_FAILED
 
 
 def _expectations(criteria, results):  # type: ignore[no-untyped-def]

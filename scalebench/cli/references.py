@@ -21,7 +21,7 @@ def cmd_references_freeze(args: argparse.Namespace) -> int:
     """Refuse unless the runs pass acceptance; then write the system's reference file."""
     import polars as pl
 
-    from scalebench.results import acceptance, references, series
+    from scalebench.results import acceptance, references
     from scalebench.results.document import render_text
     from scalebench.results.sections.hpl import model_expectations
     from scalebench.results.store import load
@@ -31,12 +31,13 @@ def cmd_references_freeze(args: argparse.Namespace) -> int:
     warnings = loaded.warnings
     criteria = acceptance.load(Path(args.thresholds), figure_units(loaded.table))
     expectations = model_expectations(loaded.table) if acceptance.uses_model(criteria) else None
-    verdicts = acceptance.evaluate(criteria, series.build(loaded.table), expectations)
+    verdicts = acceptance.judge(criteria, loaded.table, expectations=expectations)
     summary = acceptance.counts(verdicts)
-    if acceptance.failed(verdicts):
+    if not acceptance.passed(verdicts):
         _warn(warnings, loaded.notes)
         print(render_text([acceptance.verdict_table(verdicts)]).rstrip())
-        print(f"\nacceptance FAILED: {summary}; no references frozen (they are learned from accepted runs only)")
+        print(f"\nacceptance {acceptance.outcome(verdicts)}: {summary}; no references frozen (they are learned "
+              "from accepted runs only)")
         return EXIT_FAILED
     method = references.Method(k=args.k, floor=args.floor, min_runs=args.min_runs)
     sessions = loaded.sessions(pl.col("system") == args.system)

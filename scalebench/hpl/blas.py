@@ -80,25 +80,3 @@ _CORE_LINE = re.compile(r"^\s*Core:\s*(\S+)", re.MULTILINE)
 def kernels_reported(text: str) -> list[str]:
     """Kernel names OpenBLAS printed with OPENBLAS_VERBOSE=2 ('Core: SkylakeX'), one per process."""
     return _CORE_LINE.findall(text)
-
-
-@dataclass(frozen=True)
-class CeilingFlags:
-    """Report warnings from the DGEMM ceiling: HPL far below DGEMM, or DGEMM far below Rpeak."""
-
-    hpl_over_dgemm: float
-    dgemm_over_rpeak: float
-    warnings: tuple[str, ...]
-
-
-def ceiling_flags(rmax: float, dgemm: float, rpeak: float,
-                  min_hpl_over_dgemm: float, min_dgemm_over_rpeak: float) -> CeilingFlags:
-    hpl_over_dgemm, dgemm_over_rpeak = rmax / dgemm, dgemm / rpeak
-    warnings = []
-    if hpl_over_dgemm < min_hpl_over_dgemm:
-        warnings.append(f"HPL reaches {hpl_over_dgemm:.0%} of the DGEMM ceiling (< {min_hpl_over_dgemm:.0%}): "
-                        "look at the deck (NB, grid), binding or network")
-    if dgemm_over_rpeak < min_dgemm_over_rpeak:
-        warnings.append(f"DGEMM reaches {dgemm_over_rpeak:.0%} of Rpeak (< {min_dgemm_over_rpeak:.0%}): "
-                        "probably a wrong BLAS kernel (check OPENBLAS_CORETYPE) or clock")
-    return CeilingFlags(hpl_over_dgemm, dgemm_over_rpeak, tuple(warnings))

@@ -73,6 +73,15 @@ class HplPlan:
     blas_kernel: str = ""
     sweep: SweepDeck | None = None  # a tuning run: many combinations in one HPL.dat
     missing: str = ""  # why the binary cannot run here (a repository binary not built); '' when it can
+    clock_ghz: float | None = None  # the nominal clock Rpeak counts (CPUs); None for GPUs
+    working_rpeak_gflops: float | None = None  # the peak of the cores the ranks' threads use (Rpeak: all held)
+
+    def clock_from(self, gflops: float) -> float | None:
+        """The clock a rate of the working cores implies at the flop/cycle Rpeak counts: DGEMM never
+        quite reaches the FMA units' peak, so the DGEMM ceiling gives a lower bound of the clock the
+        cores ran at."""
+        peak = self.working_rpeak_gflops or self.rpeak_gflops
+        return self.clock_ghz * gflops / peak if self.clock_ghz else None
 
     @property
     def expected_cases(self) -> int:
@@ -187,6 +196,7 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
         rpeak_node = working_node = partition.gpus.count * partition.gpus.fp64_gflops  # type: ignore[union-attr]
         rpeak_text = (f"{partition.gpus.count} GPUs x {partition.gpus.fp64_gflops:g} Gflop/s FP64 "  # type: ignore[union-attr]
                       f"(site file gpus.fp64_tflops) per node")
+        clock = None
     else:
         scale = partition.scale(job.scale) if isinstance(scale_name, str) else scale_name
         memory = partition.memory_per_node
@@ -205,6 +215,7 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
         elif held > cores_used:
             rpeak_text += (f"; {held - cores_used} of the {held} cores each node holds stay idle ({job.ranks_per_node} "
                            f"rank(s) x {job.threads_per_rank} thread(s)): Rpeak and efficiency count all {held}")
+        clock = partition.clock_ghz
     rpeak = rpeak_node * job.nodes
     expected_node = settings.expected_efficiency * working_node
     budget = settings.time_budget_s or partition.hpl.get("time_budget_s")
@@ -245,7 +256,8 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
     return HplPlan(job=job, deck=the_deck, binary=binary, profile=profile, trials=trials,
                    grid_reason=grid.reason, deck_source=deck_source, rpeak_gflops=rpeak,
                    rpeak_derivation=rpeak_text, predicted_s=predicted, env_vars=env, blas_kernel=kernel,
-                   missing=(missing_binary(named) if from_site else None) or "")
+                   missing=(missing_binary(named) if from_site else None) or "", clock_ghz=clock,
+                   working_rpeak_gflops=working_node * job.nodes)
 
 
 def _nb(settings: HplSettings, frozen: FrozenDeck | None, profile: BinaryProfile, rules: Rules,

@@ -4,23 +4,27 @@ results, one PASS / FAIL / NO DATA row per criterion, system, stack and point.
 Measured values are the series' medians over repeated runs (scalebench.results.series), so one lucky run
 does not pass a criterion and one bad run does not fail it. A criterion nothing was measured for is
 NO DATA, which fails acceptance unless the criterion says `optional: true`: missing evidence is not
-a pass.
+a pass. Noisy runs (scalebench.results.noise) are set aside: a point only they measured, or whose
+runs disagree, is NOISY, neither a pass nor a fail, and its note names the cases to re-run.
 """
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import polars as pl
 
 from scalebench import loaders
 from scalebench.analysis import scaling
 from scalebench.benchmarks import registry
 from scalebench.errors import InputError
-from scalebench.results import series
+from scalebench.results import noise, series
 from scalebench.results.document import Block, Heading, Table, Text, table
-from scalebench.results.series import Series, at_label
-from scalebench.results.table import FigureUnit
+from scalebench.results.series import Series, SeriesKey, at_label
+from scalebench.results.table import FigureUnit, Table as ResultsTable
+from scalebench.site.thresholds import report_flags
 from scalebench.validation import C_INT_MAX, did_you_mean, excerpt, excerpt_text, finite_number
 
 METRICS = ("value", "speedup", "parallel_efficiency", "of_model")
@@ -29,7 +33,7 @@ MODEL_FIGURES = {"HPLCheck": ("efficiency",)}
 AT_WORDS = ("every", "largest", "smallest")
 _KEYS = ("name", "benchmark", "figure", "metric", "min", "max", "at", "system", "partition", "stack", "params",
          "optional")
-PASS, FAIL, NO_DATA = "PASS", "FAIL", "NO DATA"
+PASS, FAIL, NO_DATA, NOISY = "PASS", "FAIL", "NO DATA", "NOISY"
 
 
 @dataclass(frozen=True)
@@ -66,8 +70,9 @@ class Verdict:
     at: str
     measured: float | None
     unit: str
-    status: str  # PASS | FAIL | NO DATA
+    status: str  # PASS | FAIL | NO DATA | NOISY
     note: str = ""
+    reruns: tuple[str, ...] = ()  # NOISY: each case to re-run, with why it is noisy
 
     @property
     def failed(self) -> bool:
@@ -238,10 +243,16 @@ def _status(c: Criterion, measured: float) -> str:
     return PASS if ok else FAIL
 
 
-def evaluate(criteria: Iterable[Criterion], all_series: Sequence[Series],
-             expectations: Expectations | None = None) -> list[Verdict]:
-    """Verdicts of the criteria; `expectations` (scalebench.results.sections.hpl.model_expectations)
-    serve the of_model metric."""
+# Why a point is noisy: (note, the cases to re-run with their reasons), or None when it is not.
+Noisy = Callable[[SeriesKey, str, int], "tuple[str, tuple[str, ...]] | None"]
+
+
+def evaluate(criteria: Iterable[Criterion], all_series: Sequence[Series], expectations: Expectations | None = None,
+             clean: Mapping[SeriesKey, Series] | None = None, noisy: Noisy | None = None) -> list[Verdict]:
+    """Verdicts of the criteria over the series; `expectations` (scalebench.results.sections.hpl.
+    model_expectations) serve the of_model metric. With `clean` (the series of the runs that are not
+    noisy) and `noisy`, a point is judged on its clean runs, and is NOISY where it has none, where its
+    metric's base point has none, or where `noisy` names a reason."""
     verdicts = []
     for c in criteria:
         matched = [s for s in all_series if c.matches(s)]
@@ -249,23 +260,75 @@ def evaluate(criteria: Iterable[Criterion], all_series: Sequence[Series],
             verdicts.append(Verdict(c, "-", "-", "-", None, "", NO_DATA, "no results match"))
         for s in matched:
             unit = "" if c.metric != "value" else s.unit
+            judged = s if clean is None else clean.get(s.key)
             try:
                 values = _metric_values(s, c.metric, expectations)
+                judged_values = _metric_values(judged, c.metric, expectations) if judged is not None else {}
             except InputError as err:  # e.g. a zero rate has no speedup
                 verdicts.append(Verdict(c, s.key.where, s.key.stack, "-", None, unit, NO_DATA, str(err)))
                 continue
+            base_clean = judged is not None and (c.metric == "value" or min(s.points) in judged.points)
             for x, measured in _points(c, values):
                 at = at_label(s.axis, x)
                 if measured is None:
                     verdicts.append(Verdict(c, s.key.where, s.key.stack, at, None, unit, NO_DATA,
                                             f"not measured at {at}"))
-                else:
-                    verdicts.append(Verdict(c, s.key.where, s.key.stack, at, measured, unit, _status(c, measured)))
+                    continue
+                why = noisy(s.key, s.axis, x) if noisy is not None else None
+                if clean is not None and (not base_clean or x not in judged_values or why):
+                    note, reruns = why or ("its base point has only noisy runs", ())
+                    verdicts.append(Verdict(c, s.key.where, s.key.stack, at, None, unit, NOISY, note, reruns))
+                    continue
+                value = judged_values[x] if clean is not None else measured
+                verdicts.append(Verdict(c, s.key.where, s.key.stack, at, value, unit, _status(c, value)))
     return verdicts
+
+
+def judge(criteria: Iterable[Criterion], results: ResultsTable, flags: Mapping[str, float] | None = None,
+          all_series: Sequence[Series] | None = None, expectations: Expectations | None = None) -> list[Verdict]:
+    """Verdicts over the results with noisy runs set aside (scalebench.results.noise): a point is
+    NOISY when only noisy cases measured it (they are named, to re-run) or its clean runs disagree.
+    `all_series`: series.build(results), when the caller has it; `expectations` as evaluate's."""
+    flags = flags or report_flags()
+    verdicts_of = {row: (case, verdict) for row, (_, case, verdict) in noise.table_verdicts(results, flags).items()}
+    noisy_rows = [row for row, (_, verdict) in verdicts_of.items() if verdict.noisy]
+    clean_table = replace(results, records=results.records.filter(~pl.col("case").is_in(noisy_rows)))
+    clean = {s.key: s for s in series.build(clean_table)}
+    found: series.Points | None = None  # the points' cases, looked up only when a point has no clean run
+
+    def why(key: SeriesKey, axis: str, x: int) -> tuple[str, tuple[str, ...]] | None:
+        nonlocal found
+        judged = clean.get(key)
+        if judged is not None and x in judged.points:
+            disagree = noise.runs_noise(judged.values.get(x, ()), flags) if noise.judged(key.benchmark) else None
+            return (f"{disagree}: re-run", ()) if disagree else None
+        found = found or series.points(results)
+        named = [i for i, params in found.named.items() if params == key.params]
+        rows = found.rows.filter((pl.col("system") == key.system) & (pl.col("partition") == key.partition)
+                                 & (pl.col("stack") == key.stack) & (pl.col("benchmark") == key.benchmark)
+                                 & (pl.col("figure") == key.figure) & pl.col("named").is_in(named)
+                                 & (pl.col("x") == x))
+        cases = [verdicts_of[row] for row in dict.fromkeys(rows["case"].to_list()) if row in verdicts_of]
+        labels = sorted({noise.rerun_label(c) for c, _ in cases})
+        reruns = tuple(sorted({f"{noise.rerun_label(c)}: {'; '.join(v.reasons)}" for c, v in cases}))
+        return f"only noisy runs: re-run {'; '.join(labels)}", reruns
+
+    return evaluate(criteria, series.build(results) if all_series is None else all_series, expectations, clean, why)
 
 
 def failed(verdicts: Iterable[Verdict]) -> bool:
     return any(v.failed for v in verdicts)
+
+
+def outcome(verdicts: Sequence[Verdict]) -> str:
+    """PASSED, FAILED, or NOT DECIDED when nothing failed but noisy points wait for a re-run."""
+    if failed(verdicts):
+        return "FAILED"
+    return "NOT DECIDED (re-run the NOISY points' cases)" if any(v.status == NOISY for v in verdicts) else "PASSED"
+
+
+def passed(verdicts: Sequence[Verdict]) -> bool:
+    return outcome(verdicts) == "PASSED"
 
 
 # --- presentation -------------------------------------------------------------------------------------
@@ -300,7 +363,8 @@ HEADER = ("Criterion", "System", "Stack", "At", "Measured", "Threshold", "Margin
 
 def counts(verdicts: Sequence[Verdict]) -> str:
     tally = {status: sum(v.status == status for v in verdicts) for status in (PASS, FAIL, NO_DATA)}
-    return ", ".join(f"{n} {status}" for status, n in tally.items())
+    tally[NOISY] = sum(v.status == NOISY for v in verdicts)
+    return ", ".join(f"{n} {status}" for status, n in tally.items() if n or status != NOISY)
 
 
 def verdict_table(verdicts: Sequence[Verdict]) -> Table:
@@ -308,9 +372,16 @@ def verdict_table(verdicts: Sequence[Verdict]) -> Table:
 
 
 def blocks(verdicts: Sequence[Verdict], source: Path, level: int = 2) -> list[Block]:
-    outcome = "FAILED" if failed(verdicts) else "PASSED"
     return [Heading(level, "Acceptance"),
-            Text(f"Thresholds from `{source}`: acceptance {outcome} ({counts(verdicts)}). Measured values are medians "
-                 "over repeated runs; the margin is the headroom over the threshold (negative: short of it). "
-                 "NO DATA fails acceptance unless the criterion is optional."),
+            Text(f"Thresholds from `{source}`: acceptance {outcome(verdicts)} ({counts(verdicts)}). Measured values "
+                 "are medians over repeated runs; the margin is the headroom over the threshold (negative: short of "
+                 "it). NO DATA fails acceptance unless the criterion is optional. Noisy runs (see \"Interference "
+                 "and noise\") are not counted: a point with no other runs, or whose runs disagree, is NOISY, "
+                 "neither a pass nor a fail until its cases are re-run."),
             verdict_table(verdicts)]
+
+
+def reruns(verdicts: Sequence[Verdict]) -> list[str]:
+    """What the NOISY verdicts ask to re-run, once each, and why."""
+    return list(dict.fromkeys(line for v in verdicts if v.status == NOISY
+                              for line in (v.reruns or (f"{v.where} {v.stack} at {v.at}: {v.note}",))))

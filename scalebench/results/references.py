@@ -20,6 +20,7 @@ import yaml
 
 from scalebench import benchmarks, loaders, paths, writeonce
 from scalebench.errors import InputError, ScalebenchError
+from scalebench.results import noise
 from scalebench.results.records import Session
 from scalebench.textfile import file_key
 from scalebench.validation import check_name, excerpt_text, is_number
@@ -86,26 +87,31 @@ def case_name(display_name: str) -> str:
     return _GENERATED_PARAM.sub("", display_name)
 
 
-def derive(sessions: Iterable[Session], system: str, method: Method | None = None
-           ) -> tuple[dict[str, dict[str, dict[str, Reference]]], list[str]]:
+def derive(sessions: Iterable[Session], system: str, method: Method | None = None,
+           flags: Mapping[str, float] | None = None) -> tuple[dict[str, dict[str, dict[str, Reference]]], list[str]]:
     """({partition:environ: {case name: {figure: Reference}}}, notes on what was left out) from the
-    measured cases of `system`; figures without a direction, or with fewer runs than min_runs, are left out."""
+    measured cases of `system`; noisy runs (scalebench.results.noise), figures without a direction, and
+    figures with fewer runs than min_runs are left out."""
     method = method or Method()
     values: dict[tuple[str, str], dict[str, list[float]]] = {}  # (where, case) -> figure -> runs
     units: dict[tuple[str, str, str], str] = {}
     checks: dict[tuple[str, str], str] = {}  # (where, case) -> the check's class name
+    notes = []
     for session in sessions:
         for case in session.cases:
             if case.system != system or not case.measured:
                 continue
             key = (case_key(case.partition, case.environ), case_name(case.name))
+            verdict = noise.case_noise(case, flags)
+            if verdict.noisy:
+                notes.append(f"{key[0]} {case.name} of {session.start}: a noisy run ({'; '.join(verdict.reasons)})")
+                continue
             checks[key] = case.benchmark
             for figure, (value, unit) in case.figures.items():
                 if is_number(value):
                     values.setdefault(key, {}).setdefault(figure, []).append(float(value))
                     units[(*key, figure)] = unit
     learned: dict[str, dict[str, dict[str, Reference]]] = {}
-    notes = []
     for (where, name), figures in sorted(values.items()):
         for figure, runs in sorted(figures.items()):
             way = direction(checks[(where, name)], figure)

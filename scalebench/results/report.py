@@ -19,8 +19,9 @@ from scalebench.results import acceptance, compare, regressions, screening, seri
 from scalebench.results.chart_worker import ChartWorker, draw_here
 from scalebench.results.document import (Block, Heading, Text, bullets, charts_of, render_html, render_markdown,
                                          render_text)
-from scalebench.results.sections import (application_section, failures_section, hpl_section, micro_section,
-                                         other_section, over_time_section, provenance_section, transport_section)
+from scalebench.results.sections import (application_section, failures_section, hpl_section, interference_section,
+                                         micro_section, other_section, over_time_section, provenance_section,
+                                         transport_section)
 from scalebench.results.sections.hpl import model_expectations
 from scalebench.results.store import Loaded, find_sources, load, paused_gc, results_dir_of
 from scalebench.results.table import Table, figure_units
@@ -47,6 +48,7 @@ def build_document(results: Table, warnings: Sequence[str], verdicts: Sequence[a
     blocks += application_section(all_series)
     blocks += micro_section(all_series)
     blocks += transport_section(results)
+    blocks += interference_section(results, all_series)
     blocks += other_section(all_series)
     blocks += over_time_section(results, all_series)
     if len({s.key.stack for s in all_series if s.bench.fom == s.key.figure}) > 1:
@@ -164,7 +166,7 @@ def _write_files(loaded: Loaded, out_dir: Path, chosen: bool, formats: Sequence[
     if thresholds is not None:
         criteria = acceptance.load(thresholds, figure_units(results))
         expectations = model_expectations(results) if acceptance.uses_model(criteria) else None
-        verdicts = acceptance.evaluate(criteria, all_series, expectations)
+        verdicts = acceptance.judge(criteria, results, all_series=all_series, expectations=expectations)
     blocks = build_document(results, warnings, verdicts, thresholds, all_series)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)

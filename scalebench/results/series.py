@@ -10,7 +10,7 @@ and the whole node is the node-count point.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 import polars as pl
@@ -54,6 +54,7 @@ class Series:
     unit: str
     points: dict[int, float]  # x -> median value, x increasing
     runs: dict[int, int]  # x -> measurements behind the median
+    values: dict[int, tuple[float, ...]] = field(default_factory=dict)  # x -> the measurements themselves
 
     @property
     def direction(self) -> str:
@@ -162,17 +163,19 @@ def build(table: Table, axis: str | None = None, benchmark_names: Sequence[str] 
     unless `axis` is given; sorted by system, partition, benchmark, figure, parameters, stack."""
     found = points(table, axis, benchmark_names)
     medians = found.rows.group_by([*KEY, "x"], maintain_order=True).agg(
-        pl.col("unit").first(), median=exact_median("value"), runs=pl.len())
-    grouped: dict[tuple[Any, ...], tuple[str, dict[int, float], dict[int, int]]] = {}
-    for system, partition, stack, bench_name, figure, kept_id, x_value, unit, median, runs in medians.iter_rows():
-        entry = grouped.setdefault((system, partition, stack, bench_name, figure, found.named[kept_id]), (unit, {}, {}))
-        entry[1][x_value], entry[2][x_value] = median, runs
+        pl.col("unit").first(), median=exact_median("value"), runs=pl.len(), measured=pl.col("value"))
+    grouped: dict[tuple[Any, ...], tuple[str, dict[int, float], dict[int, int], dict[int, tuple[float, ...]]]] = {}
+    for system, partition, stack, bench_name, figure, kept_id, x_value, unit, median, runs, measured \
+            in medians.iter_rows():
+        entry = grouped.setdefault((system, partition, stack, bench_name, figure, found.named[kept_id]),
+                                   (unit, {}, {}, {}))
+        entry[1][x_value], entry[2][x_value], entry[3][x_value] = median, runs, tuple(measured)
     out = []
-    for key_values, (unit, values, runs) in grouped.items():
+    for key_values, (unit, values, runs, measured) in grouped.items():
         bench = found.benches[key_values[3]]
         order = sorted(values)
         out.append(Series(SeriesKey(*key_values), bench, axis or bench.x, unit, {x: values[x] for x in order},
-                          {x: runs[x] for x in order}))
+                          {x: runs[x] for x in order}, {x: measured[x] for x in order}))
     return sorted(out, key=lambda s: (s.key.where, s.key.benchmark, s.key.figure, s.key.variant, s.key.stack))
 
 

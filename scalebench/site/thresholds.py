@@ -30,6 +30,10 @@ REPORT_FLAGS = {
     "screen_max_deviation": (0.0, 1.0),
     "screen_link_min_deviation": (0.0, 1.0),
     "screen_link_max_deviation": (0.0, 1.0),
+    "noisy_cv": (0.0, 1.0),
+    "noisy_steal": (0.0, 1.0),
+    "noisy_foreign_cores": (0.0, 1e6),
+    "noisy_dgemm_spread": (0.0, 1.0),
     "below_model_margin": (0.0, 1.0),
 }
 

@@ -42,6 +42,11 @@ def test_each_node_count_ran_on_that_many_slurm_nodes(slurm_hpl):
         assert case.system == "testcluster" and case.stack == "openmpi-tcp"
         assert len(set(case.provenance["job_nodelist"])) == nodes
         assert case.num_tasks == nodes and case.figure("rmax") > 0
+        # the node probe ran as a step of its own on every node of the job (srun --overlap), named as Slurm
+        # names them: several slurmd share this host
+        probe = case.recorded("interference")
+        assert probe["nodes"] == probe["expected_nodes"] == nodes, case.recorded("interference_summary")
+        assert set(probe["per_node"]) == set(case.provenance["job_nodelist"])
 
 
 def test_perflog_lines_carry_nodes_nodelist_and_stack(slurm_hpl):

@@ -45,15 +45,22 @@ def test_xhpl_solves_a_scalebench_deck(tmp_path):
     assert star_dgemm_keys(proc.stdout) == {}  # stock xhpl unless asked for DGEMM
 
 
-def test_xhpl_asked_for_dgemm_times_it_on_every_rank_before_hpl(tmp_path):
+def test_xhpl_asked_for_dgemm_times_it_on_every_rank_before_and_after_hpl(tmp_path):
     write_deck(tmp_path)
     proc = run_xhpl(tmp_path, SCALEBENCH_DGEMM_N="256")
     assert proc.returncode == 0, proc.stderr[-2000:]
     keys = star_dgemm_keys(proc.stdout)
     assert (keys["StarDGEMM_N"], keys["CommWorldProcs"]) == (256, 2)
     assert 0 < keys["StarDGEMM_Gflops_min"] <= keys["StarDGEMM_Gflops"] <= keys["StarDGEMM_Gflops_max"]
+    before, hpl_end, after = (proc.stdout.index(k) for k in ("DGEMM_Before_Gflops=", "End of Tests.",
+                                                              "DGEMM_After_Gflops="))
+    assert before < hpl_end < after
     outcome = hpl_outcome(proc.stdout, proc.stderr, hpcc=False, expected_cases=1, tasks=2, rpeak_gflops=1.0)
-    assert outcome.problems == () and outcome.dgemm_ceiling_gflops == 2 * keys["StarDGEMM_Gflops"]
+    assert outcome.problems == () and len(outcome.dgemm.before) == len(outcome.dgemm.after) == 5
+    # the ceiling is the best repeat of both ranks at once, before or after; hpcc's keys are of the
+    # repeats before, and their best is at most the sum of each rank's best
+    assert outcome.dgemm_ceiling_gflops == max(outcome.dgemm.all)
+    assert max(outcome.dgemm.before) <= 2 * keys["StarDGEMM_Gflops"] * 1.000001
 
 
 def test_xhpl_stops_on_a_grid_larger_than_the_ranks(tmp_path):

@@ -74,12 +74,3 @@ def test_kernels_reported_reads_openblas_verbose_lines():
     assert blas.kernels_reported(stderr) == ["SkylakeX", "SkylakeX", "Haswell"]
     assert blas.kernels_reported("no kernel lines") == []
     assert blas.fallback_core("Prescott") and not blas.fallback_core("SkylakeX")
-
-
-def test_ceiling_flags_warn_on_low_hpl_over_dgemm_and_low_dgemm_over_rpeak():
-    # 60 / 100 = 0.60 < 0.75 -> HPL warning; 100 / 128 = 0.78 >= 0.5 -> no DGEMM warning.
-    flags = blas.ceiling_flags(rmax=60, dgemm=100, rpeak=128, min_hpl_over_dgemm=0.75, min_dgemm_over_rpeak=0.5)
-    assert flags.hpl_over_dgemm == 0.6 and len(flags.warnings) == 1 and "DGEMM ceiling" in flags.warnings[0]
-    # The generic-kernel trap: DGEMM 29 of Rpeak 128 = 0.23 < 0.5.
-    trap = blas.ceiling_flags(rmax=27, dgemm=29, rpeak=128, min_hpl_over_dgemm=0.75, min_dgemm_over_rpeak=0.5)
-    assert len(trap.warnings) == 1 and "wrong BLAS kernel" in trap.warnings[0]

@@ -46,7 +46,7 @@ def test_the_perflog_format_is_the_registry_in_its_order():
                            "job_nodelist"]
     assert header[20:27] == ["deck_summary", "n_policy", "blas_kernel", "spack_lock", "transport",
                              "transport_evidence", "fabric"]
-    assert header[27:] == ["binding"]  # added at the end: readers take columns by name
+    assert header[27:] == ["binding", "interference_summary"]  # added at the end: readers take columns by name
 
 
 def test_every_perflog_column_is_read_back_where_the_registry_says(tmp_path):

@@ -1,12 +1,14 @@
 """The sections of a report, one module per concern: HPL, applications, microbenchmarks, transports
-(what each stack's MPI selected, fabric floors), results over time (nightly runs) and the appendix
-(other checks, failures, provenance); common.py holds what they share."""
+(what each stack's MPI selected, fabric floors), interference and noise (the node probe, noisy results),
+results over time (nightly runs) and the appendix (other checks, failures, provenance); common.py holds
+what they share."""
 from scalebench.results.sections.appendix import failures_section, other_section, provenance_section
 from scalebench.results.sections.applications import application_section
 from scalebench.results.sections.hpl import hpl_section, hpl_terminal_table
+from scalebench.results.sections.interference import interference_section
 from scalebench.results.sections.microbenchmarks import micro_section
 from scalebench.results.sections.over_time import over_time_section
 from scalebench.results.sections.transports import transport_section
 
-__all__ = ["application_section", "failures_section", "hpl_section", "hpl_terminal_table", "micro_section",
-           "other_section", "over_time_section", "provenance_section", "transport_section"]
+__all__ = ["application_section", "failures_section", "hpl_section", "hpl_terminal_table", "interference_section",
+           "micro_section", "other_section", "over_time_section", "provenance_section", "transport_section"]

@@ -6,19 +6,22 @@ from typing import Any, Mapping, Sequence
 
 from scalebench.analysis import scaling
 from scalebench.errors import InputError
-from scalebench.results import series
+from scalebench.results import noise, series
 from scalebench.results.document import Block, Chart, Figure, Heading, Line, Mark, Panel, Text, table
 from scalebench.results.sections.common import fmt, fom_groups, measured_line, slug, ylabel
 from scalebench.results.series import Series, at_label, axis_label
+from scalebench.site.thresholds import report_flags
 
 
-def _strong_rows(s: Series) -> list[tuple[Any, ...]]:
-    """Per process count: value, speedup, parallel efficiency, Karp-Flatt serial fraction, runs."""
+def _strong_rows(s: Series, flags: Mapping[str, float]) -> list[tuple[Any, ...]]:
+    """Per process count: value, speedup, parallel efficiency, Karp-Flatt serial fraction, runs (NOISY
+    where they disagree)."""
     efficiency = series.efficiency(s)
     speedups = scaling.speedup(s.points, higher_is_better=s.higher_is_better)
     p0 = min(s.points)
     return [(s.key.stack, p, f"{v:.4g}", f"{speedups[p]:.2f}", f"{efficiency[p]:.1%}",
-             fmt(scaling.karp_flatt(speedups[p], p, p0), ".3f"), s.runs[p]) for p, v in s.points.items()]
+             fmt(scaling.karp_flatt(speedups[p], p, p0), ".3f"),
+             noise.runs_cell(s.runs[p], s.values.get(p, ()), flags)) for p, v in s.points.items()]
 
 
 def _improvement(base: Series, other: Series) -> tuple[str, str, str, str]:
@@ -37,7 +40,7 @@ def _fom_panel(title: str, members: Sequence[Series]) -> Panel:
 
 
 def _strong_group(title: str, members: Sequence[Series]) -> list[Block]:
-    base = members[0]
+    base, flags = members[0], report_flags()
     speedups = {s.key.stack: scaling.speedup(s.points, higher_is_better=s.higher_is_better) for s in members}
     peaks = {stack: scaling.speedup_peak(values) for stack, values in speedups.items()}
     p0 = min(x for s in members for x in s.points)
@@ -57,7 +60,7 @@ def _strong_group(title: str, members: Sequence[Series]) -> list[Block]:
                if s is not base else "baseline") for s in members]
     return [Heading(3, title), Figure(chart),
             table(("Stack", axis_label(base.axis), ylabel(base), "Speedup", "Parallel efficiency", "Karp-Flatt",
-                   "Runs"), [row for s in members for row in _strong_rows(s)]),
+                   "Runs"), [row for s in members for row in _strong_rows(s, flags)]),
             table(("Stack", "Peak speedup", "At", f"Improvement over {base.key.stack} at its peak",
                    "Mean improvement up to that peak (geometric)",
                    "Average % up to that peak (the study's: arithmetic mean)", "Note",
@@ -78,7 +81,7 @@ def _interconnect_value(base: Mapping[int, float], other: Mapping[int, float], p
 
 def _weak_group(title: str, members: Sequence[Series]) -> list[Block]:
     """Weak scaling: the work per process is fixed, so the ideal is a flat efficiency of 1."""
-    base = members[0]
+    base, flags = members[0], report_flags()
     efficiency = {s.key.stack: series.efficiency(s) for s in members}
     xs = sorted({x for s in members for x in s.points})
     chart = Chart(slug("app", title), f"{title}: weak-scaling efficiency vs processes per stack (ideal dashed); "
@@ -89,7 +92,8 @@ def _weak_group(title: str, members: Sequence[Series]) -> list[Block]:
         _fom_panel(title, members)))
     largest = [(s.key.stack, at_label(s.axis, max(s.points)), f"{efficiency[s.key.stack][max(s.points)]:.1%}")
                for s in members]
-    rows = [(s.key.stack, p, f"{v:.4g}", f"{efficiency[s.key.stack][p]:.1%}", s.runs[p])
+    rows = [(s.key.stack, p, f"{v:.4g}", f"{efficiency[s.key.stack][p]:.1%}",
+             noise.runs_cell(s.runs[p], s.values.get(p, ()), flags))
             for s in members for p, v in s.points.items()]
     return [Heading(3, title), Figure(chart),
             table(("Stack", axis_label(base.axis), ylabel(base), "Weak-scaling efficiency", "Runs"), rows),

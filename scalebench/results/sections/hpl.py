@@ -12,7 +12,7 @@ import polars as pl
 from scalebench.analysis import scaling
 from scalebench.benchmarks import lookup
 from scalebench.results import expected as model_expected
-from scalebench.results import series
+from scalebench.results import noise, series
 from scalebench.results.document import Block, Chart, Figure, Heading, Line, Panel, Text, bullets, table, text_table
 from scalebench.results.expected import Expected, Point
 from scalebench.results.records import Case
@@ -45,18 +45,24 @@ class HplLine:
     result: str  # PASS, FAIL or "<passed>/<runs> PASS"
     case: Case  # the latest run, for its provenance
     runs: int = 1
+    clock: float | None = None  # GHz, from the DGEMM ceiling (a lower bound)
+    solve_cv: float | None = None  # a share
+    noise: str = ""  # "" quiet; else why the figures are not counted until a re-run
+    noisy_runs: int = 0
     gflops_per_watt: float | None = None  # core phase (scalebench.energy)
     job_gflops_per_watt: float | None = None  # job total, includes set-up
     expected: Expected | None = None  # what HPL's scalability model expects (scalebench.results.expected)
 
     def point(self) -> Point | None:
-        """The configuration as the model reads it; None when a figure it needs is missing."""
+        """The configuration as the model reads it; None when a figure it needs is missing, or only noisy
+        runs measured it (no evidence of the machine)."""
         deck = self.case.recorded("hpl_deck") or {}
         try:
             p, q = (int(v) for v in self.grid.split(" x "))
         except ValueError:
             return None
-        if not (self.nodes and self.ranks and self.n and self.nb and self.rmax and self.rpeak):
+        if not (self.nodes and self.ranks and self.n and self.nb and self.rmax and self.rpeak) \
+                or self.noise.startswith(NOISY):
             return None
         return Point(self.where, self.stack, self.nodes, self.ranks, int(deck.get("threads_per_rank") or 1),
                      self.n, int(self.nb), p, q, self.rmax, self.rpeak, self.dgemm)
@@ -66,8 +72,9 @@ def _result(passed: int, runs: int) -> str:
     return "PASS" if passed == runs else "FAIL" if passed == 0 else f"{passed}/{runs} PASS"
 
 
-# Each line's medians over its measured runs; N only places a case on its line.
-_MEDIANS = ("rmax", "rpeak_gflops", "efficiency", "dgemm_ceiling", "gflops_per_watt", "job_gflops_per_watt")
+# Each line's medians over its counted runs; N only places a case on its line.
+_MEDIANS = ("rmax", "rpeak_gflops", "efficiency", "dgemm_ceiling", "dgemm_clock", "gflops_per_watt",
+            "job_gflops_per_watt")
 _FIGURES = (*_MEDIANS, "n")
 
 
@@ -104,21 +111,37 @@ def hpl_lines(results: Table) -> list[HplLine]:
     cases = cases.join(pl.DataFrame(combos, schema={"hpl_deck": pl.Utf8, "n": pl.Float64, "params": pl.Utf8,
                                                     "key": pl.UInt32}),
                        on=["hpl_deck", "n", "params"], how="left", nulls_equal=True, maintain_order="left")
-    measured = pl.col("measured")
-    grouped = cases.group_by(["system", "partition", "stack", "num_nodes", "num_tasks", "key"],
-                             maintain_order=True).agg(
-        *(exact_median(pl.col(name).filter(measured)).alias(name) for name in _MEDIANS),
-        passed=(pl.col("result") == "pass").sum(), runs=pl.len(),
-        latest=pl.col("case").sort_by("session_start", maintain_order=True).last())
+    # Noisy runs (scalebench.results.noise) are not counted where the line has clean ones.
+    verdicts = noise.table_verdicts(results, report_flags(), within=pl.col("case").is_in(cases["case"].to_list()))
+    noisy_rows = [row for row, (_, _, verdict) in verdicts.items() if verdict.noisy]
+    cvs = {row: verdict.solve_cv for row, (_, _, verdict) in verdicts.items() if verdict.solve_cv is not None}
+    line = ["system", "partition", "stack", "num_nodes", "num_tasks", "key"]
+    measured, noisy, counted = pl.col("measured"), pl.col("noisy"), pl.col("counted")
+    cases = cases.with_columns(noisy=measured & pl.col("case").is_in(noisy_rows),
+                               solve_cv=pl.col("case").replace_strict(cvs, default=None, return_dtype=pl.Float64))
+    cases = cases.with_columns(counted=measured & (~noisy | ~(measured & ~noisy).any().over(line)))
+    grouped = cases.group_by(line, maintain_order=True).agg(
+        *(exact_median(pl.col(name).filter(counted)).alias(name) for name in (*_MEDIANS, "solve_cv")),
+        passed=(pl.col("result") == "pass").sum(), runs=pl.len(), measured_runs=measured.sum(),
+        noisy_runs=noisy.sum(),
+        latest=pl.col("case").sort_by("session_start", maintain_order=True).last(),
+        latest_noisy=pl.col("case").filter(noisy).sort_by(pl.col("session_start").filter(noisy),
+                                                          maintain_order=True).last())
     latest = results.cases_by_id(pl.col("case").is_in(grouped["latest"].to_list()))
     lines = []
     for row in grouped.iter_rows(named=True):
         n, nb, grid, scale = shown[row["key"]]
+        why = ""
+        if row["noisy_runs"]:
+            reasons = "; ".join(verdicts[row["latest_noisy"]][2].reasons)
+            why = (f"{NOISY}: {reasons}" if row["noisy_runs"] == row["measured_runs"]
+                   else f"{row['noisy_runs']} of {row['measured_runs']} runs noisy, not counted ({reasons})")
         lines.append(HplLine(f"{row['system']}:{row['partition']}", row["stack"], scale, row["num_nodes"],
                              row["num_tasks"], n, nb, grid, rmax=row["rmax"], rpeak=row["rpeak_gflops"],
                              efficiency=row["efficiency"], dgemm=row["dgemm_ceiling"],
                              result=_result(row["passed"], row["runs"]), case=latest[row["latest"]][1],
-                             runs=row["runs"], gflops_per_watt=row["gflops_per_watt"],
+                             runs=row["runs"], clock=row["dgemm_clock"], solve_cv=row["solve_cv"], noise=why,
+                             noisy_runs=row["noisy_runs"], gflops_per_watt=row["gflops_per_watt"],
                              job_gflops_per_watt=row["job_gflops_per_watt"]))
     lines = sorted(lines, key=lambda l: (l.where, l.stack, l.nodes or 0, l.ranks or 0, l.scale))
     return _with_expectations(results, lines)
@@ -133,8 +156,25 @@ def _with_expectations(results: Table, lines: list[HplLine]) -> list[HplLine]:
 
 
 HPL_HEADER = ("System", "Stack", "Scale", "Nodes", "Ranks", "N", "NB", "P x Q",
-              "Rmax (Gflop/s)", "Rpeak (Gflop/s)", "Efficiency", "Expected", "Model", "DGEMM (Gflop/s)",
-              "Rmax/DGEMM", "Gflop/s/W", "Result", "Runs")
+              "Rmax (Gflop/s)", "Rpeak (Gflop/s)", "Efficiency", "Expected", "Model", "Clock (GHz)",
+              "DGEMM (Gflop/s)", "Rmax/DGEMM", "Gflop/s/W", "Solve CV", "Noise", "Result", "Runs")
+TURBO = "clock above nominal (turbo)"
+CEILING_NOT_VALID = "ceiling not valid (interference or clock change)"
+NOISY = "NOISY"  # a line only noisy runs measured starts so
+
+
+def efficiency_cell(efficiency: float | None) -> str:
+    """Rmax over the nominal Rpeak (TOP500's convention); above 100% only a clock above nominal explains it."""
+    if efficiency is None:
+        return "-"
+    return f"{efficiency:.1f}%" + (f", {TURBO}" if efficiency > 100 else "")
+
+
+def of_ceiling_cell(rmax: float | None, ceiling: float | None) -> str:
+    """Rmax as a share of the DGEMM ceiling of the same job; a ceiling Rmax exceeds is none."""
+    if not rmax or not ceiling:
+        return "-"
+    return CEILING_NOT_VALID if rmax > ceiling else f"{100 * rmax / ceiling:.1f}%"
 
 
 def _expected_cells(line: HplLine) -> tuple[str, str]:
@@ -147,12 +187,12 @@ def _expected_cells(line: HplLine) -> tuple[str, str]:
 
 
 def _hpl_cells(line: HplLine) -> tuple[str, ...]:
-    efficiency = "-" if line.efficiency is None else f"{line.efficiency:.1f}%"
-    of_dgemm = f"{100 * line.rmax / line.dgemm:.1f}%" if line.rmax and line.dgemm else "-"
     expected, word = _expected_cells(line)
     return (line.where, line.stack, line.scale, fmt(line.nodes), fmt(line.ranks), fmt(line.n),
             fmt(line.nb), line.grid or "-", fmt(line.rmax, ".2f"), fmt(line.rpeak, ".1f"),
-            efficiency, expected, word, fmt(line.dgemm, ".1f"), of_dgemm, per_watt_cell(line), line.result,
+            efficiency_cell(line.efficiency), expected, word, fmt(line.clock, ".2f"), fmt(line.dgemm, ".1f"),
+            of_ceiling_cell(line.rmax, line.dgemm), per_watt_cell(line),
+            "-" if line.solve_cv is None else f"{line.solve_cv:.1%}", line.noise or "quiet", line.result,
             str(line.runs))
 
 
@@ -244,11 +284,17 @@ def _hpl_where(where: str, hpl: Sequence[Series], lines: Sequence[HplLine]) -> l
 
 def _hpl_notes(lines: Sequence[HplLine]) -> list[Block]:
     out: list[Block] = [
-        Text("Efficiency = Rmax / nominal Rpeak of the cores used (TOP500 convention). Rmax counts only runs whose "
-             "residual check PASSED. DGEMM is the ceiling measured in the same job (StarDGEMM x ranks, all ranks "
-             "busy: hpcc's, or the embedded xhpl's before it solves), Rmax/DGEMM the share of it HPL reaches. The "
-             "clock under load can exceed the nominal one, so DGEMM may exceed Rpeak. Repeated runs of one "
-             "configuration are summarised by their median (Runs)."),
+        Text("Efficiency = Rmax / nominal Rpeak of the cores used (TOP500 convention); above 100% the cores ran "
+             "above their nominal clock (turbo). Clock is the clock the DGEMM ceiling implies at Rpeak's flop/cycle, "
+             "a lower bound of the clock the cores ran at. Rmax counts only runs whose residual check PASSED. DGEMM "
+             "is the ceiling measured in the same job: the best of short repeats of DGEMM on every rank at once, "
+             "before and after the solves (the embedded xhpl), or hpcc's StarDGEMM x ranks after them; Rmax/DGEMM "
+             "is the share of it HPL reaches, and a ceiling below Rmax is not valid (interference or a clock "
+             "change between the two). Solve CV is the coefficient of variation of a run's solves of its deck. "
+             "A run is noisy when its solves or DGEMM repeats disagree, or the node probe measured CPU steal or "
+             "foreign load during it (thresholds: site_configs/report_flags.yaml; see \"Interference and noise\"): "
+             "noisy runs are not counted where clean ones exist, and a configuration with only noisy runs is NOISY "
+             "until re-run. Repeated runs of one configuration are summarised by their median (Runs)."),
         Heading(3, "How N was chosen"),
         bullets(sorted({f"{l.where} {l.stack} {l.scale}: {l.case.recorded('n_policy', 'unknown')}; "
                         f"deck from {l.case.recorded('deck_source', 'unknown')}" for l in lines})),

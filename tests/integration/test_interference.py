@@ -1,0 +1,84 @@
+"""The HPL check on the embedded default twice, at the whole-node scale: once as the machine is, once with
+a CPU hog pinned to the core of its last rank (started and stopped by the test). The node probe measures
+the hog, and the disturbed case is noisy naming it; the other run's verdict is what its probe measured
+(this machine is shared: other work may disturb the "quiet" run too, and then it must say so); neither
+table shows a ratio that cannot be."""
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import local_scales, ranks_at, require_cores, require_xhpl, run_reframe
+from scalebench.nodeprobe.samples import interference_reasons
+from scalebench.results import noise
+from scalebench.results.sections import hpl as hpl_section
+from scalebench.results.store import ingest
+from scalebench.results.table import from_sessions
+from scalebench.site.thresholds import report_flags
+
+pytestmark = pytest.mark.integration
+
+HOG = "sb-cpu-hog"
+# About a second per solve (time_budget_s=1 at 75% of Rpeak), a sample every half second.
+ARGS = ("-S", "time_budget_s=1", "-S", "efficiency_floor=0", "-S", "probe_interval_s=0.5")
+
+
+def start_hog(core: int) -> subprocess.Popen:
+    """A busy loop on one core, named HOG (its comm, what the probe reports), for at most 5 minutes."""
+    spin = (f"import ctypes, os, time\nctypes.CDLL(None).prctl(15, b'{HOG}')\nos.sched_setaffinity(0, {{{core}}})\n"
+            "end = time.time() + 300\nwhile time.time() < end: pass\n")
+    return subprocess.Popen([sys.executable, "-c", spin])
+
+
+def hpl_case(run_dir):
+    sessions, warnings = ingest([run_dir])
+    assert warnings == []
+    (case,) = [c for c in sessions[0].cases if c.benchmark == "HPLCheck"]
+    assert case.result == "pass", case.fail_reason
+    return sessions, case
+
+
+def ratios_in_table(sessions) -> list[str]:
+    return [dict(zip(hpl_section.HPL_HEADER, hpl_section._hpl_cells(line)))["Rmax/DGEMM"]
+            for line in hpl_section.hpl_lines(from_sessions(sessions))]
+
+
+def test_a_cpu_hog_beside_a_rank_is_measured_named_and_makes_the_case_noisy(tmp_path):
+    require_xhpl()
+    require_cores(2)  # a core of a rank to share, and the others the hog must not disturb
+    scale = local_scales()[-1]
+    filters = ("-n", f"HPLCheck%scale={scale}$")
+    quiet = run_reframe(tmp_path / "quiet", "-r", *filters, *ARGS)
+    assert quiet.returncode == 0, quiet.stdout[-3000:] + quiet.stderr[-2000:]
+    hog = start_hog(core=ranks_at(scale) - 1)  # ranks bind to cores 0, 1, ...: the last rank's core
+    try:
+        disturbed = run_reframe(tmp_path / "disturbed", "-r", *filters, *ARGS)
+    finally:
+        hog.kill()
+        hog.wait()
+    assert disturbed.returncode == 0, disturbed.stdout[-3000:] + disturbed.stderr[-2000:]
+    flags = report_flags()
+
+    sessions, case = hpl_case(tmp_path / "disturbed")
+    record = case.recorded("interference")
+    assert record["nodes"] == record["expected_nodes"] == 1
+    assert f"{HOG}[{hog.pid}]" in record["foreign_top"]
+    assert record["foreign_cores"] > flags["noisy_foreign_cores"]
+    verdict = noise.case_noise(case, flags)
+    assert verdict.noisy and any(r.startswith("foreign load") and f"{HOG}[{hog.pid}]" in r for r in verdict.reasons)
+    assert HOG in case.recorded("interference_summary")
+    disturbed_ratios = ratios_in_table(sessions)
+
+    sessions, case = hpl_case(tmp_path / "quiet")
+    record = case.recorded("interference")
+    assert record["nodes"] == 1 and HOG not in str(record)
+    verdict = noise.case_noise(case, flags)
+    measured = interference_reasons(record, flags["noisy_steal"], flags["noisy_foreign_cores"])
+    # the verdict follows what was measured: every interference measured is a reason, and nothing else is
+    assert [r for r in verdict.reasons if r.startswith(("CPU steal", "foreign load"))] == measured
+    if not verdict.noisy:
+        assert record["foreign_cores"] <= flags["noisy_foreign_cores"] and record["steal_pct"] <= 100 * flags["noisy_steal"]
+
+    for cell in disturbed_ratios + ratios_in_table(sessions):
+        assert cell == hpl_section.CEILING_NOT_VALID or float(re.fullmatch(r"([\d.]+)%", cell)[1]) <= 100, cell
