@@ -24,8 +24,17 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def print_json(data: Any) -> None:
-    """Strict JSON on stdout: a NaN or infinity (which JSON has no word for) is a bug, not output."""
-    print(json.dumps(data, indent=2, allow_nan=False))
+    """Strict JSON on stdout, indented as json.dumps(indent=2) would: a NaN or infinity (which JSON has no
+    word for) is a bug, not output. json indents in pure Python (4 s for the 686 000 rows of a 100 MB HPL
+    output); orjson indents 20x faster but writes NaN as null, so json's C encoder checks first. What
+    orjson writes otherwise (text beyond ASCII, integers beyond 64 bits, keys that are no text) is json's."""
+    json.dumps(data, allow_nan=False)  # ValueError for NaN and infinity, TypeError for what is not JSON
+    try:
+        from orjson import OPT_INDENT_2, dumps
+        text = dumps(data, option=OPT_INDENT_2)
+    except (ImportError, TypeError):
+        text = b""
+    print(text.decode("ascii") if text.isascii() and text else json.dumps(data, indent=2))
 
 
 def path_arg(text: str) -> str:

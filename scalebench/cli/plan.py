@@ -197,6 +197,11 @@ def planned_cases(args: argparse.Namespace,
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    from scalebench.cli.predict import calibration_given
+
+    given = calibration_given(args)
+    if given and not args.predict:  # it calibrates the model only: dropped unsaid otherwise
+        raise InputError(f"{', '.join(given)}: calibrates the model of --predict; add --predict")
     site, cases, unplanned = planned_cases(args)
     predicted = None
     if args.predict:

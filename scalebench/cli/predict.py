@@ -125,6 +125,16 @@ def cmd_predict(args: argparse.Namespace) -> int:
     return 0
 
 
+# dest -> option of every calibration argument below
+CALIBRATION_OPTIONS = {"results": "--from", "dgemm_gflops": "--dgemm-gflops", "latency_us": "--latency-us",
+                       "bandwidth_gbs": "--bandwidth-gbs", "load_exponent": "--load-exponent"}
+
+
+def calibration_given(args: argparse.Namespace) -> list[str]:
+    """The calibration options given on the command line."""
+    return [option for dest, option in CALIBRATION_OPTIONS.items() if getattr(args, dest) not in (None, [])]
+
+
 def add_calibration_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--from", dest="results", action="append", default=[], type=path_arg, metavar="RESULTS",
                    help="run directories, report files or results/ to calibrate on (repeatable)")

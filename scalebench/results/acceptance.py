@@ -4,8 +4,9 @@ results, one PASS / FAIL / NO DATA row per criterion, system, stack and point.
 Measured values are the series' medians over repeated runs (scalebench.results.series), so one lucky run
 does not pass a criterion and one bad run does not fail it. A criterion nothing was measured for is
 NO DATA, which fails acceptance unless the criterion says `optional: true`: missing evidence is not
-a pass. Noisy runs (scalebench.results.noise) are set aside: a point only they measured, or whose
-runs disagree, is NOISY, neither a pass nor a fail, and its note names the cases to re-run.
+a pass, and an acceptance that measured nothing (every criterion optional and NO DATA) fails. Noisy
+runs (scalebench.results.noise) are set aside: a point only they measured, or whose runs disagree, is
+NOISY, neither a pass nor a fail, and its note names the cases to re-run.
 """
 from __future__ import annotations
 
@@ -317,7 +318,10 @@ def judge(criteria: Iterable[Criterion], results: ResultsTable, flags: Mapping[s
 
 
 def failed(verdicts: Iterable[Verdict]) -> bool:
-    return any(v.failed for v in verdicts)
+    """A FAIL or a required NO DATA fails; so does an acceptance that measured nothing (every verdict an
+    optional NO DATA): it checked nothing, and references are frozen only on what was checked."""
+    verdicts = list(verdicts)
+    return any(v.failed for v in verdicts) or not any(v.status in (PASS, NOISY) for v in verdicts)
 
 
 def outcome(verdicts: Sequence[Verdict]) -> str:
@@ -375,9 +379,9 @@ def blocks(verdicts: Sequence[Verdict], source: Path, level: int = 2) -> list[Bl
     return [Heading(level, "Acceptance"),
             Text(f"Thresholds from `{source}`: acceptance {outcome(verdicts)} ({counts(verdicts)}). Measured values "
                  "are medians over repeated runs; the margin is the headroom over the threshold (negative: short of "
-                 "it). NO DATA fails acceptance unless the criterion is optional. Noisy runs (see \"Interference "
-                 "and noise\") are not counted: a point with no other runs, or whose runs disagree, is NOISY, "
-                 "neither a pass nor a fail until its cases are re-run."),
+                 "it). NO DATA fails acceptance unless the criterion is optional; an acceptance that measured "
+                 "nothing fails. Noisy runs (see \"Interference and noise\") are not counted: a point with no "
+                 "other runs, or whose runs disagree, is NOISY, neither a pass nor a fail until its cases are re-run."),
             verdict_table(verdicts)]
 
 

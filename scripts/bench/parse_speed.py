@@ -37,7 +37,12 @@ from scalebench.parse import parse_file
 wall, cpu = time.perf_counter(), time.process_time()
 result = parse_file(kind, path)
 parsed_cpu, parsed_wall = time.process_time() - cpu, time.perf_counter() - wall
-text = json.dumps(result, indent=2, allow_nan=False)
+import contextlib, io
+from scalebench.cli.common import print_json  # the tree's own printing, as `scalebench parse` prints
+printed = io.StringIO()
+with contextlib.redirect_stdout(printed):
+    print_json(result)
+text = printed.getvalue()
 print(json.dumps({"parse_cpu": parsed_cpu, "parse_wall": parsed_wall,
                   "total_cpu": time.process_time() - cpu, "total_wall": time.perf_counter() - wall,
                   "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,

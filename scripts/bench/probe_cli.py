@@ -496,7 +496,7 @@ def class5_reports(b: Builder) -> None:
     no_data = b.file("t.yaml", "criteria:\n  - {benchmark: HPLCheck, min: 1, at: 8}\n")
     b.add("5", "accept: no data at 8 nodes", ["accept", b.results([]), "--thresholds", no_data], "fail")
     optional = b.file("t.yaml", "criteria:\n  - {benchmark: HPLCheck, min: 1, at: 8, optional: true}\n")
-    b.add("5", "accept: no data, optional", ["accept", b.results([]), "--thresholds", optional], "ok")
+    b.add("5", "accept: no data, optional", ["accept", b.results([]), "--thresholds", optional], "fail")  # no PASS
 
 
 def _with_figure(cases: List[Dict[str, Any]], figure: str, value: Any) -> List[Dict[str, Any]]:
@@ -655,6 +655,15 @@ def class_runs_counted_once(b: Builder) -> None:
         words = 2 if command[0] == "references" else 1
         b.add("no criteria", f"{command[0]} with criteria: []", [*command[:words], results, *command[words:],
               "--thresholds", empty], "error", words=("at least one criterion",))
+    unmeasured = b.file("unmeasured.yaml", "criteria: [{benchmark: HPLCheck, figure: efficiency, min: 50%, "
+                                           "optional: true, system: nosuchsystem}]\n")
+    refs = b.out()
+    for command in (["accept"], ["references", "freeze", "--system", "cluster", "--references-dir", refs]):
+        words = 2 if command[0] == "references" else 1
+        b.add("no criteria", f"{command[0]} where no criterion was measured", [*command[:words], results,
+              *command[words:], "--thresholds", unmeasured], "fail",
+              check=lambda r: f"{refs} written" if Path(refs).exists() and any(Path(refs).iterdir())
+              else "" if "acceptance FAILED: 0 PASS" in r.stdout else "no FAILED verdict printed")
     beside = b.results([])
     b.add("report out", "report without --out", ["report", beside, "--format", "csv"], "ok",
           check=lambda r: "" if r.stdout.splitlines()[-1].startswith(f"Report: {beside}/reports/")
@@ -665,6 +674,7 @@ def class_runs_counted_once(b: Builder) -> None:
     (linked / "runs" / "loop").symlink_to(linked)
     b.add("links", "report with a symlink loop in runs/", ["report", str(linked), "--out", b.out(), "--format", "csv"],
           "ok", check=lambda r: "" if "symbolic link" in r.stderr else "the link is not named")
+    b.add("run", "plan --from without --predict", ["plan", "--from", b.results([])], "error", words=("--predict",))
     nothing = b.out()
     b.add("run", "run --config /nonexistent.py", ["run", "--results", nothing, "--config", "/nonexistent.py"],
           "error", words=("--config",), check=lambda r: f"{nothing} created" if Path(nothing).exists() else "")

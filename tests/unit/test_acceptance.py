@@ -94,6 +94,21 @@ criteria:
     assert verdicts[0].note == "not measured at 64 node(s)"
 
 
+def test_an_acceptance_that_checked_nothing_fails_and_freezes_nothing(study, tmp_path, capsys):
+    """Every criterion optional and NO DATA: nothing was measured, so nothing was accepted (issue 30, 3)."""
+    path = _file(tmp_path, "criteria:\n  - {benchmark: HPLCheck, figure: efficiency, min: 50%, optional: true, "
+                           "system: nosuchsystem}")
+    verdicts = _verdicts(path, _rows(study))
+    assert [v.status for v in verdicts] == ["NO DATA"] and not verdicts[0].failed
+    assert acceptance.failed(verdicts)
+    assert main(["accept", str(study), "--thresholds", str(path)]) == 1
+    assert "acceptance FAILED: 0 PASS, 0 FAIL, 1 NO DATA" in capsys.readouterr().out
+    refs = tmp_path / "refs"
+    assert main(["references", "freeze", str(study), "--system", "*", "--thresholds", str(path),
+                 "--references-dir", str(refs), "--min-runs", "1"]) == 1
+    assert not refs.exists() or not any(refs.iterdir())
+
+
 @pytest.mark.parametrize("text, message", [
     ("criteria:\n  - {benchmark: HPLCheck, figure: efficency, min: 75%}",
      "criteria[0].figure: unknown figure 'efficency' of HPLCheck (did you mean 'efficiency'?)"),

@@ -103,3 +103,43 @@ def test_peak_overrides(capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["rpeak_gflops_per_node"] == 4096.0
     assert "cores_per_node = 64 (command line)" in data["derivation"]  # not the site config
+
+
+# --- print_json: every --json and `parse` output ---------------------------------------------------------
+
+def test_print_json_does_not_indent_in_pure_python(capsys, monkeypatch):
+    """json's indenting encoder is pure Python: half the time of `scalebench parse` on a 100 MB HPL output
+    of many rows went into printing it (issue 30, 14)."""
+    import json.encoder
+
+    from scalebench.cli.common import print_json
+
+    def pure_python(*args, **kwargs):
+        raise AssertionError("json's pure-Python encoder used")
+
+    monkeypatch.setattr(json.encoder, "_make_iterencode", pure_python)
+    rows = [{"n": 10000, "gflops": 102.56, "status": "PASSED", "reason": None} for _ in range(3)]
+    print_json({"rows": rows, "counts": {"passed": 3}, "rmax_gflops": 1e300, "empty": [], "none": {}})
+    out = capsys.readouterr().out
+    assert json.loads(out) == {"rows": rows, "counts": {"passed": 3}, "rmax_gflops": 1e300, "empty": [], "none": {}}
+    assert out.startswith('{\n  "rows": [\n    {\n      "n": 10000,') and out.endswith("}\n")
+
+
+@pytest.mark.parametrize("data", [{"title": "Ümlaut \u2013 ✓"}, {"n": 10**400}, {1: "an int key"},
+                                  {"s": "\udcff"}])
+def test_print_json_prints_what_json_prints(capsys, data):
+    """Non-ASCII text escaped (a terminal in any locale prints it), integers beyond 64 bits, keys that are
+    not text, lone surrogates (undecodable bytes of a file name): the standard library's answer."""
+    from scalebench.cli.common import print_json
+
+    print_json(data)
+    assert capsys.readouterr().out == json.dumps(data, indent=2) + "\n"
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_print_json_refuses_what_json_has_no_word_for(capsys, value):
+    from scalebench.cli.common import print_json
+
+    with pytest.raises(ValueError):
+        print_json({"rows": [{"gflops": value}]})
+    assert capsys.readouterr().out == ""

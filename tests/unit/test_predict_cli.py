@@ -79,6 +79,15 @@ def test_plan_without_predict_is_unchanged(capsys):
     assert "prediction" not in json.loads(capsys.readouterr().out)["cases"][0]
 
 
+@pytest.mark.parametrize("options", [["--from", "does/not/matter"], ["--dgemm-gflops", "40"], NUMBERS,
+                                     ["--load-exponent", "0.5"]])
+def test_plan_refuses_calibration_without_predict(capsys, options):
+    """Without --predict the model is not run: a calibration given there would be dropped unsaid."""
+    assert _run(["plan", SEED, *options]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and options[0] in err and "--predict" in err
+
+
 @pytest.mark.parametrize("argv, named", [
     ([SEED], "nothing to calibrate the model on"),
     ([SEED, "--dgemm-gflops", "40"], "no inter-node latency and bandwidth"),
