@@ -19,6 +19,7 @@ from scalebench.units import parse_duration
 from scalebench.validation import check_name
 from scalebench.hpl.plan import HplPlan, HplSettings, plan_hpl, plan_tuning
 from scalebench.interconnect import microbench
+from scalebench.screening import jobs as screening_jobs
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
 from scalebench.site.partition import PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import SCALING_MODES, Scale, node_scale, scale_names, scaling_series
@@ -35,6 +36,7 @@ class CasePlan:
     hpl: HplPlan | None = None
     note: str = ""
     args: tuple[str, ...] = ()  # the program's arguments the plan decides (OSU's -d cuda D D)
+    screening: screening_jobs.ScreeningJob | None = None
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ class Settings:
     heavy_cases: bool = False
     osu_buffers: str = "host"  # host | device: where OSU's messages live on a GPU partition
     sweep_nbs: tuple[int, ...] | None = None  # the tuning sweep's NBs; None: scalebench.hpl.tune's
+    screen_nodes: tuple[str, ...] = ()  # the nodes to screen (a node list, or the scheduler's); (): max_nodes
     # The submitting shell's variables: what it sets of OpenMP's placement or the BLAS kernel is kept.
     environ: Mapping[str, str] = field(default_factory=dict)
     reservation: Reservation | None = None  # -S reservation=NAME [-S reservation_time_limit=72h]: every job in it
@@ -62,6 +65,7 @@ class CheckSpec:
     valid: Callable[[PartitionSpec, Params, Settings], bool]
     plan: Callable[[PartitionSpec, StackSpec, Params, Settings], CasePlan]
     directory: str = "reframe_tests"  # tuning checks run only when named: reframe_tests/tuning
+    needs: str = ""  # what `valid` asks of a partition, in words (plan says it when no partition has it)
 
 
 def asked_reservation(name: str, time_limit: str = "") -> Reservation | None:
@@ -104,6 +108,23 @@ def _plan_node_health(partition: PartitionSpec, stack: StackSpec, params: Params
     hpcc = replace(settings.hpl, binary=settings.hpl.binary or "hpcc", profile=settings.hpl.profile or "hpcc")
     plan = plan_hpl(partition, stack, params["scale"], hpcc, settings.environ, settings.reservation)
     return CasePlan(plan.job, plan)
+
+
+def _screen_chunks(partitions: Sequence[PartitionSpec]) -> dict[str, list[Any]]:
+    """The `chunk` parameter: 1 to the most jobs any partition's nodes take."""
+    counts = [screening_jobs.planned_chunks(p) for p in partitions if p.max_nodes >= SCREEN_MIN_NODES]
+    return {"chunk": list(range(1, max(counts, default=1) + 1))}
+
+
+def _valid_screening(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
+    names = settings.screen_nodes if settings else ()
+    return partition.max_nodes >= SCREEN_MIN_NODES and params["chunk"] <= screening_jobs.chunks_for(partition, names)
+
+
+def _plan_screening(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
+    job, screening = screening_jobs.plan_screening(partition, stack, params["chunk"], settings.screen_nodes,
+                                                   environ=settings.environ, reservation=settings.reservation)
+    return CasePlan(job, screening=screening)
 
 
 def _plan_tuning(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
@@ -232,9 +253,13 @@ CHECKS: dict[str, CheckSpec] = {spec.name: spec for spec in (
     CheckSpec("HPLCheck", ("scale",), ("hpl",), ("hpl",), _scales, _has_scale, _plan_hpl),
     CheckSpec("HPLTuneCheck", ("scale",), ("hpl",), ("hpl",), _fixed(scale=("1_node",)), _always, _plan_tuning,
               directory="reframe_tests/tuning"),
-    # Screening: run with --distribute, one case per node; no dependencies, so that works.
+    # Screening: one job per chunk of nodes; or, for sites that prefer one job per node,
+    # NodeHealthCheck with --distribute (it has no dependencies, so that works).
+    CheckSpec("ScreeningCheck", ("chunk",), ("screen",), (), _screen_chunks, _valid_screening, _plan_screening,
+              needs=f"a partition of at least {SCREEN_MIN_NODES} nodes"),
     CheckSpec("NodeHealthCheck", ("scale",), ("hpcc",), ("hpl",), _fixed(scale=("1_node",)),
-              lambda p, params, settings: p.max_nodes >= SCREEN_MIN_NODES and _has_scale(p, params), _plan_node_health),
+              lambda p, params, settings: p.max_nodes >= SCREEN_MIN_NODES and _has_scale(p, params), _plan_node_health,
+              needs=f"a partition of at least {SCREEN_MIN_NODES} nodes"),
     CheckSpec("HPLScalingCheck", (), ("hpl",), ("hpl",), _fixed(),
               lambda partition, params, settings: len(hpl_series(partition)) >= 2, _plan_scaling),
     CheckSpec("LAMMPSCheck", ("scale", "workload", "scaling"), ("lammps",), (),
@@ -310,11 +335,15 @@ class Filters:
             except re.error as err:
                 raise InputError(f"filter {pattern!r}: not a regular expression ({err})") from None
 
-    def wants(self, name: str, partition: PartitionSpec, stack: StackSpec) -> bool:
+    def selects(self, name: str) -> bool:
+        """-n and -x alone."""
         flat = name.replace(" ", "")
         if self.names and not any(re.search(p, flat) for p in self.names):
             return False
-        if any(re.search(p, flat) for p in self.excluded):
+        return not any(re.search(p, flat) for p in self.excluded)
+
+    def wants(self, name: str, partition: PartitionSpec, stack: StackSpec) -> bool:
+        if not self.selects(name):
             return False
         if self.environs and not any(re.search(p, stack.name) for p in self.environs):
             return False
@@ -363,3 +392,43 @@ def site_specs(config: Mapping[str, Any]) -> tuple[list[PartitionSpec], dict[str
     environs = {p["name"]: list(p["environs"]) for p in system["partitions"]}
     return partitions, stacks, environs
 
+
+
+@dataclass(frozen=True)
+class Unplanned:
+    """A check that -n/-x select but that has no case on the site: ReFrame would not generate it."""
+
+    check: str
+    needs: str  # what it needs, in words
+    site_has: str  # what the site has instead
+
+
+def unplanned_checks(partitions: Sequence[PartitionSpec], stacks: Mapping[str, StackSpec],
+                     environs: Mapping[str, Sequence[str]], cases: Sequence[PlannedCase],
+                     settings: Settings | None = None, filters: Filters | None = None,
+                     checks: Iterable[str] | None = None) -> list[Unplanned]:
+    """Every check that -n/-x select and that has no case at all, with what it needs that the
+    partitions or their stacks do not have."""
+    settings, filters = settings or Settings(), filters or Filters()
+    planned = {case.check for case in cases}
+    out = []
+    for spec in (CHECKS[name] for name in checks or [n for n, s in CHECKS.items() if s.directory == "reframe_tests"]):
+        selected = [params for params in variants(spec, partitions) if filters.selects(display_name(spec.name, params))]
+        if spec.name in planned or not selected:
+            continue
+        able = [p for p in partitions if any(valid_partitions(spec, params, [p], settings) for params in selected)]
+        if not able:
+            need = spec.needs or f"a partition with the feature(s) {', '.join(spec.partition_features)}"
+            has = "; ".join(f"{p.name}: {p.max_nodes} node(s), features {', '.join(p.features) or 'none'}"
+                            for p in partitions)
+            out.append(Unplanned(spec.name, need, has))
+            continue
+        features = set(spec.stack_features)
+        if not any(features <= set(stacks[e].features) for p in able for e in environs[p.name]):
+            has = "; ".join(f"{p.name}: " + ", ".join(f"{e} [{', '.join(stacks[e].features)}]" for e in environs[p.name])
+                            for p in able)
+            out.append(Unplanned(spec.name, f"a stack with the feature(s) {', '.join(sorted(features))}",
+                                 f"stacks {has} (a stack's `features:` in the site file say which programs it has)"))
+            continue
+        out.append(Unplanned(spec.name, "a partition and stack that -p and --system select", "none selected"))
+    return out

@@ -477,14 +477,18 @@ def _setup_netns(state: State, spec: Spec, cid: str, profile: dict | None) -> No
         _run(["ip", "-n", ns, "addr", "add", f"{node_addr(i)}/24", "dev", "eth0"])
         _run(["ip", "-n", ns, "link", "set", "eth0", "up"])
         if profile:
-            # Shape both directions: node egress on eth0, node ingress as head-side egress on v<name>.
-            tbf = ["root", "tbf", "rate", str(profile["rate"]), "burst", str(profile.get("burst", "64kb")),
-                   "latency", str(profile.get("latency", "50ms"))]
-            _run(["tc", "-n", ns, "qdisc", "replace", "dev", "eth0", *tbf])
-            _run(["tc", "-n", head, "qdisc", "replace", "dev", f"v{name}", *tbf])
+            _shape(head, ns, name, profile)
     hosts = ["127.0.0.1 localhost", f"{HEAD_ADDR} {HEAD_HOSTNAME}"]
     hosts += [f"{node_addr(i)} {n}" for i, n in enumerate(node_names(spec.nodes), start=1)]
     (spec.directory / "hosts").write_text("\n".join(hosts) + "\n")
+
+
+def _shape(head: str, ns: str, node: str, profile: dict) -> None:
+    """Both directions of a node's link: its egress on eth0, its ingress as the head side's egress."""
+    tbf = ["root", "tbf", "rate", str(profile["rate"]), "burst", str(profile.get("burst", "64kb")),
+           "latency", str(profile.get("latency", "50ms"))]
+    _run(["tc", "-n", ns, "qdisc", "replace", "dev", "eth0", *tbf])
+    _run(["tc", "-n", head, "qdisc", "replace", "dev", f"v{node}", *tbf])
 
 
 def _in_namespace(ns: str, hostname: str, hosts: Path, argv: list[str],
@@ -773,6 +777,34 @@ def slow_node(state: State, node: str, cpus: float) -> Path:
     except OSError as err:
         raise ClusterError(f"cannot limit node {node} to {cpus} CPUs in {group}: {err.strerror}") from None
     return group
+
+
+def shape_node(state: State, node: str, profile: str) -> None:
+    """One node's link slower than its peers', as a port trained at a lower speed: both directions of
+    its veth (netns mode) held to a link profile's rate (site_configs/link_profiles.yaml). The
+    namespaces, and so the shaping, go with `stop`."""
+    if not state.netns_head:
+        raise ClusterError("shaping a node's link needs --mode netns")
+    profiles = load_link_profiles()
+    if profile not in profiles:
+        raise ClusterError(f"unknown link profile {profile!r}; known: {', '.join(profiles)}")
+    if node not in state.data["node_names"]:
+        raise ClusterError(f"no node {node} in this cluster ({', '.join(state.data['node_names'])})")
+    _shape(state.netns_head, f"sb{state.data['cluster_id']}-{node}", node, profiles[profile])
+
+
+def repair_node(state: State, node: str) -> None:
+    """Undo slow_node and shape_node: the node's slurmd (so its jobs from now on) back in the root CPU
+    group, and its link unshaped."""
+    pid = _live_slurmd(state, node)
+    if (CPU_CGROUP / f"scalebench-{state.data['cluster_id']}-{node}").is_dir():
+        try:
+            (CPU_CGROUP / "cgroup.procs").write_text(str(pid))
+        except OSError as err:
+            raise ClusterError(f"cannot move node {node}'s slurmd out of its CPU group: {err.strerror}") from None
+    if state.netns_head:
+        _run(["tc", "-n", f"sb{state.data['cluster_id']}-{node}", "qdisc", "del", "dev", "eth0", "root"], check=False)
+        _run(["tc", "-n", state.netns_head, "qdisc", "del", "dev", f"v{node}", "root"], check=False)
 
 
 def _remove_cgroups(state: State) -> list[str]:

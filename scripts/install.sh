@@ -4,7 +4,8 @@
 #      root, else name what is missing and exit 1);
 #   2. the site install, scripts/install-venv.sh (.venv with the pinned requirements and scalebench
 #      editable), with its exit codes;
-#   3. build/bin/xhpl for the embedded default (scripts/build-xhpl.sh; SCALEBENCH_SKIP_XHPL=1 skips it).
+#   3. build/bin/xhpl for the embedded default (scripts/build-xhpl.sh; SCALEBENCH_SKIP_XHPL=1 skips it)
+#      and build/bin/screen-probe for ScreeningCheck (scripts/build-screen-probe.sh).
 # A second run with nothing to do finishes in about a second.
 set -euo pipefail
 
@@ -49,4 +50,10 @@ elif ! command -v apt-get > /dev/null; then
     echo "scalebench install: no apt-get (not Debian): build/bin/xhpl for the embedded default not built"
 else
     bash "$repo/scripts/build-xhpl.sh"
+fi
+# The screening probe needs only mpicc and a CBLAS: nothing to fetch.
+if command -v mpicc > /dev/null; then
+    bash "$repo/scripts/build-screen-probe.sh"
+else
+    echo "scalebench install: no mpicc: build/bin/screen-probe for ScreeningCheck not built"
 fi

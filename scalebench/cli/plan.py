@@ -11,7 +11,9 @@ from scalebench import paths
 from scalebench.cli.common import EXIT_FAILED, EXIT_OK, path_arg, print_json
 from scalebench.errors import InputError
 from scalebench.hpl.plan import HplSettings, memory_text
-from scalebench.plan import Filters, PlannedCase, Settings, asked_reservation, plan_cases, site_specs
+from scalebench.plan import (Filters, PlannedCase, Settings, Unplanned, asked_reservation, plan_cases, site_specs,
+                             unplanned_checks)
+from scalebench.screening.jobs import expand_hostlist
 from scalebench.site.siteconf import site_systems
 from scalebench.units import format_duration
 from scalebench.validation import excerpt
@@ -25,7 +27,7 @@ _HPL_VARIABLES = {"scaling": str, "fixed_n": int, "nb": int, "memory_fraction": 
                   "ranks_per_node": int, "time_budget_s": float, "expected_efficiency": float, "trials": int,
                   "hpl_binary": str}
 _APP_VARIABLES = {"threads_per_rank": int, "ranks_per_node": int, "heavy_cases": bool, "osu_buffers": str,
-                  "reservation": str, "reservation_time_limit": str}
+                  "reservation": str, "reservation_time_limit": str, "screen_nodes": str}
 
 
 def _typed(name: str, text: str, kind: type) -> Any:
@@ -51,7 +53,9 @@ def _settings(assignments: Sequence[str]) -> Settings:
             raise InputError(f"-S {excerpt(text)}: expected name=value with a variable the plan uses ({known})")
         if name in _HPL_VARIABLES:
             hpl["binary" if name == "hpl_binary" else name] = _typed(name, value, _HPL_VARIABLES[name])
-        if name in _APP_VARIABLES:
+        if name == "screen_nodes":
+            apps[name] = tuple(expand_hostlist(value, "-S screen_nodes"))
+        elif name in _APP_VARIABLES:
             apps[name] = _typed(name, value, _APP_VARIABLES[name])
     reservation = asked_reservation(apps.pop("reservation", ""), apps.pop("reservation_time_limit", ""))
     return Settings(hpl=HplSettings(**hpl), **apps, environ=dict(os.environ), reservation=reservation)
@@ -71,14 +75,34 @@ def _row(case: PlannedCase) -> tuple[str, ...]:
         cells += [str(d.n), str(d.nb), f"{d.p} x {d.q}", str(job.idle_ranks), memory_text(hpl),
                   format_duration(hpl.predicted_s)]
     else:
-        cells += ["", "", "", str(job.idle_ranks), "", ""]
+        predicted = case.plan.screening.predicted_s if case.plan and case.plan.screening else None
+        cells += ["", "", "", str(job.idle_ranks), "", "" if predicted is None else format_duration(predicted)]
     cells.append((format_duration(limit) if limit else "partition default") + reserved)
     return tuple(cells)
 
 
-def render(cases: Sequence[PlannedCase], predicted: Mapping[int, Any] | None = None) -> str:
+def screening_summary(cases: Sequence[PlannedCase]) -> list[str]:
+    """One line per partition and stack screened: how many jobs, nodes each, wall time."""
+    jobs: dict[tuple[str, str], list[PlannedCase]] = {}
+    for case in cases:
+        if case.plan is not None and case.plan.screening is not None:
+            jobs.setdefault((case.partition.name, case.stack.name), []).append(case)
+    lines = []
+    for (partition, stack), found in jobs.items():
+        sizes = sorted({c.plan.screening.nodes for c in found})  # type: ignore[union-attr]
+        longest = max(c.plan.screening.predicted_s for c in found)  # type: ignore[union-attr]
+        limit = max(c.plan.job.time_limit_s or 0 for c in found)  # type: ignore[union-attr]
+        total = sum(c.plan.screening.nodes for c in found)  # type: ignore[union-attr]
+        lines.append(f"Screening {partition} with {stack}: {len(found)} job(s) of "
+                     f"{' or '.join(map(str, sizes))} nodes ({total} in all), each predicted "
+                     f"{format_duration(longest)} (time limit {format_duration(limit)})")
+    return lines
+
+
+def render(cases: Sequence[PlannedCase], predicted: Mapping[int, Any] | None = None,
+           unplanned: Sequence[Unplanned] = ()) -> str:
     """The plan as a table; with `predicted` (id of a case -> scalebench.cli.predict.Predicted), the
-    predicted Rmax of each HPL case."""
+    predicted Rmax of each HPL case; then the checks `unplanned` and why."""
     planned = [c for c in cases if c.plan is not None]
     header, rows = HEADER, [_row(c) for c in planned]
     if predicted is not None:
@@ -92,6 +116,16 @@ def render(cases: Sequence[PlannedCase], predicted: Mapping[int, Any] | None = N
     if left:
         lines += ["", f"Left out ({len(left)}):"]
         lines += [f"  {c.display_name} on {c.partition.name} with {c.stack.name}: {c.left_out}" for c in left]
+    if unplanned:
+        lines += ["", f"Not generated ({len(unplanned)} check(s)), for want of:"]
+        by_need: dict[str, list[str]] = {}
+        for u in unplanned:
+            by_need.setdefault(u.needs, []).append(u.check)
+        lines += [f"  {needs}: {', '.join(checks)}" for needs, checks in by_need.items()]
+        lines += [f"  The site has {has}" for has in dict.fromkeys(u.site_has for u in unplanned)]
+    summary = screening_summary(cases)
+    if summary:
+        lines += [""] + summary
     lines += ["", f"{len(planned)} case(s) planned, {len(left)} left out"]
     not_predicted = [p for p in (predicted or {}).values() if p.prediction is None]
     if not_predicted:
@@ -113,7 +147,8 @@ def _energy(cases: Sequence[PlannedCase]) -> dict[str, Any]:
     return {c.partition.fullname: c.partition.energy for c in cases}
 
 
-def to_json(site: Path, cases: Sequence[PlannedCase], predicted: Mapping[int, Any] | None = None) -> dict[str, Any]:
+def to_json(site: Path, cases: Sequence[PlannedCase], predicted: Mapping[int, Any] | None = None,
+            unplanned: Sequence[Unplanned] = ()) -> dict[str, Any]:
     def case_json(case: PlannedCase) -> dict[str, Any]:
         data: dict[str, Any] = {"check": case.check, "name": case.display_name, "params": dict(case.params),
                                 "system": case.partition.system, "partition": case.partition.name,
@@ -131,6 +166,8 @@ def to_json(site: Path, cases: Sequence[PlannedCase], predicted: Mapping[int, An
 
                 data["prediction"] = (prediction_json(found.prediction) if found.prediction
                                       else {"reason": found.reason})
+        if case.plan.screening is not None:
+            data["screening"] = case.plan.screening.to_json()
         if case.plan.note:
             data["note"] = case.plan.note
         if case.plan.args:
@@ -139,18 +176,24 @@ def to_json(site: Path, cases: Sequence[PlannedCase], predicted: Mapping[int, An
 
     return {"site": str(site), "cases": [case_json(c) for c in cases if c.plan is not None],
             "left_out": [case_json(c) for c in cases if c.plan is None],
+            "not_generated": [{"check": u.check, "needs": u.needs, "site_has": u.site_has} for u in unplanned],
             "energy": {name: {**spec.to_json(), "describe": spec.describe()} for name, spec in _energy(cases).items()}}
 
 
-def planned_cases(args: argparse.Namespace, checks: Sequence[str] | None = None) -> tuple[Path, list[PlannedCase]]:
-    """The site file and its cases as the filter arguments select them (InputError for none)."""
+def planned_cases(args: argparse.Namespace,
+                  checks: Sequence[str] | None = None) -> tuple[Path, list[PlannedCase], list[Unplanned]]:
+    """The site file, its cases as the filter arguments select them, and the selected checks with no
+    case at all, with what they need (InputError naming that when there is no case)."""
     site = Path(args.site or os.environ.get("SCALEBENCH_SITE") or paths.SITE_CONFIGS / "sites" / "local.yaml")
     partitions, stacks, environs = site_specs(site_systems(site))
     filters = Filters(tuple(args.name), tuple(args.exclude), tuple(args.environ), args.system)
-    cases = plan_cases(partitions, stacks, environs, _settings(args.setvar), filters, checks)
+    settings = _settings(args.setvar)
+    cases = plan_cases(partitions, stacks, environs, settings, filters, checks)
+    unplanned = unplanned_checks(partitions, stacks, environs, cases, settings, filters, checks)
     if not cases:
-        raise InputError("no case matches the filters")
-    return site, cases
+        reasons = "; ".join(f"{u.check} needs {u.needs}; the site has {u.site_has}" for u in unplanned)
+        raise InputError("no case matches the filters" + (f": {reasons}" if reasons else ""))
+    return site, cases, unplanned
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -159,16 +202,16 @@ def cmd_plan(args: argparse.Namespace) -> int:
     given = calibration_given(args)
     if given and not args.predict:  # it calibrates the model only: dropped unsaid otherwise
         raise InputError(f"{', '.join(given)}: calibrates the model of --predict; add --predict")
-    site, cases = planned_cases(args)
+    site, cases, unplanned = planned_cases(args)
     predicted = None
     if args.predict:
         from scalebench.cli.predict import run_predictions
 
         predicted = {id(p.case): p for p in run_predictions(cases, args)[0]}
     if args.json:
-        print_json(to_json(site, cases, predicted))
+        print_json(to_json(site, cases, predicted, unplanned))
     else:
-        print(render(cases, predicted))
+        print(render(cases, predicted, unplanned))
     if all(case.plan is None for case in cases):
         print(f"scalebench plan: nothing to run: all {len(cases)} case(s) are left out (reasons above)", file=sys.stderr)
         return EXIT_FAILED

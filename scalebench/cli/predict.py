@@ -113,7 +113,7 @@ def run_predictions(cases: Sequence[PlannedCase], args: argparse.Namespace) -> t
 def cmd_predict(args: argparse.Namespace) -> int:
     from scalebench.cli.plan import planned_cases
 
-    site, cases = planned_cases(args, checks=["HPLCheck"])
+    site, cases, _ = planned_cases(args, checks=["HPLCheck"])
     predicted, calibrations = run_predictions(cases, args)
     if not any(p.prediction for p in predicted):
         reasons = sorted({p.reason for p in predicted}) or ["no HPL case is planned"]

@@ -81,7 +81,7 @@ def resolve_binary(binary: str) -> str:
     return binary
 
 
-def missing_binary(binary: str) -> str | None:
+def missing_binary(binary: str, what: str = "HPL binary") -> str | None:
     """Why a binary of the repository cannot run (e.g. build/bin/xhpl not built yet), else None.
     Other paths and names are the job's to find: its guard names a missing one."""
     if "/" not in binary or os.path.isabs(binary):
@@ -90,4 +90,4 @@ def missing_binary(binary: str) -> str | None:
     if path.is_file() and os.access(path, os.X_OK):
         return None
     hint = " (built by scripts/install.sh, which make run calls)" if binary.startswith("build/") else ""
-    return f"HPL binary {binary}: no executable file at that path in the repository{hint}"
+    return f"{what} {binary}: no executable file at that path in the repository{hint}"

@@ -55,7 +55,7 @@ def build_document(results: Table, warnings: Sequence[str], verdicts: Sequence[a
         comparison = compare.compare(all_series, "stack")
         if any(len(group.values) > 1 for group in comparison.groups):  # some system ran several stacks
             blocks += compare.blocks(comparison, details=False)
-    blocks += screening.blocks(results.materialize(pl.col("benchmark") == screening.SCREENING_CHECK))
+    blocks += screening.blocks(results.materialize(pl.col("benchmark").is_in(screening.CHECKS)))
     blocks += regressions.blocks(results.materialize(pl.col("case").is_in(held_cases(results))))
     blocks += failures_section(results.materialize(pl.col("result") != "pass"))
     blocks += provenance_section(results)

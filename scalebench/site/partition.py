@@ -121,6 +121,7 @@ class PartitionSpec:
     job_options: JobOptions = field(default_factory=JobOptions)
     gpus: GpuSpec | None = None
     hpl: Mapping[str, Any] = field(default_factory=dict)  # hpl_* extras: time_budget_s, trials, ...
+    screen: Mapping[str, Any] = field(default_factory=dict)  # screen_* extras: chunk_nodes
     cpu_bind: str = "cores"  # how ranks are bound (scalebench.site.binding): cores | threads | none
     reservation: Reservation | None = None  # where its largest cases run (a full-system HPL)
     energy: EnergySpec = field(default_factory=EnergySpec)  # where its energy figures come from
@@ -177,6 +178,7 @@ class PartitionSpec:
                 gpus=GpuSpec.from_site(extras.get("gpus")), cpu_bind=str(extras.get("cpu_bind", "cores")),
                 reservation=Reservation.from_site(extras.get("reservation"), extras["max_nodes"]),
                 hpl={key[len("hpl_"):]: value for key, value in extras.items() if key.startswith("hpl_")},
+                screen={key[len("screen_"):]: value for key, value in extras.items() if key.startswith("screen_")},
                 energy=EnergySpec.from_json(extras.get("energy")))
         except KeyError as err:
             raise InputError(f"{where}: missing {err.args[0]!r} (describe the partition in a site file)") from None

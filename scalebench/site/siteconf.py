@@ -23,6 +23,7 @@ from scalebench.site import binding, fabric, host, modules, rundir, spack_lock
 from scalebench.site.blas import blas_names
 from scalebench.site.partition import GpuSpec, JobOptions, Reservation
 from scalebench.site.scales import ScaleSpec
+from scalebench.site.thresholds import SCREEN_MIN_NODES
 from scalebench.units import format_size, parse_duration, parse_size
 from scalebench.validation import did_you_mean, excerpt, is_number
 
@@ -77,7 +78,7 @@ _DETECTABLE = ("cores_per_node", "memory_per_node", "microarch", "clock_ghz")
 _HPL_KEYS = ("hpl_time_budget_s", "hpl_trials", "hpl_ranks_per_node", "hpl_threads_per_rank", "hpl_max_grid_aspect")
 # Binaries and directories a stack's checks run (environment extras of the same name).
 _STACK_PROGRAMS = ("hpl_binary", "hpcc_binary", "lmp_binary", "netpipe_binary", "osu_dir", "mpirun",
-                   "openfoam_bashrc")
+                   "openfoam_bashrc", "screen_binary")
 # Where Spack's osu-micro-benchmarks package installs its programs, under a view.
 OSU_IN_VIEW = "libexec/osu-micro-benchmarks"
 # Host detection: only where a site file asks for it, and once per process.
@@ -156,7 +157,11 @@ def _partition(part: dict[str, Any], where: str, source: str, site: dict[str, An
     if default and longest and default > longest:
         schema.fail(source, f"{where}.time_limit", f"{part['time_limit']} is longer than the partition's longest job "
                                                    f"(max_time_limit_s: {longest}): its jobs would pend for ever")
-    extras.update({key: part[key] for key in (*_HPL_KEYS, "cpu_bind") if part.get(key) is not None})
+    extras.update({key: part[key] for key in (*_HPL_KEYS, "cpu_bind", "screen_chunk_nodes")
+                   if part.get(key) is not None})
+    if part.get("screen_chunk_nodes", SCREEN_MIN_NODES) < SCREEN_MIN_NODES:
+        schema.fail(source, f"{where}.screen_chunk_nodes", f"at least {SCREEN_MIN_NODES} (a node is compared with the "
+                                                           f"median of its job's nodes)")
     if part.get("reservation"):
         reserved = Reservation.from_site(part["reservation"], part["max_nodes"])
         if reserved.from_nodes > part["max_nodes"]:

@@ -28,6 +28,8 @@ REPORT_FLAGS = {
     "screen_z": (0.0, 1000.0),
     "screen_min_deviation": (0.0, 1.0),
     "screen_max_deviation": (0.0, 1.0),
+    "screen_link_min_deviation": (0.0, 1.0),
+    "screen_link_max_deviation": (0.0, 1.0),
     "noisy_cv": (0.0, 1.0),
     "noisy_steal": (0.0, 1.0),
     "noisy_foreign_cores": (0.0, 1e6),

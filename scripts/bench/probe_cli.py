@@ -621,7 +621,7 @@ def class_references_and_screen(b: Builder) -> None:
     for label, figures in hostile.IMPOSSIBLE_FIGURES:
         bad = b.results([rr.testcase("HPLCheck", figures, params={"scale": "1_nodes"}, num_nodes=1, num_tasks=2)],
                         name="bad")
-        b.add("5", f"screen: {label}", ["screen", bad], "error", words=("no NodeHealthCheck results",))
+        b.add("5", f"screen: {label}", ["screen", bad], "error", words=("no ScreeningCheck result",))
         b.add("5", f"references freeze: {label}", ["references", "freeze", bad, "--system", "cluster",
               "--thresholds", thresholds, "--references-dir", b.out()], "error")
 

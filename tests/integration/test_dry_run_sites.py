@@ -216,6 +216,22 @@ def test_gpu_hpl_runs_one_rank_per_gpu_with_the_vendor_binary(dry_runs):
         assert "ignores pfact, bcast" in case["deck_source"]
 
 
+def test_screening_takes_a_few_short_jobs_on_every_core(dry_runs):
+    """1024 nodes in chunks of at most 512 (site_configs/screening.yaml): two jobs of ten minutes at
+    most, one probe rank per core, ended at once by a rank that dies."""
+    _, run_dir, _ = dry_runs["zen4-ib"]
+    jobs = [c for c in cases_of(run_dir) if c["display_name"].startswith("ScreeningCheck") and c["result"] == "pass"]
+    assert len(jobs) == 2
+    for case in jobs:
+        script = (Path(case["stagedir"]) / "rfm_job.sh").read_text()
+        options = sbatch(script)
+        assert (options["--nodes"], options["--ntasks"], options["--ntasks-per-node"]) == ("512", "65536", "128")
+        hours, minutes, seconds = (int(v) for v in options["--time"].split(":"))
+        assert 3600 * hours + 60 * minutes + seconds <= 600
+        assert re.search(r"^srun .*--kill-on-bad-exit=1 screen-probe --dgemm-n \d+ ", script, re.MULTILINE), script
+        assert "export OPENBLAS_NUM_THREADS=1" in script
+
+
 def test_the_full_system_hpl_runs_in_its_reservation(dry_runs):
     _, run_dir, _ = dry_runs["zen4-ib"]
     cases = {c["display_name"]: c for c in cases_of(run_dir)}

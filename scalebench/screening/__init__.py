@@ -1,0 +1,3 @@
+"""Screening a whole machine in one allocation per chunk of nodes (ScreeningCheck): the probe's
+settings and output (probe), the jobs of a partition (jobs), and the verdict on every node and link
+(verdict)."""

@@ -1,0 +1,220 @@
+"""The screening jobs of a partition: its nodes (all of them, or a Slurm node list) in chunks of at
+most `screen_chunk_nodes` (site file; default site_configs/screening.yaml), balanced, each node in
+exactly one; each chunk one job of one rank per core whose wall time the probe's durations set.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, replace
+from typing import Any, Mapping, Sequence
+
+from scalebench.errors import InputError
+from scalebench.hpl import blas
+from scalebench.hpl.binaries import missing_binary, resolve_binary
+from scalebench.screening.probe import ProbeSettings, load_settings
+from scalebench.site.blas import stack_blas, threads_variables
+from scalebench.site.jobs import JobPlan, LeftOut, job_plan
+from scalebench.site.partition import PartitionSpec, Reservation, StackSpec
+from scalebench.site.scales import node_scale
+from scalebench.site.thresholds import SCREEN_MIN_NODES
+from scalebench.units import format_duration, format_size
+from scalebench.validation import excerpt
+
+# A job holds at most this share of a node's memory: the rest is the system's and the MPI's.
+MEMORY_SHARE = 0.5
+MAX_NODES_LISTED = 10**6
+
+
+@dataclass(frozen=True)
+class ScreeningJob:
+    chunk: int  # 1-based
+    chunks: int
+    nodes: int
+    names: tuple[str, ...]  # the chunk's nodes when known (a node list given or found), else ()
+    predicted_s: float
+    probe_args: tuple[str, ...]
+    binary: str
+    missing: str  # why the repository's probe cannot run, else ""
+    env_vars: tuple[tuple[str, str], ...] = ()  # one BLAS thread per rank, the BLAS kernel HPL gets
+
+    @property
+    def hostlist(self) -> str:
+        return hostlist(self.names)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"chunk": self.chunk, "chunks": self.chunks, "nodes": self.nodes, "nodelist": self.hostlist,
+                "predicted_s": round(self.predicted_s, 1), "binary": self.binary, "probe_args": list(self.probe_args),
+                "env_vars": dict(self.env_vars)}
+
+
+def chunk_nodes(partition: PartitionSpec, settings: ProbeSettings) -> int:
+    return int(partition.screen.get("chunk_nodes") or settings.chunk_nodes)
+
+
+def chunk_count(nodes: int, per_job: int) -> int:
+    return max(1, math.ceil(nodes / per_job))
+
+
+def chunk_sizes(nodes: int, chunks: int) -> list[int]:
+    """`nodes` split into `chunks` sizes differing by at most one, larger first."""
+    base, extra = divmod(nodes, chunks)
+    return [base + (1 if i < extra else 0) for i in range(chunks)]
+
+
+def planned_chunks(partition: PartitionSpec, settings: ProbeSettings | None = None) -> int:
+    """How many screening jobs cover the partition's max_nodes."""
+    settings = settings or load_settings()
+    return chunk_count(partition.max_nodes, chunk_nodes(partition, settings))
+
+
+def chunks_for(partition: PartitionSpec, names: Sequence[str] = (), settings: ProbeSettings | None = None) -> int:
+    """How many jobs screen the partition's nodes, or `names` when given (a node list, or the nodes
+    the scheduler has). Never more than max_nodes plans (ReFrame made that many cases): more nodes
+    than the site file says make each job a little larger (plan_screening refuses one beyond
+    max_nodes, naming it)."""
+    settings = settings or load_settings()
+    total = len(names) or partition.max_nodes
+    return min(planned_chunks(partition, settings), chunk_count(total, chunk_nodes(partition, settings)))
+
+
+def chunk_of(partition: PartitionSpec, chunk: int, names: Sequence[str], settings: ProbeSettings) -> tuple[int, int, tuple[str, ...]]:
+    """(chunks, nodes of this chunk, their names) for the partition's nodes or `names` (chunks_for)."""
+    chunks = chunks_for(partition, names, settings)
+    total = len(names) or partition.max_nodes
+    if chunk > chunks:
+        raise LeftOut(f"chunk {chunk}: {total} node(s) fill {chunks} job(s) of at most "
+                      f"{chunk_nodes(partition, settings)}")
+    sizes = chunk_sizes(total, chunks)
+    start = sum(sizes[:chunk - 1])
+    return chunks, sizes[chunk - 1], tuple(names[start:start + sizes[chunk - 1]])
+
+
+def plan_screening(partition: PartitionSpec, stack: StackSpec, chunk: int, names: Sequence[str] = (),
+                   settings: ProbeSettings | None = None, environ: Mapping[str, str] | None = None,
+                   reservation: Reservation | None = None) -> tuple[JobPlan, ScreeningJob]:
+    """The job of one chunk: one rank per core of every node, exclusive, within the probe's time
+    limit (and the partition's or its reservation's); LeftOut with the reason when it cannot be.
+    environ and reservation as for job_plan."""
+    settings = settings or load_settings()
+    chunks, nodes, chunk_names = chunk_of(partition, chunk, names, settings)
+    if nodes < SCREEN_MIN_NODES:
+        raise LeftOut(f"{nodes} node(s) in chunk {chunk}: screening compares a node with the median of at least "
+                      f"{SCREEN_MIN_NODES}")
+    if nodes > partition.max_nodes:
+        raise LeftOut(f"{nodes} nodes in one job; the partition has {partition.max_nodes} (max_nodes)")
+    job = job_plan(partition, stack, node_scale(nodes), whole_nodes=True, environ=environ, reservation=reservation)
+    memory = job.ranks_per_node * settings.memory_per_rank()
+    if memory > MEMORY_SHARE * partition.memory_per_node:
+        raise LeftOut(f"the probe needs {format_size(memory)} per node ({job.ranks_per_node} ranks), more than "
+                      f"{MEMORY_SHARE:.0%} of {format_size(partition.memory_per_node)}: lower dgemm_n or stream_n in "
+                      f"site_configs/screening.yaml")
+    limit = settings.time_limit_s
+    longest = job.longest_s or partition.max_time_limit_s
+    if longest:
+        limit = min(limit, longest)
+    predicted = settings.predicted_s(nodes)
+    if predicted > limit:
+        raise LeftOut(f"the probe takes {format_duration(predicted)}, longer than the time limit "
+                      f"{format_duration(limit)}")
+    binary = str(stack.extras.get("screen_binary") or "screen-probe")  # a relative path is under the repository
+    # One BLAS thread per rank, and the BLAS kernel policy of the HPL DGEMM it compares with.
+    linked = stack_blas(stack.extras.get("blas"), job.spack_specs, resolve_binary(binary))
+    env = {name: "1" for name in ("OMP_NUM_THREADS", *threads_variables(linked.name))}
+    coretype = blas.choose_coretype(stack.env_vars, environ or {}, partition.microarch, linked)
+    if coretype.value:
+        env["OPENBLAS_CORETYPE"] = coretype.value
+    screening = ScreeningJob(chunk, chunks, nodes, chunk_names, predicted, tuple(settings.args()),
+                             resolve_binary(binary), missing_binary(binary, "screening probe") or "", tuple(env.items()))
+    if partition.launcher == "srun":  # a rank that dies ends the job at once, naming its node
+        job = replace(job, launcher_options=(*job.launcher_options, "--kill-on-bad-exit=1"))
+    return replace(job, time_limit_s=limit), screening
+
+
+# --- Slurm host lists ----------------------------------------------------------------------------
+
+def natural(name: str) -> tuple[object, ...]:
+    """n2 before n10."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))
+
+
+def hostlist(nodes: Sequence[str]) -> str:
+    """Slurm's compressed form: n[1-3,7],gpu01. Numbers keep their zero padding."""
+    groups: dict[tuple[str, int], list[int]] = {}
+    plain = []
+    for node in nodes:
+        match = re.fullmatch(r"(.*?)(\d+)", node)
+        if match:
+            groups.setdefault((match.group(1), len(match.group(2))), []).append(int(match.group(2)))
+        else:
+            plain.append(node)
+    parts = list(plain)
+    for (prefix, width), numbers in groups.items():
+        ranges = _ranges(sorted(set(numbers)), width)
+        one_node = len(ranges) == 1 and "-" not in ranges[0]
+        parts.append(f"{prefix}{ranges[0]}" if one_node else f"{prefix}[{','.join(ranges)}]")
+    return ",".join(sorted(parts, key=natural))
+
+
+def _ranges(numbers: list[int], width: int) -> list[str]:
+    """[1, 2, 3, 7] -> ["1-3", "7"], zero-padded to `width`."""
+    out: list[str] = []
+    start = previous = numbers[0]
+    for number in numbers[1:] + [None]:
+        if number is not None and number == previous + 1:
+            previous = number
+            continue
+        out.append(f"{start:0{width}d}" + (f"-{previous:0{width}d}" if previous != start else ""))
+        if number is not None:
+            start = previous = number
+    return out
+
+
+_HOST_PART = re.compile(r"([A-Za-z0-9._-]*)(?:\[([0-9,-]+)\]([A-Za-z0-9._-]*))?")
+
+
+def expand_hostlist(text: str, where: str = "node list") -> list[str]:
+    """Slurm's node list (n[1-3,7],gpu01) as names, in the order given, each once; InputError naming
+    what is not one. At most MAX_NODES_LISTED names."""
+    names: dict[str, None] = {}
+    for part in _split_top(text.strip(), where):
+        match = _HOST_PART.fullmatch(part)
+        if not part or not match:
+            raise InputError(f"{where}: {excerpt(part)} is not a node name or prefix[ranges]")
+        prefix, ranges, suffix = match.groups()
+        if ranges is None:
+            names[prefix] = None
+            continue
+        for item in ranges.split(","):
+            low, dash, high = item.partition("-")
+            if not low.isdigit() or (dash and not high.isdigit()) or (dash and int(high) < int(low)):
+                raise InputError(f"{where}: {excerpt(item)} in {excerpt(part)} is not a number or a range a-b")
+            width = len(low) if low.startswith("0") else 0
+            last = int(high) if dash else int(low)
+            if last - int(low) + len(names) >= MAX_NODES_LISTED:
+                raise InputError(f"{where}: more than {MAX_NODES_LISTED} nodes")
+            for number in range(int(low), last + 1):
+                names[f"{prefix}{number:0{width}d}{suffix}"] = None
+    if not names:
+        raise InputError(f"{where}: no node named")
+    return list(names)
+
+
+def _split_top(text: str, where: str) -> list[str]:
+    """Commas outside brackets separate names."""
+    parts, depth, current = [], 0, ""
+    for char in text:
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+        if depth not in (0, 1):
+            raise InputError(f"{where}: {excerpt(text)} has unbalanced brackets")
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    if depth:
+        raise InputError(f"{where}: {excerpt(text)} has unbalanced brackets")
+    return parts + [current]
