@@ -39,6 +39,7 @@ def judged(benchmark: str) -> bool:
 class Noise:
     reasons: tuple[str, ...]
     solve_cv: float | None  # of an HPL case's solves; None without repeated solves
+    evidence: bool = False  # the case recorded something to judge by (solves, DGEMM repeats, probe samples)
 
     @property
     def noisy(self) -> bool:
@@ -85,8 +86,10 @@ def case_noise(case: Case, flags: Mapping[str, float] | None = None) -> Noise:
         detail = f": {' '.join(f'{v:.2f}' for v in solves)} Gflop/s" if solves else ""
         reasons.append(f"solves disagree: CV {cv:.1%} (> {flags['noisy_cv']:.0%}){detail}")
     interference = case.recorded("interference")
-    reasons += disturbance(_repeats(case), interference if isinstance(interference, Mapping) else None, flags)
-    return Noise(tuple(reasons), cv)
+    probed = interference if isinstance(interference, Mapping) else None
+    repeats = _repeats(case)
+    reasons += disturbance(repeats, probed, flags)
+    return Noise(tuple(reasons), cv, evidence=cv is not None or probed is not None or repeats is not None)
 
 
 def runs_noise(values: Sequence[float], flags: Mapping[str, float] | None = None) -> str | None:

@@ -173,3 +173,11 @@ def test_microbenchmarks_are_recorded_not_judged(tmp_path):
         case["interference"] = HOG
     (session,) = cases_of(tmp_path, cases)
     assert all(not noise.case_noise(c).noisy for c in session.cases)
+
+
+def test_quiet_is_said_only_of_a_run_that_recorded_what_to_judge_by(tmp_path):
+    unjudged = hpl_case("1_core", 18.10, 15.97, solves=(18.10,), interference=None)  # one solve, no probe
+    sessions = cases_of(tmp_path, QUIET_RUN[1:], [unjudged])
+    rows = {line.scale: dict(zip(hpl_section.HPL_HEADER, hpl_section._hpl_cells(line)))
+            for line in hpl_section.hpl_lines(from_sessions(sessions))}
+    assert rows["1_node"]["Noise"] == "quiet" and rows["1_core"]["Noise"] == "-"

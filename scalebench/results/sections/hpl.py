@@ -48,6 +48,7 @@ class HplLine:
     clock: float | None = None  # GHz, from the DGEMM ceiling (a lower bound)
     solve_cv: float | None = None  # a share
     noise: str = ""  # "" quiet; else why the figures are not counted until a re-run
+    examined: bool = False  # a counted run recorded what a noise verdict needs (else "quiet" is not known)
     noisy_runs: int = 0
     gflops_per_watt: float | None = None  # core phase (scalebench.energy)
     job_gflops_per_watt: float | None = None  # job total, includes set-up
@@ -116,6 +117,7 @@ def hpl_lines(results: Table) -> list[HplLine]:
     verdicts = noise.table_verdicts(results, report_flags(), within=pl.col("case").is_in(cases["case"].to_list()))
     noisy_rows = [row for row, (_, _, verdict) in verdicts.items() if verdict.noisy]
     cvs = {row: verdict.solve_cv for row, (_, _, verdict) in verdicts.items() if verdict.solve_cv is not None}
+    examined_rows = [row for row, (_, _, verdict) in verdicts.items() if verdict.evidence]
     line = ["system", "partition", "stack", "num_nodes", "num_tasks", "key"]
     measured, noisy, counted = pl.col("measured"), pl.col("noisy"), pl.col("counted")
     cases = cases.with_columns(noisy=measured & pl.col("case").is_in(noisy_rows),
@@ -124,7 +126,7 @@ def hpl_lines(results: Table) -> list[HplLine]:
     grouped = cases.group_by(line, maintain_order=True).agg(
         *(exact_median(pl.col(name).filter(counted)).alias(name) for name in (*_MEDIANS, "solve_cv")),
         passed=(pl.col("result") == "pass").sum(), runs=pl.len(), measured_runs=measured.sum(),
-        noisy_runs=noisy.sum(),
+        noisy_runs=noisy.sum(), examined=pl.col("case").filter(counted).is_in(examined_rows).any(),
         latest=pl.col("case").sort_by("session_start", maintain_order=True).last(),
         latest_noisy=pl.col("case").filter(noisy).sort_by(pl.col("session_start").filter(noisy),
                                                           maintain_order=True).last())
@@ -142,7 +144,7 @@ def hpl_lines(results: Table) -> list[HplLine]:
                              efficiency=row["efficiency"], dgemm=row["dgemm_ceiling"],
                              result=_result(row["passed"], row["runs"]), case=latest[row["latest"]][1],
                              runs=row["runs"], clock=row["dgemm_clock"], solve_cv=row["solve_cv"], noise=why,
-                             noisy_runs=row["noisy_runs"], gflops_per_watt=row["gflops_per_watt"],
+                             examined=row["examined"], noisy_runs=row["noisy_runs"], gflops_per_watt=row["gflops_per_watt"],
                              job_gflops_per_watt=row["job_gflops_per_watt"]))
     lines = sorted(lines, key=lambda l: (l.where, l.stack, l.nodes or 0, l.ranks or 0, l.scale))
     return _with_expectations(results, lines)
@@ -193,7 +195,7 @@ def _hpl_cells(line: HplLine) -> tuple[str, ...]:
             fmt(line.nb), line.grid or "-", fmt(line.rmax, ".2f"), fmt(line.rpeak, ".1f"),
             efficiency_cell(line.efficiency), expected, word, fmt(line.clock, ".2f"), fmt(line.dgemm, ".1f"),
             of_ceiling_cell(line.rmax, line.dgemm), per_watt_cell(line),
-            "-" if line.solve_cv is None else f"{line.solve_cv:.1%}", line.noise or "quiet", line.result,
+            "-" if line.solve_cv is None else f"{line.solve_cv:.1%}", line.noise or ("quiet" if line.examined else "-"), line.result,
             str(line.runs))
 
 
