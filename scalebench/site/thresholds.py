@@ -30,6 +30,8 @@ REPORT_FLAGS = {
     "screen_max_deviation": (0.0, 1.0),
     "screen_link_min_deviation": (0.0, 1.0),
     "screen_link_max_deviation": (0.0, 1.0),
+    "screen_latency_min_deviation": (0.0, 1000.0),  # a latency can be any multiple of its median
+    "screen_latency_max_deviation": (0.0, 1000.0),
     "noisy_cv": (0.0, 1.0),
     "noisy_steal": (0.0, 1.0),
     "noisy_foreign_cores": (0.0, 1e6),

@@ -16,7 +16,8 @@ from scalebench.site.thresholds import report_flags
 from screening_outputs import probe_text
 
 FLAGS = {"screen_z": 3.5, "screen_min_deviation": 0.03, "screen_max_deviation": 0.15,
-         "screen_link_min_deviation": 0.10, "screen_link_max_deviation": 0.30}
+         "screen_link_min_deviation": 0.10, "screen_link_max_deviation": 0.30,
+         "screen_latency_min_deviation": 0.10, "screen_latency_max_deviation": 0.30}
 NODE_LIMITS = Thresholds(3.5, 0.03, 0.15)
 
 
