@@ -14,6 +14,7 @@ About 2.5 minutes: seven jobs of about 18 s each, and ReFrame around them.
 """
 import shlex
 import subprocess
+import time
 
 import pytest
 import yaml
@@ -118,6 +119,19 @@ def test_the_report_shows_both_nodes_and_a_per_node_plot(faulty, tmp_path):
     assert "![" in section and "screening-1" in section
 
 
+
+def wait_until_idle(state, nodes, timeout_s=60):
+    """Resumed nodes answer slurmctld's next ping a moment later; a job submitted before pends on them
+    (ReqNodeNotAvail), and ReFrame cancels such a job at once."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        states = dict(line.split() for line in state.run_client(
+            ["sinfo", "--noheader", "--Node", "--format=%N %t", f"--nodes={','.join(nodes)}"]).stdout.splitlines())
+        if all(states.get(node) == "idle" for node in nodes):  # "idle*": not responding yet
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"nodes {nodes} not idle after {timeout_s} s: {states}")
+
 def test_drain_then_re_screen_as_printed(lab_cluster, faulty, tmp_path):
     """The node list goes to scontrol as it is; after the repair the printed command re-screens the two
     nodes beside healthy peers, and flags nothing."""
@@ -135,6 +149,7 @@ def test_drain_then_re_screen_as_printed(lab_cluster, faulty, tmp_path):
         for node in (SLOW, SHAPED):
             lab.repair_node(state, node)
         state.run_client(["scontrol", "update", f"NodeName={drained}", "State=RESUME"])
+        wait_until_idle(state, (SLOW, SHAPED))
     words = shlex.split(command)
     assert words[:5] == [".venv/bin/reframe", "-C", "site_configs/slurm.py", "-c", "reframe_tests/screening.py"]
     assert "screen_nodes=n[1-5]" in words  # n3 and n5 beside three healthy peers
