@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Dict, Hashable, Iterable, Mapping, Tuple, TypeVar
+from typing import Hashable, Iterable, Mapping, TypeVar
 
 from scalebench.analysis.scaling import geomean
 from scalebench.errors import InputError
@@ -109,10 +109,10 @@ def health_warnings(times: Mapping[K, Mapping[int, float]], factor: float = 10.0
 
 @dataclass(frozen=True)
 class AggregateComparison:
-    ratios: Dict[Hashable, float]  # config -> baseline_total / config_total (> 1: faster)
-    totals: Dict[Hashable, float]  # config -> summed time over the common keys
-    keys: Tuple[Hashable, ...]  # the (function, procs) keys summed: those every config has
-    missing: Dict[Hashable, Tuple[Hashable, ...]]  # config -> keys others have and it lacks
+    ratios: dict[Hashable, float]  # config -> baseline_total / config_total (> 1: faster)
+    totals: dict[Hashable, float]  # config -> summed time over the common keys
+    keys: tuple[Hashable, ...]  # the (function, procs) keys summed: those every config has
+    missing: dict[Hashable, tuple[Hashable, ...]]  # config -> keys others have and it lacks
 
 
 def aggregate_then_normalise(times: Mapping[K, Mapping[Hashable, float]],

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence, Tuple
+from typing import Iterable, Mapping, Sequence
 
 from scalebench.errors import InputError
 from scalebench.validation import excerpt, non_negative_number, positive_count, positive_number
 
-Curve = Sequence[Tuple[float, float]]  # (message size in bytes, figure), sizes increasing
+Curve = Sequence[tuple[float, float]]  # (message size in bytes, figure), sizes increasing
 
 
 def _curve(curve: Curve, name: str) -> list[tuple[float, float]]:

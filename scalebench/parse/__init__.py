@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Union
+from typing import Callable
 
 from scalebench import textfile
 from scalebench.errors import InputError, ParseError
@@ -52,7 +52,7 @@ def parse_text(kind: str, text: str) -> dict:
     return _parser(kind)(text)
 
 
-def parse_file(kind: str, path: Union[str, Path]) -> dict:
+def parse_file(kind: str, path: str | Path) -> dict:
     """Parse the file at ``path`` (a regular file, scalebench.textfile's limits); undecodable bytes
     become U+FFFD rather than an error, UTF-16/32 is named."""
     parser = _parser(kind)

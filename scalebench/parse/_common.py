@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Iterable, Iterator, List, Optional, Union
+from typing import Iterable, Iterator
 
 from scalebench.benchmarks import quantity_of
 
 # A value as printed: a finite float, or the token when it is not a finite number.
-Value = Union[float, str]
+Value = float | str
 # A value typed further: int for integer tokens, else as Value.
-TypedValue = Union[int, float, str]
+TypedValue = int | float | str
 
 # A finite decimal number as C's printf writes it, unbounded (HPL's fields).
 FINITE = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
@@ -51,24 +51,24 @@ def is_finite(value: object) -> bool:
     return isinstance(value, float) and math.isfinite(value)
 
 
-def finite_values(values: Iterable[object]) -> List[float]:
+def finite_values(values: Iterable[object]) -> list[float]:
     """The finite floats among ``values``, in order."""
     return [v for v in values if isinstance(v, float) and math.isfinite(v)]
 
 
-def finite_max(values: Iterable[object]) -> Optional[float]:
+def finite_max(values: Iterable[object]) -> float | None:
     """The largest finite float among ``values``; None when there is none."""
     finite = finite_values(values)
     return max(finite) if finite else None
 
 
-def finite_min(values: Iterable[object]) -> Optional[float]:
+def finite_min(values: Iterable[object]) -> float | None:
     """The smallest finite float among ``values``; None when there is none."""
     finite = finite_values(values)
     return min(finite) if finite else None
 
 
-def refusal(value: object, unit: str, what: str, positive: bool = False) -> Optional[str]:
+def refusal(value: object, unit: str, what: str, positive: bool = False) -> str | None:
     """Why `value`, printed in `unit` (a unit of scalebench/data/quantities.yaml), cannot be a
     measurement of `what`; None when it can. Not finite, negative (or 0 with `positive`: a rate or
     time that cannot print as 0), or beyond the largest value of its quantity."""
@@ -88,7 +88,7 @@ def refusal(value: object, unit: str, what: str, positive: bool = False) -> Opti
 _LARGEST: dict = {}  # unit -> the largest measurement in it: refusal runs once per value of every output
 
 
-def refused_or(value: Value, unit: str, what: str, refused: List[str], positive: bool = False) -> Optional[Value]:
+def refused_or(value: Value, unit: str, what: str, refused: list[str], positive: bool = False) -> Value | None:
     """`value` when it can be a measurement, else None with the reason appended to `refused` (and
     "dropped": a value that cannot be is never a number in an output)."""
     reason = refusal(value, unit, what, positive)
@@ -98,7 +98,7 @@ def refused_or(value: Value, unit: str, what: str, refused: List[str], positive:
     return None
 
 
-def parse_int(token: str, signed: bool = False) -> Optional[int]:
+def parse_int(token: str, signed: bool = False) -> int | None:
     """The int of a token of 1 to 18 digits (with an optional sign when ``signed``); else None."""
     if (_INT_RE if signed else _UINT_RE).fullmatch(token):
         return int(token)
@@ -125,7 +125,7 @@ def shift_decimal(token: str, power: int) -> Value:
 _LINE_ENDS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
 
 
-def complete_text(text: str) -> tuple[str, Optional[str]]:
+def complete_text(text: str) -> tuple[str, str | None]:
     """(`text` up to its last line end, a warning naming the last line when it had none). Every
     benchmark ends its lines with a line end: a last line without one was cut while being written
     ("23286.54" -> "2328"), and reading it as a value would be wrong. A blank tail is no line."""
@@ -139,7 +139,7 @@ def complete_text(text: str) -> tuple[str, Optional[str]]:
     return text[:end + 1], f"the last line, {shown!r}, has no line end (the output was cut while written): dropped"
 
 
-def with_note(message: str, note: Optional[str]) -> str:
+def with_note(message: str, note: str | None) -> str:
     """A ParseError's message, with complete_text's warning when a last line was dropped."""
     return f"{message}; {note}" if note else message
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 from scalebench.errors import ParseError
 import math
@@ -33,7 +33,7 @@ from scalebench.parse.hpl import HplOutput, parse_hpl
 SummaryValue = TypedValue
 
 # The headline metrics of each HPCC test, in the order HPCC's own summary tables use.
-KEY_METRICS: Tuple[str, ...] = (
+KEY_METRICS: tuple[str, ...] = (
     "HPL_Tflops",
     "HPL_N",
     "HPL_NB",
@@ -61,10 +61,10 @@ KEY_METRICS: Tuple[str, ...] = (
 )
 
 # The unit of each Summary measurement, by the end of its key (hpcc's io.c prints them in these units).
-_UNIT_BY_SUFFIX: Tuple[Tuple[str, str], ...] = (
+_UNIT_BY_SUFFIX: tuple[tuple[str, str], ...] = (
     ("_Tflops", "Tflop/s"), ("_Gflops", "Gflop/s"), ("_GUPs", "GUP/s"), ("_GBytes", "GB/s"), ("_GBs", "GB/s"),
     ("_usec", "us"), ("_time", "s"), ("_CheckTime", "s"), ("_TimeBound", "s"))
-_UNIT_BY_PREFIX: Tuple[Tuple[str, str], ...] = (("StarSTREAM_", "GB/s"), ("SingleSTREAM_", "GB/s"))
+_UNIT_BY_PREFIX: tuple[tuple[str, str], ...] = (("StarSTREAM_", "GB/s"), ("SingleSTREAM_", "GB/s"))
 # Counts of processes and sizes: at least 1.
 _COUNTS = frozenset(("CommWorldProcs", "HPLMaxProcs", "HPLMinProcs", "HPL_N", "HPL_NB", "HPL_nprow", "HPL_npcol",
                      "PTRANS_n", "PTRANS_nb", "PTRANS_nprow", "PTRANS_npcol", "MPIFFT_Procs", "DGEMM_N", "FFT_N",
@@ -74,7 +74,7 @@ NOT_MEASURED = -1  # what hpcc prints for a test it did not run
 _TFLOPS_TOLERANCE = 1e-3
 
 
-def summary_unit(key: str) -> Optional[str]:
+def summary_unit(key: str) -> str | None:
     """The unit of a Summary measurement ('N' for a count), None for any other key."""
     if key in _COUNTS:
         return "N"
@@ -84,7 +84,7 @@ def summary_unit(key: str) -> Optional[str]:
     return next((unit for prefix, unit in _UNIT_BY_PREFIX if key.startswith(prefix)), None)
 
 
-def _vetted(summary: Dict[str, "SummaryValue"], where: str, refused: List[str]) -> Dict[str, "SummaryValue"]:
+def _vetted(summary: dict[str, "SummaryValue"], where: str, refused: list[str]) -> dict[str, "SummaryValue"]:
     """The Summary with each measurement that cannot be (refusal; a count below 1, Success neither 0 nor
     1) set to None and named in `refused`; hpcc's -1 (not run) is kept."""
     for key, value in summary.items():
@@ -122,13 +122,13 @@ def summary_value(raw: str) -> SummaryValue:
 class HpccRun:
     """One run in the file; ``completed`` is None when the text has no markers to tell."""
 
-    banner_version: Optional[str]
-    hostname: Optional[str]
-    completed: Optional[bool]
-    sections_completed: Tuple[str, ...]
-    summary: Optional[Dict[str, SummaryValue]]
+    banner_version: str | None
+    hostname: str | None
+    completed: bool | None
+    sections_completed: tuple[str, ...]
+    summary: dict[str, SummaryValue] | None
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "banner_version": self.banner_version,
             "hostname": self.hostname,
@@ -142,10 +142,10 @@ class HpccRun:
 class HpccOutput:
     """All runs of an hpccoutf.txt; ``hpl`` is the HPL section of the LAST run (None if no rows)."""
 
-    runs: Tuple[HpccRun, ...]
-    hpl: Optional[HplOutput]
-    cut_line: Optional[str] = None  # complete_text's warning
-    problems: Tuple[str, ...] = ()  # values dropped, and the Summary against its HPL rows
+    runs: tuple[HpccRun, ...]
+    hpl: HplOutput | None
+    cut_line: str | None = None  # complete_text's warning
+    problems: tuple[str, ...] = ()  # values dropped, and the Summary against its HPL rows
 
     @property
     def n_runs(self) -> int:
@@ -156,18 +156,18 @@ class HpccOutput:
         return sum(1 for run in self.runs if run.summary is not None)
 
     @property
-    def last_summary(self) -> Optional[Dict[str, SummaryValue]]:
+    def last_summary(self) -> dict[str, SummaryValue] | None:
         for run in reversed(self.runs):
             if run.summary is not None:
                 return run.summary
         return None
 
     @property
-    def key_metrics(self) -> Dict[str, SummaryValue]:
+    def key_metrics(self) -> dict[str, SummaryValue]:
         summary = self.last_summary or {}
         return {key: summary[key] for key in KEY_METRICS if key in summary}
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         last = self.last_summary
         return {
             "n_runs": self.n_runs,
@@ -184,15 +184,15 @@ class _RunBuilder:
 
     __slots__ = ("version", "hostname", "completed", "sections", "open", "pending", "summary", "hpl")
 
-    def __init__(self, version: Optional[str]) -> None:
+    def __init__(self, version: str | None) -> None:
         self.version = version
-        self.hostname: Optional[str] = None
+        self.hostname: str | None = None
         self.completed = False
-        self.sections: List[str] = []
-        self.open: Optional[str] = None
-        self.pending: Optional[Dict[str, SummaryValue]] = None
-        self.summary: Optional[Dict[str, SummaryValue]] = None
-        self.hpl: Optional[List[str]] = None
+        self.sections: list[str] = []
+        self.open: str | None = None
+        self.pending: dict[str, SummaryValue] | None = None
+        self.summary: dict[str, SummaryValue] | None = None
+        self.hpl: list[str] | None = None
 
     def marker(self, edge: str, name: str) -> None:
         if edge == "Begin":
@@ -221,15 +221,15 @@ class _RunBuilder:
         return HpccRun(self.version, self.hostname, self.completed, tuple(self.sections), self.summary)
 
 
-def _add_pair(summary: Dict[str, SummaryValue], line: str) -> None:
+def _add_pair(summary: dict[str, SummaryValue], line: str) -> None:
     match = _KV_RE.fullmatch(line)
     if match:
         summary[match.group(1)] = summary_value(match.group(2).strip())
 
 
-def _read_runs(lines: List[str]) -> List[_RunBuilder]:
+def _read_runs(lines: list[str]) -> list[_RunBuilder]:
     """Split marked-up text into runs; [] when the text has no banner or marker at all."""
-    runs: List[_RunBuilder] = []
+    runs: list[_RunBuilder] = []
     for line in lines:
         banner = _BANNER_RE.match(line)
         if banner:
@@ -249,16 +249,16 @@ def _read_runs(lines: List[str]) -> List[_RunBuilder]:
     return runs
 
 
-def _try_hpl(lines: List[str]) -> Optional[HplOutput]:
+def _try_hpl(lines: list[str]) -> HplOutput | None:
     try:
         return parse_hpl("".join(f"{line}\n" for line in lines))
     except ParseError:
         return None
 
 
-def _contradictions(summary: Dict[str, SummaryValue], hpl: HplOutput) -> List[str]:
+def _contradictions(summary: dict[str, SummaryValue], hpl: HplOutput) -> list[str]:
     """What a run's Summary says against its own HPL section (hpcc's io.c and HPL_pddriver.c)."""
-    found: List[str] = []
+    found: list[str] = []
     rows = [row for row in hpl.rows if is_finite(row.gflops)]
     tflops = summary.get("HPL_Tflops")
     if isinstance(tflops, (int, float)) and tflops != NOT_MEASURED and rows:
@@ -294,7 +294,7 @@ def parse_hpcc(text: str) -> HpccOutput:
     text, cut = complete_text(text)
     lines = list(lines_of(text))  # blank lines say nothing in any section
     builders = _read_runs(lines)
-    problems: List[str] = []
+    problems: list[str] = []
     if builders:
         for index, builder in enumerate(builders, 1):
             if builder.summary is not None:
@@ -305,7 +305,7 @@ def parse_hpcc(text: str) -> HpccOutput:
         hpl = _try_hpl(last_hpl) if last_hpl is not None else None
         own_summary = builders[-1].summary  # the HPL section and Summary of one run
     else:
-        pairs: Dict[str, SummaryValue] = {}
+        pairs: dict[str, SummaryValue] = {}
         for line in lines:
             _add_pair(pairs, line)
         _vetted(pairs, "the Summary", problems)

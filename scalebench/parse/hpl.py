@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, NamedTuple
 
 from scalebench.errors import ParseError
 from scalebench.benchmarks import quantity_of
@@ -91,17 +91,17 @@ class HplRow(NamedTuple):
     q: int
     time_s: Value
     gflops: Value
-    residual: Optional[Value]
-    status: Optional[str]
-    residuals: Optional[Tuple[Value, ...]] = None
-    reason: Optional[str] = None  # why scalebench fails a row HPL passed
-    threshold: Optional[float] = None  # the residual threshold its run stated
+    residual: Value | None
+    status: str | None
+    residuals: tuple[Value, ...] | None = None
+    reason: str | None = None  # why scalebench fails a row HPL passed
+    threshold: float | None = None  # the residual threshold its run stated
 
     def label(self, index: int) -> str:
         return f"row {index} (N={self.n} NB={self.nb} {self.p}x{self.q})"
 
-    def to_dict(self) -> Dict[str, Any]:
-        out: Dict[str, Any] = {
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
             "tv": self.tv,
             "n": self.n,
             "nb": self.nb,
@@ -125,7 +125,7 @@ class HplCounts:
     failed: int
     skipped: int
 
-    def to_dict(self) -> Dict[str, int]:
+    def to_dict(self) -> dict[str, int]:
         return {"passed": self.passed, "failed": self.failed, "skipped": self.skipped}
 
 
@@ -144,21 +144,21 @@ class HplOutput:
     hpcc Summary against its own HPL rows: scalebench.parse.hpcc).
     """
 
-    rows: Tuple[HplRow, ...]
-    counts: Optional[HplCounts]
+    rows: tuple[HplRow, ...]
+    counts: HplCounts | None
     end_of_tests: bool
-    hpl_version: Optional[str] = None
-    eps: Optional[float] = None
-    threshold: Optional[float] = None
-    cut_line: Optional[str] = None
-    notes: Tuple[str, ...] = ()
+    hpl_version: str | None = None
+    eps: float | None = None
+    threshold: float | None = None
+    cut_line: str | None = None
+    notes: tuple[str, ...] = ()
 
     @property
-    def rmax_gflops(self) -> Optional[float]:
+    def rmax_gflops(self) -> float | None:
         return finite_max(r.gflops for r in self.rows if r.status == "PASSED")
 
-    def to_dict(self) -> Dict[str, Any]:
-        out: Dict[str, Any] = {
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
             "rows": [row.to_dict() for row in self.rows],
             "counts": self.counts.to_dict() if self.counts else None,
             "end_of_tests": self.end_of_tests,
@@ -170,9 +170,9 @@ class HplOutput:
                 out[key] = getattr(self, key)
         return out
 
-    def problems(self, expected_cases: Optional[int] = None) -> List[str]:
+    def problems(self, expected_cases: int | None = None) -> list[str]:
         """Reasons why this is not a clean, complete, residual-checked run; [] when it is."""
-        found: List[str] = [self.cut_line] if self.cut_line else []
+        found: list[str] = [self.cut_line] if self.cut_line else []
         for index, row in enumerate(self.rows, 1):
             found.extend(_row_problems(index, row))
         found.extend(self.notes)
@@ -193,11 +193,11 @@ class HplOutput:
         return found
 
 
-def _row_problems(index: int, row: HplRow) -> List[str]:
+def _row_problems(index: int, row: HplRow) -> list[str]:
     label = row.label(index)
     if row.reason is not None:
         return [f"{label} FAILED: {row.reason}"]
-    found: List[str] = []
+    found: list[str] = []
     for name, value in (("time", row.time_s), ("Gflops", row.gflops)):
         if not is_finite(value):
             found.append(f"{name} of {label} is not finite ({value})")
@@ -215,8 +215,8 @@ def _row_problems(index: int, row: HplRow) -> List[str]:
     return found
 
 
-def _count_problems(counts: HplCounts, n_rows: int) -> List[str]:
-    found: List[str] = []
+def _count_problems(counts: HplCounts, n_rows: int) -> list[str]:
+    found: list[str] = []
     if counts.failed:
         found.append(f"{_plural_tests(counts.failed)} failed")
     if counts.skipped:
@@ -235,11 +235,11 @@ class _Test:
 
     __slots__ = ("fields", "threshold", "residuals", "statuses", "three_residual")
 
-    def __init__(self, fields: Tuple[str, ...], threshold: Optional[float]) -> None:
+    def __init__(self, fields: tuple[str, ...], threshold: float | None) -> None:
         self.fields = fields  # T/V, N, NB, P, Q, Time, Gflops as printed
         self.threshold = threshold  # its run's, when stated
-        self.residuals: List[Value] = []
-        self.statuses: List[str] = []
+        self.residuals: list[Value] = []
+        self.statuses: list[str] = []
         self.three_residual = False
 
     def wants_residual(self) -> bool:
@@ -255,7 +255,7 @@ class _Test:
     def row(self) -> HplRow:
         """The row as HPL printed it, FAILED with a reason when HPL passed it and it cannot stand."""
         tv, n, nb, p, q, time_s, gflops = self.fields
-        status: Optional[str] = None
+        status: str | None = None
         if self.statuses:
             status = "FAILED" if "FAILED" in self.statuses else "PASSED"
         values = tuple(self.residuals)
@@ -281,7 +281,7 @@ def hpl_flops(n: int) -> float:
     return 2 / 3 * n**3 + 1.5 * n**2
 
 
-def rate_bounds(n: int, time_s: float, half_step: float) -> Tuple[float, float]:
+def rate_bounds(n: int, time_s: float, half_step: float) -> tuple[float, float]:
     """(lowest, highest) Gflops HPL can print for N and a time printed as `time_s`, the true time
     being within `half_step` of it (0.005 s for HPL's two decimals): a time printed 0.00 has no
     upper bound on the rate, but a floor."""
@@ -321,7 +321,7 @@ def _half_step(token: str) -> float:
         return 0.0
 
 
-def _impossible(row: HplRow, half_step: float) -> Optional[str]:
+def _impossible(row: HplRow, half_step: float) -> str | None:
     """Why a row HPL passed cannot stand, or None: N, NB, P, Q beyond HPL's C ints, a time or rate that
     is not finite, negative or beyond what any machine reaches (scalebench/data/quantities.yaml, the
     rate also per process), a residual not finite, negative or above the threshold its run states, or
@@ -361,11 +361,11 @@ class _Summary:
     __slots__ = ("passed", "failed", "skipped")
 
     def __init__(self) -> None:
-        self.passed: Optional[int] = None
-        self.failed: Optional[int] = None
-        self.skipped: Optional[int] = None
+        self.passed: int | None = None
+        self.failed: int | None = None
+        self.skipped: int | None = None
 
-    def feed(self, line: str) -> Optional[HplCounts]:
+    def feed(self, line: str) -> HplCounts | None:
         """Take a count line; the counts once passed, failed and skipped are all known."""
         for attr, regex in (("passed", _PASSED_RE), ("failed", _FAILED_RE), ("skipped", _SKIPPED_RE)):
             match = regex.match(line)
@@ -376,7 +376,7 @@ class _Summary:
         return HplCounts(self.passed, self.failed, self.skipped)
 
 
-def _add(total: Optional[HplCounts], more: HplCounts) -> HplCounts:
+def _add(total: HplCounts | None, more: HplCounts) -> HplCounts:
     if total is None:
         return more
     return HplCounts(total.passed + more.passed, total.failed + more.failed, total.skipped + more.skipped)
@@ -388,9 +388,9 @@ class _Header:
     __slots__ = ("version", "eps", "threshold")
 
     def __init__(self) -> None:
-        self.version: Optional[str] = None
-        self.eps: Optional[float] = None
-        self.threshold: Optional[float] = None
+        self.version: str | None = None
+        self.eps: float | None = None
+        self.threshold: float | None = None
 
     def feed(self, line: str) -> bool:
         """Read a line starting with H or -; True when it was a header fact."""
@@ -414,12 +414,12 @@ def parse_hpl(text: str) -> HplOutput:
     """Parse the whole text of an HPL output; ParseError if it holds no result row. A last line
     without its line end is dropped (and named in ``problems()``): HPL was still writing it."""
     text, cut = complete_text(text)
-    rows: List[HplRow] = []  # each test becomes its row once the next one starts: no test is kept longer
-    current: Optional[_Test] = None
+    rows: list[HplRow] = []  # each test becomes its row once the next one starts: no test is kept longer
+    current: _Test | None = None
     tested = 0
-    summary: Optional[_Summary] = None
-    counts: Optional[HplCounts] = None
-    rows_at_end: Optional[int] = None
+    summary: _Summary | None = None
+    counts: HplCounts | None = None
+    rows_at_end: int | None = None
     header = _Header()
     last = (None, None, None)  # the version, eps and threshold of the latest run that printed them
 
@@ -471,7 +471,7 @@ def parse_hpl(text: str) -> HplOutput:
     )
 
 
-def _finite_or(token: str, default: Optional[float]) -> Optional[float]:
+def _finite_or(token: str, default: float | None) -> float | None:
     value = to_value(token)
     return value if isinstance(value, float) else default
 

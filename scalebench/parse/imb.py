@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 from scalebench.errors import ParseError
 from scalebench.parse._common import (VALUE_RE, TypedValue, complete_text, finite_max, finite_min, is_finite,
@@ -50,7 +50,7 @@ _FINALIZE = "# All processes entering MPI_Finalize"
 _LIST_START = "# List of Benchmarks to run:"
 
 
-def _cell(column: str, token: str) -> Optional[Value]:
+def _cell(column: str, token: str) -> Value | None:
     """The typed value of one cell, or None when the token does not fit the column."""
     if column in _INT_COLUMNS:
         return parse_int(token)
@@ -59,7 +59,7 @@ def _cell(column: str, token: str) -> Optional[Value]:
     return None
 
 
-def latency_column(columns: Tuple[str, ...]) -> Optional[str]:
+def latency_column(columns: tuple[str, ...]) -> str | None:
     """t_avg[usec] for collectives, t[usec] for PingPong; else the first *[usec] column."""
     for wanted in ("t_avg[usec]", "t[usec]"):
         if wanted in columns:
@@ -77,18 +77,18 @@ class ImbBlock:
     with a Mbytes/sec column.
     """
 
-    benchmark: Optional[str]
-    processes: Optional[int]
-    columns: Tuple[str, ...]
-    rows: Tuple[Dict[str, Value], ...]
-    mode: Optional[str] = None
+    benchmark: str | None
+    processes: int | None
+    columns: tuple[str, ...]
+    rows: tuple[dict[str, Value], ...]
+    mode: str | None = None
 
     @property
-    def latency_column_used(self) -> Optional[str]:
+    def latency_column_used(self) -> str | None:
         return latency_column(self.columns)
 
     @property
-    def min_latency_usec(self) -> Optional[float]:
+    def min_latency_usec(self) -> float | None:
         column = self.latency_column_used
         if column is None:
             return None
@@ -99,11 +99,11 @@ class ImbBlock:
         )
 
     @property
-    def peak_mbytes_per_sec(self) -> Optional[float]:
+    def peak_mbytes_per_sec(self) -> float | None:
         return finite_max(row.get("Mbytes/sec") for row in self.rows)
 
-    def to_dict(self) -> Dict[str, Any]:
-        out: Dict[str, Any] = {
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
             "benchmark": self.benchmark,
             "processes": self.processes,
             "rows": [dict(row) for row in self.rows],
@@ -123,16 +123,16 @@ class ImbBlock:
 class ImbOutput:
     """All blocks in print order; ``benchmarks_listed`` is None without a listing."""
 
-    imb_version: Optional[str]
-    benchmarks_listed: Optional[Tuple[str, ...]]
-    blocks: Tuple[ImbBlock, ...]
+    imb_version: str | None
+    benchmarks_listed: tuple[str, ...] | None
+    blocks: tuple[ImbBlock, ...]
     finalize_line: bool
-    cut_line: Optional[str] = None  # complete_text's warning
-    problems: Tuple[str, ...] = ()  # values refused, times out of order
+    cut_line: str | None = None  # complete_text's warning
+    problems: tuple[str, ...] = ()  # values refused, times out of order
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         listed = self.benchmarks_listed
-        out: Dict[str, Any] = {
+        out: dict[str, Any] = {
             "imb_version": self.imb_version,
             "benchmarks_listed": list(listed) if listed is not None else None,
             "blocks": [block.to_dict() for block in self.blocks],
@@ -144,11 +144,11 @@ class ImbOutput:
         return out
 
 
-def _column_unit(column: str) -> Optional[str]:
+def _column_unit(column: str) -> str | None:
     return next((unit for end, unit in _COLUMN_UNITS if column.endswith(end)), None)
 
 
-def _vet(block: "_Block", refused: List[str]) -> None:
+def _vet(block: "_Block", refused: list[str]) -> None:
     """Null each cell of `block` that cannot be and name it; name rows whose times are out of order."""
     name = f"{block.benchmark or 'table'}" + (f" on {block.processes} processes" if block.processes else "")
     if block.processes == 0:
@@ -168,11 +168,11 @@ def _vet(block: "_Block", refused: List[str]) -> None:
 
 @dataclass
 class _Block:
-    benchmark: Optional[str] = None
-    processes: Optional[int] = None
-    mode: Optional[str] = None
-    columns: Optional[Tuple[str, ...]] = None
-    rows: List[Dict[str, Value]] = field(default_factory=list)
+    benchmark: str | None = None
+    processes: int | None = None
+    mode: str | None = None
+    columns: tuple[str, ...] | None = None
+    rows: list[dict[str, Value]] = field(default_factory=list)
 
     def freeze(self) -> ImbBlock:
         return ImbBlock(self.benchmark, self.processes, self.columns or (), tuple(self.rows), self.mode)
@@ -180,10 +180,10 @@ class _Block:
 
 class _Reader:
     def __init__(self) -> None:
-        self.version: Optional[str] = None
-        self.listed: Optional[List[str]] = None
+        self.version: str | None = None
+        self.listed: list[str] | None = None
         self.listing = False
-        self.blocks: List[_Block] = []
+        self.blocks: list[_Block] = []
         self.finalize = False
 
     def current(self) -> _Block:
@@ -263,7 +263,7 @@ def parse_imb(text: str) -> ImbOutput:
         reader.feed(line)
     if not any(block.rows for block in reader.blocks):
         raise ParseError(with_note("no IMB result row (a '#bytes #repetitions ...' table) found", cut))
-    refused: List[str] = []
+    refused: list[str] = []
     for block in reader.blocks:
         _vet(block, refused)
     return ImbOutput(

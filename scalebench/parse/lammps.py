@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 from scalebench.errors import ParseError
 from scalebench.parse._common import NONFINITE_RE, NUM, VALUE, Value, is_finite, lines_of, refused_or, to_value
@@ -91,10 +91,10 @@ _PERF_UNITS = {"timesteps_per_s": "timesteps/s", "atom_steps_per_s": "atom-steps
 _AGREEMENT = 0.02
 _PRINTED_STEP = 0.0005  # half the last of the three decimals LAMMPS prints rates with
 
-TimingEntry = Dict[str, Optional[Value]]
+TimingEntry = dict[str, Value | None]
 
 
-def _number(token: str) -> Optional[Value]:
+def _number(token: str) -> Value | None:
     """A finite float, the token for a non-finite value ("-nan"), None for anything else."""
     value = to_value(token)
     if isinstance(value, float) or NONFINITE_RE.fullmatch(token):
@@ -102,7 +102,7 @@ def _number(token: str) -> Optional[Value]:
     return None
 
 
-def _atoms(token: str) -> Optional[int]:
+def _atoms(token: str) -> int | None:
     value = to_value(token)
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e18:
         return int(value)
@@ -113,18 +113,18 @@ def _atoms(token: str) -> Optional[int]:
 class _Run:
     """One run's summary as it is read; frozen into LammpsRun."""
 
-    version: Optional[str]
-    loop_time_s: Optional[Value] = None
-    procs: Optional[int] = None
-    steps: Optional[int] = None
-    atoms: Optional[int] = None
-    perf: Dict[str, Optional[Value]] = field(default_factory=dict)
-    cpu_use_pct: Optional[Value] = None
-    mpi_tasks: Optional[int] = None
-    omp_threads: Optional[int] = None
-    table: Dict[str, TimingEntry] = field(default_factory=dict)
+    version: str | None
+    loop_time_s: Value | None = None
+    procs: int | None = None
+    steps: int | None = None
+    atoms: int | None = None
+    perf: dict[str, Value | None] = field(default_factory=dict)
+    cpu_use_pct: Value | None = None
+    mpi_tasks: int | None = None
+    omp_threads: int | None = None
+    table: dict[str, TimingEntry] = field(default_factory=dict)
     table_cut: bool = False
-    old_timing: Dict[str, TimingEntry] = field(default_factory=dict)
+    old_timing: dict[str, TimingEntry] = field(default_factory=dict)
 
     @property
     def has_loop(self) -> bool:
@@ -140,27 +140,27 @@ class LammpsRun:
     only the average time and %total.
     """
 
-    lammps_version: Optional[str]
-    loop_time_s: Optional[Value]
-    procs: Optional[int]
-    steps: Optional[int]
-    atoms: Optional[int]
-    timesteps_per_s: Optional[Value]
-    atom_steps_per_s: Optional[Value]
-    ns_per_day: Optional[Value]
-    hours_per_ns: Optional[Value]
-    tau_per_day: Optional[Value]
-    fs_per_day: Optional[Value]
-    hours_per_fs: Optional[Value]
-    mpi_tasks: Optional[int]
-    omp_threads: Optional[int]
-    cpu_use_pct: Optional[Value]
-    timing_breakdown: Dict[str, TimingEntry]
+    lammps_version: str | None
+    loop_time_s: Value | None
+    procs: int | None
+    steps: int | None
+    atoms: int | None
+    timesteps_per_s: Value | None
+    atom_steps_per_s: Value | None
+    ns_per_day: Value | None
+    hours_per_ns: Value | None
+    tau_per_day: Value | None
+    fs_per_day: Value | None
+    hours_per_fs: Value | None
+    mpi_tasks: int | None
+    omp_threads: int | None
+    cpu_use_pct: Value | None
+    timing_breakdown: dict[str, TimingEntry]
     timing_complete: bool
-    problems: Tuple[str, ...] = ()  # figures refused, figures that contradict each other
+    problems: tuple[str, ...] = ()  # figures refused, figures that contradict each other
 
     @classmethod
-    def empty(cls, version: Optional[str]) -> "LammpsRun":
+    def empty(cls, version: str | None) -> "LammpsRun":
         """No run figures at all (the log stops before any run summary)."""
         return cls(version, *([None] * 14), timing_breakdown={}, timing_complete=False)
 
@@ -168,23 +168,23 @@ class LammpsRun:
     def complete(self) -> bool:
         return self.loop_time_s is not None and self.timing_complete
 
-    def _timing(self, section: str, key: str) -> Optional[Value]:
+    def _timing(self, section: str, key: str) -> Value | None:
         entry = self.timing_breakdown.get(section)
         return entry.get(key) if entry is not None else None
 
     @property
-    def comm_pct_total(self) -> Optional[Value]:
+    def comm_pct_total(self) -> Value | None:
         return self._timing("Comm", "pct_total")
 
     @property
-    def comm_time_s(self) -> Optional[Value]:
+    def comm_time_s(self) -> Value | None:
         return self._timing("Comm", "avg_s")
 
     @property
-    def pair_pct_total(self) -> Optional[Value]:
+    def pair_pct_total(self) -> Value | None:
         return self._timing("Pair", "pct_total")
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "lammps_version": self.lammps_version,
             "loop_time_s": self.loop_time_s,
@@ -217,17 +217,17 @@ class LammpsLog:
     any thermo output in any run holds a NaN or inf. ``n_runs`` counts runs with a Loop time.
     """
 
-    run: Optional[LammpsRun]
-    lammps_version: Optional[str]
-    total_wall_time_s: Optional[int]
+    run: LammpsRun | None
+    lammps_version: str | None
+    total_wall_time_s: int | None
     n_runs: int
     unfinished_run: bool
     nan_in_thermo: bool
-    error: Optional[str]
-    cut_line: Optional[str] = None  # complete_text's warning
+    error: str | None
+    cut_line: str | None = None  # complete_text's warning
 
     @property
-    def problems(self) -> Tuple[str, ...]:
+    def problems(self) -> tuple[str, ...]:
         """The reported run's figures refused or contradicting each other; () for a sound run."""
         return self.run.problems if self.run is not None else ()
 
@@ -240,7 +240,7 @@ class LammpsLog:
             and self.error is None
         )
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         run = self.run if self.run is not None else LammpsRun.empty(self.lammps_version)
         out = run.to_dict()
         out.update(
@@ -258,7 +258,7 @@ class LammpsLog:
         return out
 
 
-def _count(value: Optional[int], what: str, least: int, refused: List[str]) -> Optional[int]:
+def _count(value: int | None, what: str, least: int, refused: list[str]) -> int | None:
     if value is None or value >= least:
         return value
     refused.append(f"{what} {value} is below {least}: dropped")
@@ -269,7 +269,7 @@ def _agrees(value: Any, expected: float, slack: float) -> bool:
     return abs(value - expected) <= _AGREEMENT * abs(expected) + slack
 
 
-def _contradictions(run: LammpsRun) -> List[str]:
+def _contradictions(run: LammpsRun) -> list[str]:
     """Figures of one run that LAMMPS derives from one another, and do not agree (finish.cpp)."""
     found = []
     steps, loop, rate = run.steps, run.loop_time_s, run.timesteps_per_s
@@ -292,7 +292,7 @@ def _contradictions(run: LammpsRun) -> List[str]:
 
 def _freeze(run: _Run) -> LammpsRun:
     """The run's figures, each that cannot be null and named, with the contradictions among them."""
-    refused: List[str] = []
+    refused: list[str] = []
     perf = {key: refused_or(run.perf[key], unit, "Performance", refused) if key in run.perf else None
             for key, unit in _PERF_UNITS.items()}
     table = run.table or run.old_timing
@@ -322,9 +322,9 @@ def _freeze(run: _Run) -> LammpsRun:
     return replace(frozen, problems=tuple(refused + _contradictions(frozen)))
 
 
-def _performance(rest: str) -> Dict[str, Optional[Value]]:
+def _performance(rest: str) -> dict[str, Value | None]:
     """The comma-separated ``value unit`` items after ``Performance:``; unknown units are skipped."""
-    found: Dict[str, Optional[Value]] = {}
+    found: dict[str, Value | None] = {}
     for item in rest.split(","):
         match = _PERF_ITEM_RE.fullmatch(item.strip())
         if not match:
@@ -360,15 +360,15 @@ class _Reader:
     """Line-by-line state: runs read so far and where in a run summary we are."""
 
     def __init__(self) -> None:
-        self.runs: List[_Run] = []
-        self.current: Optional[_Run] = None  # run whose summary lines are being read
+        self.runs: list[_Run] = []
+        self.current: _Run | None = None  # run whose summary lines are being read
         self.run_open = False  # a run started and has not printed its Loop time yet
-        self.table_state: Optional[str] = None  # None, "header", "rows"
-        self.columns: List[str] = []
-        self.version: Optional[str] = None
-        self.wall: Optional[int] = None
+        self.table_state: str | None = None  # None, "header", "rows"
+        self.columns: list[str] = []
+        self.version: str | None = None
+        self.wall: int | None = None
         self.nan = False
-        self.error: Optional[str] = None
+        self.error: str | None = None
         self.recognised = False
 
     def summary_run(self) -> _Run:
@@ -490,7 +490,7 @@ class _Reader:
         return True
 
 
-def _reported(runs: List[_Run]) -> Optional[_Run]:
+def _reported(runs: list[_Run]) -> _Run | None:
     """The last run with a Loop time and steps > 0; else the last with a Loop time; else the last."""
     for wanted in (lambda r: r.has_loop and (r.steps or 0) > 0, lambda r: r.has_loop):
         for run in reversed(runs):

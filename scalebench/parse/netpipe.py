@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 from scalebench.errors import ParseError
 from scalebench.parse._common import (VALUE, Value, complete_text, finite_max, finite_min, lines_of, refused_or,
@@ -48,10 +48,10 @@ def _seconds_to_usec(token: str) -> Value:
 @dataclass(frozen=True)
 class NetpipeRow:
     bytes: int
-    mbps: Optional[Value]  # None: a value that cannot be (see warnings)
-    usec: Optional[Value]
+    mbps: Value | None  # None: a value that cannot be (see warnings)
+    usec: Value | None
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"bytes": self.bytes, "mbps": self.mbps, "usec": self.usec}
 
 
@@ -63,21 +63,21 @@ class NetpipeOutput:
     (normally that of the smallest message); both ignore non-finite values.
     """
 
-    rows: Tuple[NetpipeRow, ...]
+    rows: tuple[NetpipeRow, ...]
     form: str
-    cut_line: Optional[str] = None  # complete_text's warning
-    problems: Tuple[str, ...] = ()  # values refused
+    cut_line: str | None = None  # complete_text's warning
+    problems: tuple[str, ...] = ()  # values refused
 
     @property
-    def peak_mbps(self) -> Optional[float]:
+    def peak_mbps(self) -> float | None:
         return finite_max(r.mbps for r in self.rows)
 
     @property
-    def min_latency_usec(self) -> Optional[float]:
+    def min_latency_usec(self) -> float | None:
         return finite_min(r.usec for r in self.rows)
 
-    def to_dict(self) -> Dict[str, Any]:
-        out: Dict[str, Any] = {
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
             "rows": [row.to_dict() for row in self.rows],
             "n_rows": len(self.rows),
             "peak_mbps": self.peak_mbps,
@@ -90,9 +90,9 @@ class NetpipeOutput:
         return out
 
 
-def _vetted(rows: List[NetpipeRow], form: str, cut: Optional[str]) -> NetpipeOutput:
+def _vetted(rows: list[NetpipeRow], form: str, cut: str | None) -> NetpipeOutput:
     """The output with each throughput and time that cannot be set to None and named."""
-    refused: List[str] = []
+    refused: list[str] = []
     kept = [NetpipeRow(row.bytes,
                        refused_or(row.mbps, "Mbit/s", f"throughput at {row.bytes} bytes", refused),  # 2**20 bits: near
                        refused_or(row.usec, "us", f"time at {row.bytes} bytes", refused, positive=True))
@@ -104,8 +104,8 @@ def parse_netpipe(text: str) -> NetpipeOutput:
     """Parse NetPIPE 3.7 screen output or np.out; ParseError when neither form has a row. A last line
     without its line end is dropped, with a warning."""
     text, cut = complete_text(text)
-    screen: List[NetpipeRow] = []
-    file_rows: List[NetpipeRow] = []
+    screen: list[NetpipeRow] = []
+    file_rows: list[NetpipeRow] = []
     for line in lines_of(text):
         if not line[0].isdigit():
             continue

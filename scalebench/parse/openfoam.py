@@ -21,13 +21,13 @@ from __future__ import annotations
 import re
 import statistics
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any
 
 from scalebench.errors import ParseError
 from scalebench.parse._common import NUM, Value, complete_text, is_finite, lines_of, refusal, to_value, with_note
 
 # A residual: one value, or one per component for coupled (vector) solvers "(1 0.5 0)".
-Residual = Union[Value, List[Value]]
+Residual = Value | list[Value]
 
 _BANNER_RE = re.compile(r"(Build|Exec|nProcs)[ \t]*:[ \t]*(.*)")
 _NPROCS_RE = re.compile(r"\d{1,9}")
@@ -48,7 +48,7 @@ def _residual(token: str) -> Residual:
     return to_value(token)
 
 
-def _finite_or_none(value: float) -> Optional[float]:
+def _finite_or_none(value: float) -> float | None:
     """None for a derived figure that overflowed (differences of printed values near 1e308)."""
     return value if is_finite(value) else None
 
@@ -67,7 +67,7 @@ class SolverResidual:
     final: Residual
     iterations: int
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "solver": self.solver,
             "initial": self.initial,
@@ -88,28 +88,28 @@ class OpenfoamLog:
     the start-up cost folded into the first value; the median is robust to write steps.
     """
 
-    build: Optional[str]
-    exec: Optional[str]
-    nprocs_line: Optional[int]
-    exec_times: Tuple[float, ...]
-    final_execution_time_s: Optional[Value]
-    final_clock_time_s: Optional[Value]
+    build: str | None
+    exec: str | None
+    nprocs_line: int | None
+    exec_times: tuple[float, ...]
+    final_execution_time_s: Value | None
+    final_clock_time_s: Value | None
     n_execution_time_lines: int
-    last_complete_pair: Optional[Tuple[Value, Value]]
+    last_complete_pair: tuple[Value, Value] | None
     n_time_steps: int
-    first_time: Optional[Value]
-    last_time: Optional[Value]
+    first_time: Value | None
+    last_time: Value | None
     finished: bool
     finalising_parallel_run: bool
     fatal_error: bool
-    last_residuals: Dict[str, SolverResidual]
-    first_nonfinite_time: Optional[Value]
+    last_residuals: dict[str, SolverResidual]
+    first_nonfinite_time: Value | None
     nonfinite_residuals: bool
-    cut_line: Optional[str] = None  # complete_text's warning
-    problems: Tuple[str, ...] = ()  # times refused or falling, an nProcs of 0
+    cut_line: str | None = None  # complete_text's warning
+    problems: tuple[str, ...] = ()  # times refused or falling, an nProcs of 0
 
     @property
-    def application(self) -> Optional[str]:
+    def application(self) -> str | None:
         if not self.exec:
             return None
         return self.exec.split()[0]
@@ -120,27 +120,27 @@ class OpenfoamLog:
         return flagged or (self.nprocs_line or 1) > 1
 
     @property
-    def nprocs(self) -> Optional[int]:
+    def nprocs(self) -> int | None:
         if self.nprocs_line is not None:
             return self.nprocs_line
         return None if self.parallel else 1
 
     @property
-    def step_deltas(self) -> List[float]:
+    def step_deltas(self) -> list[float]:
         times = self.exec_times
         # Rounded to 1e-9 s: the printed values have at most a few decimals, and the
         # difference of two binary floats would otherwise show as 0.03000000000000025.
         return [round(b - a, 9) for a, b in zip(times, times[1:])]
 
     @property
-    def seconds_per_step_mean(self) -> Optional[float]:
+    def seconds_per_step_mean(self) -> float | None:
         times = self.exec_times
         if len(times) < 2 or self._falls:
             return None
         return _finite_or_none((times[-1] - times[0]) / (len(times) - 1))
 
     @property
-    def seconds_per_step_median(self) -> Optional[float]:
+    def seconds_per_step_median(self) -> float | None:
         deltas = self.step_deltas
         return _finite_or_none(statistics.median(deltas)) if deltas and not self._falls else None
 
@@ -149,7 +149,7 @@ class OpenfoamLog:
         """A cumulative time that falls: no time per step can be made of it (named in problems)."""
         return any(b < a for a, b in zip(self.exec_times, self.exec_times[1:]))
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         pair = self.last_complete_pair
         return {
             "build": self.build,
@@ -179,24 +179,24 @@ class OpenfoamLog:
 
 @dataclass
 class _Run:
-    build: Optional[str] = None
-    exec: Optional[str] = None
-    nprocs: Optional[int] = None
-    exec_times: List[float] = field(default_factory=list)
+    build: str | None = None
+    exec: str | None = None
+    nprocs: int | None = None
+    exec_times: list[float] = field(default_factory=list)
     n_exec: int = 0
-    final_exec: Optional[Value] = None
-    final_clock: Optional[Value] = None
-    pair: Optional[Tuple[Value, Value]] = None
+    final_exec: Value | None = None
+    final_clock: Value | None = None
+    pair: tuple[Value, Value] | None = None
     n_times: int = 0
-    first_time: Optional[Value] = None
-    last_time: Optional[Value] = None
+    first_time: Value | None = None
+    last_time: Value | None = None
     finished: bool = False
     finalising: bool = False
     fatal: bool = False
-    residuals: Dict[str, SolverResidual] = field(default_factory=dict)
-    first_nonfinite_time: Optional[Value] = None
+    residuals: dict[str, SolverResidual] = field(default_factory=dict)
+    first_nonfinite_time: Value | None = None
     nonfinite: bool = False
-    problems: List[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
 
     @property
     def started(self) -> bool:
@@ -289,7 +289,7 @@ def _feed(run: _Run, line: str) -> bool:
     return False
 
 
-def _time(run: _Run, name: str, value: Value, before: Optional[Value]) -> Optional[Value]:
+def _time(run: _Run, name: str, value: Value, before: Value | None) -> Value | None:
     """A cumulative time as printed, None (named in run.problems) when it cannot be; a time below the one
     before it is named (both are totals since the start)."""
     reason = refusal(value, "s", name)

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any
 
 from scalebench.errors import ParseError
 from scalebench.parse._common import (VALUE, VALUE_RE, Value, complete_text, int_or_value, is_finite, lines_of,
                                       refused_or, to_value, with_note)
 
-Row = Tuple[Optional[int], Optional[Value]]  # size is None in osu_barrier's size-less table; value None: refused
+Row = tuple[int | None, Value | None]  # size is None in osu_barrier's size-less table; value None: refused
 
 _TITLE_RE = re.compile(r"#[ \t]*OSU[ \t]+(.*)")
 _VERSION_RE = re.compile(r"[ \t]v(\d{1,3}(?:\.\d{1,4}){0,3}[A-Za-z0-9]{0,8})$")
@@ -54,7 +54,7 @@ _COLLECTIVES = (
     "scatter", "scatterv",
 )
 # Title (lower case, without the "OSU MPI[-CUDA] " prefix, "Test" and version) -> program.
-_PROGRAMS: Dict[str, str] = {
+_PROGRAMS: dict[str, str] = {
     "latency": "osu_latency",
     "bandwidth": "osu_bw",
     "bi-directional bandwidth": "osu_bibw",
@@ -81,7 +81,7 @@ def _other_cell(token: str) -> Value:
     return int_or_value(token)
 
 
-def _split_title(title_body: str) -> Tuple[Optional[str], Optional[str]]:
+def _split_title(title_body: str) -> tuple[str | None, str | None]:
     """(program name, version) from the text after '# OSU'."""
     body = title_body.strip()
     version = None
@@ -98,12 +98,12 @@ def _split_title(title_body: str) -> Tuple[Optional[str], Optional[str]]:
     return _PROGRAMS.get(" ".join(words)), version
 
 
-def _columns(header_rest: str) -> List[str]:
+def _columns(header_rest: str) -> list[str]:
     """Column names: OMB separates them by two or more spaces (names contain single spaces)."""
     return [name for name in _COLUMN_SPLIT_RE.split(header_rest.strip()) if name]
 
 
-def unit_of(metric: Optional[str]) -> Optional[str]:
+def unit_of(metric: str | None) -> str | None:
     """'Bandwidth (MB/s)' -> 'MB/s', 'Avg Latency(us)' -> 'us', bare 'MB/s' -> 'MB/s'."""
     if not metric:
         return None
@@ -115,7 +115,7 @@ def unit_of(metric: Optional[str]) -> Optional[str]:
     return None
 
 
-def _unit_from_title(title: Optional[str]) -> Optional[str]:
+def _unit_from_title(title: str | None) -> str | None:
     if title is None:
         return None
     lowered = title.lower()
@@ -126,7 +126,7 @@ def _unit_from_title(title: Optional[str]) -> Optional[str]:
     return None
 
 
-def _extreme(rows: List[Row], pick: Any) -> Tuple[Optional[float], Optional[int]]:
+def _extreme(rows: list[Row], pick: Any) -> tuple[float | None, int | None]:
     """(value, size) of the first row whose finite value equals pick() of all finite values."""
     finite = [(value, size) for size, value in rows if is_finite(value)]
     if not finite:
@@ -137,12 +137,12 @@ def _extreme(rows: List[Row], pick: Any) -> Tuple[Optional[float], Optional[int]
 
 @dataclass
 class _Table:
-    title: Optional[str] = None
-    datatype: Optional[str] = None
-    columns: Optional[List[str]] = None
+    title: str | None = None
+    datatype: str | None = None
+    columns: list[str] | None = None
     sizeless: bool = False
-    rows: List[Row] = field(default_factory=list)
-    extra: List[List[Union[int, Value]]] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
+    extra: list[list[int | Value]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -156,34 +156,34 @@ class OsuTable:
     first row printed. osu_barrier's table has no Size column: its sizes are None.
     """
 
-    title: Optional[str]
-    benchmark: Optional[str]
-    version: Optional[str]
-    datatype: Optional[str]
-    columns: Optional[Tuple[str, ...]]
-    rows: Tuple[Row, ...]
-    other_columns: Dict[str, List[Optional[Union[int, Value]]]]
+    title: str | None
+    benchmark: str | None
+    version: str | None
+    datatype: str | None
+    columns: tuple[str, ...] | None
+    rows: tuple[Row, ...]
+    other_columns: dict[str, list[int | Value | None]]
     n_tables: int
-    cut_line: Optional[str] = None  # complete_text's warning
-    problems: Tuple[str, ...] = ()  # values refused, latencies out of order
+    cut_line: str | None = None  # complete_text's warning
+    problems: tuple[str, ...] = ()  # values refused, latencies out of order
 
     @property
-    def metric(self) -> Optional[str]:
+    def metric(self) -> str | None:
         first = 1 if self.columns and self.columns[0] == "Size" else 0
         return self.columns[first] if self.columns and len(self.columns) > first else None
 
     @property
-    def unit(self) -> Optional[str]:
+    def unit(self) -> str | None:
         return unit_of(self.metric) if self.metric else _unit_from_title(self.title)
 
     @property
     def is_latency(self) -> bool:
         return self.unit == "us"
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         rows = list(self.rows)
         peak, peak_size = _extreme(rows, max)
-        out: Dict[str, Any] = {
+        out: dict[str, Any] = {
             "benchmark": self.benchmark,
             "title": self.title,
             "version": self.version,
@@ -213,9 +213,9 @@ class OsuTable:
 _LATENCY_ORDER = ("Min Latency(us)", "Avg Latency(us)", "Max Latency(us)")
 
 
-def _vet(table: _Table, metric: Optional[str], unit: Optional[str]) -> List[str]:
+def _vet(table: _Table, metric: str | None, unit: str | None) -> list[str]:
     """Null every value of `table` that cannot be, and say why; also latencies out of order."""
-    found: List[str] = []
+    found: list[str] = []
     what = metric or "value"
     table.rows = [(size, refused_or(value, unit or "", f"{what} at size {size}", found))
                   for size, value in table.rows]
@@ -240,7 +240,7 @@ def _vet(table: _Table, metric: Optional[str], unit: Optional[str]) -> List[str]
     return found
 
 
-def _freeze(table: _Table, n_tables: int, cut_line: Optional[str]) -> OsuTable:
+def _freeze(table: _Table, n_tables: int, cut_line: str | None) -> OsuTable:
     benchmark, version = (None, None)
     if table.title is not None:
         match = _TITLE_RE.fullmatch(table.title)
@@ -274,7 +274,7 @@ def parse_osu(text: str) -> OsuTable:
     """Parse OMB output; ParseError when no [size value] row is found. A last line without its line
     end is dropped, with a warning."""
     text, cut = complete_text(text)
-    tables: List[_Table] = []
+    tables: list[_Table] = []
 
     def fresh() -> _Table:
         """The table a comment line belongs to: a new one once the current one has rows."""

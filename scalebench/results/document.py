@@ -11,7 +11,7 @@ import base64
 import html
 import re
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence, Tuple, Union
+from typing import Callable, Mapping, Sequence
 
 from scalebench.validation import printable
 
@@ -21,12 +21,12 @@ from scalebench.validation import printable
 @dataclass(frozen=True)
 class Line:
     label: str  # ideal lines: what they model ("linear scaling"); one legend entry stands for all of them
-    xs: Tuple[float, ...]
-    ys: Tuple[float, ...]
+    xs: tuple[float, ...]
+    ys: tuple[float, ...]
     group: str  # lines of one group (a stack) share a colour
     style: str = "measured"  # measured | ideal (grey, dashed, no markers) | model (dashed, in the group's colour)
-    low: Tuple[float, ...] = ()  # a band from low to high around the line (the spread of its runs)
-    high: Tuple[float, ...] = ()
+    low: tuple[float, ...] = ()  # a band from low to high around the line (the spread of its runs)
+    high: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -43,8 +43,8 @@ class Panel:
     title: str
     xlabel: str
     ylabel: str
-    lines: Tuple[Line, ...]
-    marks: Tuple[Mark, ...] = ()
+    lines: tuple[Line, ...]
+    marks: tuple[Mark, ...] = ()
     xlog: bool = False  # log2 axis
     ylog: bool = False  # log10 axis
     y_from_zero: bool = False  # rates and efficiencies: a cropped axis exaggerates differences
@@ -54,7 +54,7 @@ class Panel:
 class Chart:
     name: str  # file stem for Markdown's image files
     caption: str
-    panels: Tuple[Panel, ...]
+    panels: tuple[Panel, ...]
 
 
 # --- blocks ----------------------------------------------------------------------------------------
@@ -72,13 +72,13 @@ class Text:
 
 @dataclass(frozen=True)
 class Table:
-    header: Tuple[str, ...]
-    rows: Tuple[Tuple[str, ...], ...]
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
 
 
 @dataclass(frozen=True)
 class Bullets:
-    items: Tuple[str, ...]
+    items: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ class Figure:
     chart: Chart
 
 
-Block = Union[Heading, Text, Table, Bullets, Figure]
+Block = Heading | Text | Table | Bullets | Figure
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> Table:

@@ -20,7 +20,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Mapping, Sequence
 
 from scalebench import loaders, textfile
 from scalebench.errors import InputError
@@ -38,11 +38,11 @@ class SpackInstall:
     executable: Path
     found_by: str
 
-    def command(self) -> List[str]:
+    def command(self) -> list[str]:
         return [str(self.executable)]
 
 
-def find_spack(environ: Optional[Mapping[str, str]] = None) -> Optional[SpackInstall]:
+def find_spack(environ: Mapping[str, str] | None = None) -> SpackInstall | None:
     """$SPACK_ROOT/bin/spack if SPACK_ROOT is set and has one, else `spack` on PATH, else None."""
     environ = os.environ if environ is None else environ
     root = environ.get("SPACK_ROOT")
@@ -56,7 +56,7 @@ def find_spack(environ: Optional[Mapping[str, str]] = None) -> Optional[SpackIns
     return None
 
 
-def no_spack_reason(environ: Optional[Mapping[str, str]] = None) -> str:
+def no_spack_reason(environ: Mapping[str, str] | None = None) -> str:
     """Why find_spack() found nothing, in one line."""
     environ = os.environ if environ is None else environ
     root = environ.get("SPACK_ROOT")
@@ -71,15 +71,15 @@ class ConcretizeResult:
     the root specs with their DAG hash, `packages` every concrete package name and its versions."""
 
     env: str
-    site: Optional[str]
+    site: str | None
     ok: bool
     seconds: float
-    returncode: Optional[int]
+    returncode: int | None
     timed_out: bool
-    command: List[str]
-    lock_sha256: Optional[str] = None
-    roots: List[str] = field(default_factory=list)
-    packages: Dict[str, List[str]] = field(default_factory=dict)
+    command: list[str]
+    lock_sha256: str | None = None
+    roots: list[str] = field(default_factory=list)
+    packages: dict[str, list[str]] = field(default_factory=dict)
     output_tail: str = ""
 
     def to_json(self) -> dict:
@@ -96,16 +96,16 @@ def _tail(text: str, lines: int = 40) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
-def _nice_prefix(niceness: Optional[int]) -> List[str]:
+def _nice_prefix(niceness: int | None) -> list[str]:
     if not niceness:
         return []
     nice = shutil.which("nice")
     return [nice, "-n", str(niceness)] if nice else []
 
 
-def concretize_env(env_dir, *, site: Optional[str] = None, spack: Optional[SpackInstall] = None,
-                   tree=None, timeout: float = DEFAULT_TIMEOUT_S, niceness: Optional[int] = 19,
-                   extra_args: Sequence[str] = (), environ: Optional[Mapping[str, str]] = None,
+def concretize_env(env_dir, *, site: str | None = None, spack: SpackInstall | None = None,
+                   tree=None, timeout: float = DEFAULT_TIMEOUT_S, niceness: int | None = 19,
+                   extra_args: Sequence[str] = (), environ: Mapping[str, str] | None = None,
                    keep_dir=None) -> ConcretizeResult:
     """Concretize the environment in env_dir on a temporary copy of `tree` (default: env_dir's
     parent). `site` sets SCALEBENCH_SPACK_SITE (default: the variable as already set).

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from scalebench.spack.sections import _REF_RE, _Definition
 from scalebench.spack.specs import satisfies
@@ -25,10 +25,10 @@ class Expansion:
         self.add(file, key, f"expands to {count} specs or more; scalebench checks at most {MAX_SPECS} per "
                             "environment (a matrix multiplies its rows' lengths)")
 
-    def _expand_list(self, file: str, key: str, items: List[Any], defined: Dict[str, List[str]],
-                     undefined: Dict, site: Optional[str]) -> List[str]:
+    def _expand_list(self, file: str, key: str, items: list[Any], defined: dict[str, list[str]],
+                     undefined: dict, site: str | None) -> list[str]:
         """The specs of a list, at most MAX_SPECS (a finding names the entry that would exceed it)."""
-        out: List[str] = []
+        out: list[str] = []
         for index, item in enumerate(items):
             item_key = f"{key}[{index}]"
             if isinstance(item, str):
@@ -43,7 +43,7 @@ class Expansion:
                     if not isinstance(row, list):
                         rows = []
                         break
-                    values: List[str] = []
+                    values: list[str] = []
                     for col, entry in enumerate(row):
                         if isinstance(entry, str) and len(values) <= MAX_SPECS:
                             values.extend(self._expand_entry(file, f"{item_key}.matrix[{row_index}][{col}]",
@@ -60,8 +60,8 @@ class Expansion:
                         out.append(spec)
         return out
 
-    def _expand_entry(self, file: str, key: str, entry: str, defined: Dict[str, List[str]],
-                      undefined: Dict, site: Optional[str]) -> List[str]:
+    def _expand_entry(self, file: str, key: str, entry: str, defined: dict[str, list[str]],
+                      undefined: dict, site: str | None) -> list[str]:
         match = _REF_RE.match(entry.strip())
         if not match:
             return [entry]
@@ -73,9 +73,9 @@ class Expansion:
             return []
         return [f"{sigil}{value}" if sigil else value for value in defined[name]]
 
-    def _expand(self, file: str, env: Dict[str, Any], definitions: List[_Definition],
-                undefined: Dict, site: Optional[str]) -> List[str]:
-        defined: Dict[str, List[str]] = {}
+    def _expand(self, file: str, env: dict[str, Any], definitions: list[_Definition],
+                undefined: dict, site: str | None) -> list[str]:
+        defined: dict[str, list[str]] = {}
         for definition in definitions:
             values = self._expand_list(definition.file, definition.key, definition.items, defined,
                                        undefined, site)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Iterable, Sequence
 
 from scalebench import loaders, paths
 from scalebench.errors import InputError
@@ -46,12 +46,12 @@ class FabricRules:
         if not isinstance(data, dict):
             raise InputError(f"{source}: needs `transports:`, `fabrics:` and `schedulers:` mappings")
         transports = self._mapping(data, "transports")
-        self.transports: Dict[str, Dict[str, List[Rule]]] = {
+        self.transports: dict[str, dict[str, list[Rule]]] = {
             transport: {mpi: self._rules(f"transports.{transport}.{mpi}", rules)
                         for mpi, rules in self._mapping(transports, transport, "transports.").items()}
             for transport in transports}
-        self.fabrics: Dict[str, Dict[str, List[Rule]]] = {}
-        self.external: Dict[str, List[str]] = {}
+        self.fabrics: dict[str, dict[str, list[Rule]]] = {}
+        self.external: dict[str, list[str]] = {}
         for fabric, entry in self._mapping(data, "fabrics").items():
             key = f"fabrics.{fabric}"
             unknown = set(self._mapping({fabric: entry}, fabric, "fabrics.")) - {"require", "external"}
@@ -68,17 +68,17 @@ class FabricRules:
             for name in self.external[fabric]:
                 if not table.known(name):
                     raise InputError(f"{source}: {key}.external: unknown package '{name}'")
-        self.schedulers: Dict[str, List[Rule]] = {
+        self.schedulers: dict[str, list[Rule]] = {
             name: self._rules(f"schedulers.{name}", rules)
             for name, rules in self._mapping(data, "schedulers").items()}
 
-    def _mapping(self, data: Dict[str, Any], key: str, prefix: str = "") -> Dict[str, Any]:
+    def _mapping(self, data: dict[str, Any], key: str, prefix: str = "") -> dict[str, Any]:
         value = data.get(key)
         if not isinstance(value, dict):
             raise InputError(f"{self.source}: {prefix}{key} must be a mapping")
         return value
 
-    def _rules(self, key: str, items: Any) -> List[Rule]:
+    def _rules(self, key: str, items: Any) -> list[Rule]:
         if not isinstance(items, list):
             raise InputError(f"{self.source}: {key} must be a list of specs")
         rules = []
@@ -94,16 +94,16 @@ class FabricRules:
             rules.append(Rule(text, node[0]))
         return rules
 
-    def stack(self, name: str) -> Optional[Tuple[str, str]]:
+    def stack(self, name: str) -> tuple[str, str] | None:
         """(mpi, transport) of an environment named <mpi>-<transport> with rules, else None."""
         mpi, _, transport = name.rpartition("-")
         return (mpi, transport) if mpi in self.transports.get(transport, {}) else None
 
 
-_RULES: Dict[str, FabricRules] = {}
+_RULES: dict[str, FabricRules] = {}
 
 
-def load_rules(path: Optional[Path] = None) -> FabricRules:
+def load_rules(path: Path | None = None) -> FabricRules:
     """The rules (cached per path), checked against the default package table."""
     path = Path(path) if path else RULES_PATH
     key = str(path.resolve())
@@ -117,7 +117,7 @@ def load_rules(path: Optional[Path] = None) -> FabricRules:
 
 
 #: A package section of a config file: (file, key prefix of `packages`, the mapping).
-PackagesSection = Tuple[str, str, Dict[str, Any]]
+PackagesSection = tuple[str, str, dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ class External:
     node: Node
 
 
-def required_nodes(package: str, sections: Iterable[PackagesSection]) -> List[Node]:
+def required_nodes(package: str, sections: Iterable[PackagesSection]) -> list[Node]:
     """The nodes of `packages: <package>: require:` entries that always apply (a spec string, or a
     `spec:` without `when`); `one_of`/`any_of` alternatives guarantee nothing, so they do not count."""
     nodes = []
@@ -146,7 +146,7 @@ def required_nodes(package: str, sections: Iterable[PackagesSection]) -> List[No
     return nodes
 
 
-def externals_only(package: str, sections: Sequence[PackagesSection]) -> Optional[List[External]]:
+def externals_only(package: str, sections: Sequence[PackagesSection]) -> list[External] | None:
     """The externals of a package that is `buildable: false` (what Spack must pick from), else None."""
     if not any(isinstance(p.get(package), dict) and p[package].get("buildable") is False
                for _f, _k, p in sections):
@@ -163,11 +163,11 @@ def externals_only(package: str, sections: Sequence[PackagesSection]) -> Optiona
     return found
 
 
-def _bool(values: Tuple[str, ...]) -> Tuple[str, ...]:
+def _bool(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple("true" if v in TRUE_WORDS else "false" if v in FALSE_WORDS else v for v in values)
 
 
-def _default(table: PackageTable, package: str, variant: str) -> Tuple[str, ...]:
+def _default(table: PackageTable, package: str, variant: str) -> tuple[str, ...]:
     spec = (table.variants(package) or {}).get(variant, {})
     default = spec.get("default")
     if isinstance(default, bool):
@@ -176,7 +176,7 @@ def _default(table: PackageTable, package: str, variant: str) -> Tuple[str, ...]
 
 
 def unmet(rule: Node, nodes: Sequence[Node], table: PackageTable, package: str, *, built: bool = True
-          ) -> List[Tuple[str, Tuple[str, ...], Tuple[str, ...]]]:
+          ) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
     """The variants of `rule` that `nodes` (everything requesting the package) do not guarantee, as
     (variant, wanted values, values requested or else the default). An external (`built=False`) has
     exactly what it declares."""
@@ -200,7 +200,7 @@ def unmet(rule: Node, nodes: Sequence[Node], table: PackageTable, package: str, 
     return out
 
 
-def spell(variant: str, values: Tuple[str, ...]) -> str:
+def spell(variant: str, values: tuple[str, ...]) -> str:
     """A variant as a spec writes it: +x, ~x (both when requests disagree), x=a,b."""
     if values and set(values) <= {"true", "false"}:
         return " ".join(f"{'+' if value == 'true' else '~'}{variant}" for value in values)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, List, Optional, Sequence
+from typing import Any, Sequence
 
 from scalebench.spack.specs import Node, PackageTable, SpecSyntaxError, check_node, parse_spec, words
 from scalebench.validation import did_you_mean
@@ -43,7 +43,7 @@ class _Definition:
     file: str
     key: str           # key path of the definition entry, e.g. definitions[1].mpi
     name: str
-    items: List[Any]
+    items: list[Any]
 
 
 class SectionChecks:
@@ -54,8 +54,8 @@ class SectionChecks:
     def add(self, file: str, key: str, message: str) -> None:
         raise NotImplementedError
 
-    def check_spec(self, file: str, key: str, text: Any, *, site: bool, package: Optional[str] = None,
-                   where: str = "") -> Optional[List[Node]]:
+    def check_spec(self, file: str, key: str, text: Any, *, site: bool, package: str | None = None,
+                   where: str = "") -> list[Node] | None:
         if not isinstance(text, str):
             self.add(file, key, f"a spec must be a string, not {_type_name(text)}")
             return None
@@ -126,8 +126,8 @@ class SectionChecks:
                 continue
             self.add(file, item_key, f"a spec list entry is a string or a matrix, not {_type_name(item)}")
 
-    def check_definitions(self, file: str, key: str, value: Any, *, site: bool) -> List[_Definition]:
-        found: List[_Definition] = []
+    def check_definitions(self, file: str, key: str, value: Any, *, site: bool) -> list[_Definition]:
+        found: list[_Definition] = []
         if not isinstance(value, list):
             self.add(file, key, f"must be a list of one-key mappings (name: [specs]), not {_type_name(value)}")
             return found

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
+from typing import Any, Iterable
 
 from scalebench import loaders, paths
 from scalebench.errors import InputError
@@ -29,13 +29,13 @@ FALSE_WORDS = ("false", "False", "FALSE")
 class PackageTable:
     """Packages, virtuals, variants and conflicts of scalebench/data/spack_packages.yaml."""
 
-    def __init__(self, data: Dict[str, Any], source: str = str(TABLE_PATH)) -> None:
+    def __init__(self, data: dict[str, Any], source: str = str(TABLE_PATH)) -> None:
         if not isinstance(data, dict) or not isinstance(data.get("packages"), dict):
             raise InputError(f"{source}: needs a `packages:` mapping")
         self.source = source
-        self.packages: Dict[str, Dict[str, Any]] = {
+        self.packages: dict[str, dict[str, Any]] = {
             name: (entry or {}) for name, entry in data["packages"].items()}
-        self.virtuals: Dict[str, List[str]] = {
+        self.virtuals: dict[str, list[str]] = {
             name: list(providers or []) for name, providers in (data.get("virtuals") or {}).items()}
         for name, entry in self.packages.items():
             for virtual in entry.get("provides", []) or []:
@@ -44,7 +44,7 @@ class PackageTable:
                     self.virtuals[virtual].append(name)
             if not isinstance(entry, dict):
                 raise InputError(f"{source}: packages.{name} must be a mapping")
-        self._conflicts: Dict[str, List[Tuple["Node", str, str]]] = {}
+        self._conflicts: dict[str, list[tuple["Node", str, str]]] = {}
         for name, entry in self.packages.items():
             parsed = []
             for index, conflict in enumerate(entry.get("conflicts", []) or []):
@@ -61,7 +61,7 @@ class PackageTable:
     def is_virtual(self, name: str) -> bool:
         return name in self.virtuals and name not in self.packages
 
-    def providers(self, virtual: str) -> List[str]:
+    def providers(self, virtual: str) -> list[str]:
         return self.virtuals.get(virtual, [])
 
     def provides(self, package: str, virtual: str) -> bool:
@@ -70,24 +70,24 @@ class PackageTable:
     def is_mpi(self, name: str) -> bool:
         return name == "mpi" or name in self.virtuals.get("mpi", [])
 
-    def variants(self, name: str) -> Optional[Dict[str, Dict[str, Any]]]:
+    def variants(self, name: str) -> dict[str, dict[str, Any]] | None:
         """The package's variants, or None when the table lists the package by name only."""
         entry = self.packages.get(name)
         if entry is None or "variants" not in entry:
             return None
         return entry["variants"] or {}
 
-    def conflicts(self, name: str) -> List[Tuple["Node", str, str]]:
+    def conflicts(self, name: str) -> list[tuple["Node", str, str]]:
         return self._conflicts.get(name, [])
 
     def suggest(self, name: str) -> str:
         return did_you_mean(name, set(self.packages) | set(self.virtuals))
 
 
-_TABLES: Dict[str, PackageTable] = {}
+_TABLES: dict[str, PackageTable] = {}
 
 
-def load_table(path: Optional[Path] = None) -> PackageTable:
+def load_table(path: Path | None = None) -> PackageTable:
     """The data table (cached per path)."""
     path = Path(path) if path else TABLE_PATH
     key = str(path.resolve())
@@ -129,12 +129,12 @@ class Node:
     """One node of a spec: the root (edge '') or a dependency ('^') or compiler/direct ('%')."""
 
     edge: str = ""
-    name: Optional[str] = None
-    version: Optional[str] = None
-    virtuals: Tuple[str, ...] = ()
-    variants: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
-    bools: Set[str] = field(default_factory=set)
-    attributes: Dict[str, str] = field(default_factory=dict)
+    name: str | None = None
+    version: str | None = None
+    virtuals: tuple[str, ...] = ()
+    variants: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    bools: set[str] = field(default_factory=set)
+    attributes: dict[str, str] = field(default_factory=dict)
 
     def describe(self) -> str:
         return self.name or "(anonymous)"
@@ -153,7 +153,7 @@ def _strip_quotes(text: str) -> str:
     return text
 
 
-def parse_spec(text: str) -> List[Node]:
+def parse_spec(text: str) -> list[Node]:
     """Nodes of one spec string: [root, dependencies...]. Raises SpecSyntaxError."""
     if not isinstance(text, str):
         raise SpecSyntaxError(f"a spec must be a string, not {type(text).__name__}")
@@ -217,7 +217,7 @@ def parse_spec(text: str) -> List[Node]:
     return nodes
 
 
-def _set_variant(node: Node, name: str, values: Tuple[str, ...], text: str, boolean: bool = False) -> None:
+def _set_variant(node: Node, name: str, values: tuple[str, ...], text: str, boolean: bool = False) -> None:
     if name in node.variants:
         raise SpecSyntaxError(f"variant {excerpt(name)} set twice for {node.describe()} in {excerpt(text)}")
     node.variants[name] = values
@@ -229,9 +229,9 @@ def words(values: Iterable[Any]) -> str:
     return ", ".join(str(v) for v in values)
 
 
-def check_node(node: Node, table: PackageTable, package: Optional[str] = None) -> List[str]:
+def check_node(node: Node, table: PackageTable, package: str | None = None) -> list[str]:
     """Problems of one node against the table; `package` names an anonymous node's package."""
-    problems: List[str] = []
+    problems: list[str] = []
     name = node.name or package
     if node.name is not None and node.name != "*" and not table.known(node.name):
         problems.append(f"unknown package '{node.name}'{table.suggest(node.name)}: not a Spack package "
@@ -268,8 +268,8 @@ def check_node(node: Node, table: PackageTable, package: Optional[str] = None) -
     return problems
 
 
-def _check_values(package: str, vname: str, values: Tuple[str, ...], spec: Dict[str, Any],
-                  boolean_syntax: bool) -> List[str]:
+def _check_values(package: str, vname: str, values: tuple[str, ...], spec: dict[str, Any],
+                  boolean_syntax: bool) -> list[str]:
     kind = spec.get("type", "single")
     if kind == "bool":
         if len(values) != 1 or values[0] not in TRUE_WORDS + FALSE_WORDS:
@@ -297,7 +297,7 @@ def _check_values(package: str, vname: str, values: Tuple[str, ...], spec: Dict[
     return problems
 
 
-def _normal(values: Tuple[str, ...]) -> Tuple[str, ...]:
+def _normal(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple("true" if v in TRUE_WORDS else "false" if v in FALSE_WORDS else v for v in values)
 
 
@@ -312,10 +312,10 @@ def _sets_all(node: Node, constraints: Node) -> bool:
     return True
 
 
-def merge_nodes(nodes: List[Node]) -> List[Node]:
+def merge_nodes(nodes: list[Node]) -> list[Node]:
     """Nodes of one spec merged by package name (`^openmpi` given twice is one node)."""
-    merged: Dict[str, Node] = {}
-    out: List[Node] = []
+    merged: dict[str, Node] = {}
+    out: list[Node] = []
     for node in nodes:
         if node.name is None:
             continue

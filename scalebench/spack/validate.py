@@ -34,7 +34,7 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any
 
 from scalebench import loaders, paths
 from scalebench.errors import InputError
@@ -78,7 +78,7 @@ class Finding:
 # YAML
 
 
-def _load_yaml(path: Path) -> Tuple[Any, Optional[str]]:
+def _load_yaml(path: Path) -> tuple[Any, str | None]:
     """(data, None), or (None, the reason without the path: a Finding names the file)."""
     try:
         return loaders.load_yaml(path, "spack file"), None
@@ -106,7 +106,7 @@ def path_state(path: Path) -> str:
     return DIRECTORY if stat.S_ISDIR(mode) else FILE if stat.S_ISREG(mode) else OTHER
 
 
-def _listing(directory: Path) -> Tuple[List[str], Optional[str]]:
+def _listing(directory: Path) -> tuple[list[str], str | None]:
     """(the names in `directory`, None), or ([], why it cannot be listed)."""
     try:
         return sorted(os.listdir(directory)), None
@@ -114,7 +114,7 @@ def _listing(directory: Path) -> Tuple[List[str], Optional[str]]:
         return [], f"cannot be read ({err.strerror})"
 
 
-def subdirectories(directory: Path) -> Optional[List[str]]:
+def subdirectories(directory: Path) -> list[str] | None:
     """The directories in `directory` (site directories: not hidden ones), sorted; None when it cannot
     be read."""
     names, unreadable = _listing(directory)
@@ -123,14 +123,14 @@ def subdirectories(directory: Path) -> Optional[List[str]]:
     return [name for name in names if not name.startswith(".") and path_state(directory / name) == DIRECTORY]
 
 
-def _yaml_files(directory: Path, unreadable: Optional[List[Tuple[str, str]]] = None) -> List[Path]:
+def _yaml_files(directory: Path, unreadable: list[tuple[str, str]] | None = None) -> list[Path]:
     """The .yaml files under `directory` (not inside .spack-env/, symbolic links to directories not
     followed); each directory that cannot be read is appended to `unreadable` as (path, why)."""
     def failed(err: OSError) -> None:
         if unreadable is not None:
             unreadable.append((_display(Path(str(err.filename))), f"cannot be read ({err.strerror})"))
 
-    found: List[Path] = []
+    found: list[Path] = []
     for root, dirs, files in os.walk(directory, onerror=failed):
         dirs[:] = sorted(d for d in dirs if d != ".spack-env")
         found.extend(Path(root, name) for name in files if name.endswith(".yaml"))
@@ -151,19 +151,19 @@ class _ConfigFile:
 
     file: str
     prefix: str        # key path prefix: 'spack.' for the env, '' for an included file
-    data: Dict[str, Any]
+    data: dict[str, Any]
     site: bool
 
 
 class _Validator(SectionChecks, Expansion):
-    def __init__(self, table: PackageTable, root: Path, rules: Optional[FabricRules] = None) -> None:
+    def __init__(self, table: PackageTable, root: Path, rules: FabricRules | None = None) -> None:
         self.table = table
         self.rules = rules or load_rules()
         self.root = Path(os.path.realpath(root))  # includes stay inside it
-        self.findings: List[Finding] = []
-        self._seen: Set[Finding] = set()
-        self._checked_files: Dict[Tuple[str, bool], Optional[Dict[str, Any]]] = {}
-        self._declarations: Dict[str, Dict[str, str]] = {}
+        self.findings: list[Finding] = []
+        self._seen: set[Finding] = set()
+        self._checked_files: dict[tuple[str, bool], dict[str, Any] | None] = {}
+        self._declarations: dict[str, dict[str, str]] = {}
 
     def add(self, file: str, key: str, message: str) -> None:
         # Messages quote specs and keys from the files: bounded, so one finding stays one readable line.
@@ -175,14 +175,14 @@ class _Validator(SectionChecks, Expansion):
 
     # -- files ---------------------------------------------------------------------------------
 
-    def check_config_file(self, path: Path, *, site: bool) -> Optional[Dict[str, Any]]:
+    def check_config_file(self, path: Path, *, site: bool) -> dict[str, Any] | None:
         """An included file of config sections; returns its data (None when unusable)."""
         file = _display(path)
         cache_key = (file, site)
         if cache_key in self._checked_files:
             return self._checked_files[cache_key]
         data, error = _load_yaml(path)
-        result: Optional[Dict[str, Any]] = None
+        result: dict[str, Any] | None = None
         if error:
             self.add(file, "<yaml>", error)
         elif data is None:
@@ -232,7 +232,7 @@ class _Validator(SectionChecks, Expansion):
         for section in ("packages", "concretizer", "view", "config", "modules", "mirrors", "env_vars"):
             if section in env:
                 self._check_section(file, f"spack.{section}", section, env[section], site=False)
-        own_definitions: List[_Definition] = []
+        own_definitions: list[_Definition] = []
         if "definitions" in env:
             own_definitions = self.check_definitions(file, "spack.definitions", env["definitions"], site=False)
         if "specs" not in env or not env["specs"]:
@@ -240,12 +240,12 @@ class _Validator(SectionChecks, Expansion):
         else:
             self.check_spec_list(file, "spack.specs", env["specs"], site=False)
 
-        declarations: Dict[str, Dict[str, str]] = {}
+        declarations: dict[str, dict[str, str]] = {}
         includes = self._resolve_includes(file, path.parent, env.get("include", []), declarations)
         sites = sorted({site for site, _ in includes if site is not None})
-        site_runs: List[Optional[str]] = list(sites) if sites else [None]
-        undefined: Dict[Tuple[str, str, str], Tuple[List[str], Set[str]]] = {}
-        unmet_by_name: Dict[Tuple[str, str, str], Set[str]] = {}
+        site_runs: list[str | None] = list(sites) if sites else [None]
+        undefined: dict[tuple[str, str, str], tuple[list[str], set[str]]] = {}
+        unmet_by_name: dict[tuple[str, str, str], set[str]] = {}
         for site in site_runs:
             configs = [_ConfigFile(file, "spack.", env, site=False)]
             for include_site, included in includes:
@@ -265,7 +265,7 @@ class _Validator(SectionChecks, Expansion):
         for (rule_file, key, message), failing_sites in unmet_by_name.items():
             self.add(rule_file, key, f"{message}{_with_sites(failing_sites, sites)}")
 
-    def _definitions_of(self, config: _ConfigFile) -> List[_Definition]:
+    def _definitions_of(self, config: _ConfigFile) -> list[_Definition]:
         found = []
         for index, entry in enumerate(config.data.get("definitions") or []):
             if isinstance(entry, dict):
@@ -275,11 +275,11 @@ class _Validator(SectionChecks, Expansion):
                                                  items if isinstance(items, list) else []))
         return found
 
-    def _resolve_includes(self, file: str, env_dir: Path, entries: Any, declarations: Dict[str, Dict[str, str]]
-                          ) -> List[Tuple[Optional[str], List[_ConfigFile]]]:
+    def _resolve_includes(self, file: str, env_dir: Path, entries: Any, declarations: dict[str, dict[str, str]]
+                          ) -> list[tuple[str | None, list[_ConfigFile]]]:
         """[(site or None, config files it contributes)], in include order; `declarations` receives
         each included site directory's site.yaml (its fabric and scheduler)."""
-        resolved: List[Tuple[Optional[str], List[_ConfigFile]]] = []
+        resolved: list[tuple[str | None, list[_ConfigFile]]] = []
         if not isinstance(entries, list):
             self.add(file, "spack.include", f"must be a list of paths, not {_type_name(entries)}")
             return resolved
@@ -351,7 +351,7 @@ class _Validator(SectionChecks, Expansion):
         return False
 
     def _include_target(self, file: str, key: str, raw: str, target: Path, optional: bool, *,
-                        site: bool, site_name: Optional[str]) -> Optional[List[_ConfigFile]]:
+                        site: bool, site_name: str | None) -> list[_ConfigFile] | None:
         if not self._inside(file, key, raw, target):
             return None
         state = path_state(target)
@@ -373,9 +373,9 @@ class _Validator(SectionChecks, Expansion):
                 configs.append(_ConfigFile(_display(included), "", data, site=site))
         return configs
 
-    def _check_stacks(self, file: str, env: Dict[str, Any], configs: List[_ConfigFile],
-                      expanded: List[str], site: Optional[str]) -> None:
-        mpis: Dict[str, str] = {}
+    def _check_stacks(self, file: str, env: dict[str, Any], configs: list[_ConfigFile],
+                      expanded: list[str], site: str | None) -> None:
+        mpis: dict[str, str] = {}
         for spec in expanded:
             try:
                 nodes = parse_spec(spec)
@@ -410,7 +410,7 @@ class _Validator(SectionChecks, Expansion):
 
     # -- fabric rules (scalebench/data/spack_fabrics.yaml) --------------------------------------
 
-    def check_site_declaration(self, site_dir: Path) -> Dict[str, str]:
+    def check_site_declaration(self, site_dir: Path) -> dict[str, str]:
         """The valid keys of a site directory's site.yaml; a finding per problem (once per file)."""
         path = site_dir / SITE_FILE
         file = _display(path)
@@ -418,7 +418,7 @@ class _Validator(SectionChecks, Expansion):
             return self._declarations[file]
         choices = {"fabric": self.rules.fabrics, "scheduler": self.rules.schedulers}
         spelled = "; ".join(f"{key}: {' | '.join(known)}" for key, known in choices.items())
-        declared: Dict[str, str] = {}
+        declared: dict[str, str] = {}
         state = path_state(path)
         data, error = _load_yaml(path) if state == FILE else ({}, None)
         if state != FILE:
@@ -443,16 +443,16 @@ class _Validator(SectionChecks, Expansion):
         self._declarations[file] = declared
         return declared
 
-    def _check_fabric(self, file: str, name: str, configs: List[_ConfigFile], expanded: List[str],
-                      site: Optional[str], declared: Dict[str, str],
-                      unmet_by_name: Dict[Tuple[str, str, str], Set[str]]) -> None:
+    def _check_fabric(self, file: str, name: str, configs: list[_ConfigFile], expanded: list[str],
+                      site: str | None, declared: dict[str, str],
+                      unmet_by_name: dict[tuple[str, str, str], set[str]]) -> None:
         """A stack named <mpi>-<transport> requests what its name, its site's fabric and its site's
         scheduler require. Findings of the name's rules wait in `unmet_by_name` (by site)."""
         stack = self.rules.stack(name)
         if stack is None:
             return
         mpi, transport = stack
-        nodes: Dict[str, List[Node]] = {}
+        nodes: dict[str, list[Node]] = {}
         for spec in expanded:
             try:
                 merged = merge_nodes(parse_spec(spec))
@@ -506,14 +506,14 @@ def _lacks(missing) -> str:
             f"(has {' '.join(spell(v, have) for v, _, have in missing)})")
 
 
-def _with_sites(failing: Set[str], sites: List[str]) -> str:
+def _with_sites(failing: set[str], sites: list[str]) -> str:
     """' with SCALEBENCH_SPACK_SITE=a,b' when a finding holds for some sites only."""
     if sites and set(failing) != set(sites):
         return f" with {SITE_VAR}={','.join(sorted(failing))}"
     return ""
 
 
-def validate_env(path, table: Optional[PackageTable] = None) -> List[Finding]:
+def validate_env(path, table: PackageTable | None = None) -> list[Finding]:
     """Findings for one environment (a spack.yaml or its directory) and the files it includes, which
     must be inside the parent of the environment's directory (as spack_envs/ holds common/, sites/)."""
     path = Path(path)
@@ -523,13 +523,13 @@ def validate_env(path, table: Optional[PackageTable] = None) -> List[Finding]:
     return validator.findings
 
 
-def find_envs(directory, unreadable: Optional[List[Tuple[str, str]]] = None) -> List[Path]:
+def find_envs(directory, unreadable: list[tuple[str, str]] | None = None) -> list[Path]:
     """spack.yaml files under a directory (not inside .spack-env/); each directory that cannot be read
     is appended to `unreadable` as (path, why)."""
     return [p for p in _yaml_files(Path(directory), unreadable) if p.name == "spack.yaml"]
 
 
-def validate_tree(directory=None, table: Optional[PackageTable] = None) -> List[Finding]:
+def validate_tree(directory=None, table: PackageTable | None = None) -> list[Finding]:
     """Findings for every environment under a directory (default: the repo's spack_envs/), and
     for every other YAML file there, site files (under sites/) checked as such."""
     directory = Path(directory) if directory is not None else paths.REPO_ROOT / "spack_envs"
@@ -538,7 +538,7 @@ def validate_tree(directory=None, table: Optional[PackageTable] = None) -> List[
     if state != DIRECTORY:
         validator.add(_display(directory), "<dir>", "no such directory" if state in (FILE, OTHER) else state)
         return validator.findings
-    unreadable: List[Tuple[str, str]] = []
+    unreadable: list[tuple[str, str]] = []
     files = _yaml_files(directory, unreadable)
     for path, why in unreadable:  # its environments and files are not validated: said, never skipped silently
         validator.add(path, "<dir>", f"{why}: what it holds is not validated")
