@@ -69,7 +69,10 @@ def recorded(check):
 class ScalebenchCheck(recorded('base')):
     """A check whose variants, partitions and jobs come from scalebench.plan.CHECKS[catalog_name]."""
 
-    catalog_name = ''
+    @property
+    def catalog_name(self):
+        """The check's entry in scalebench.plan.CHECKS: its class's name, or its nearest ancestor's."""
+        return next(cls.__name__ for cls in type(self).__mro__ if cls.__name__ in plan.CHECKS)
 
     # Where `scalebench references freeze` wrote the references this check is held to.
     references_dir = variable(str, value=str(paths.SITE_CONFIGS / 'references'))

@@ -24,7 +24,6 @@ from .energy import EnergyFigures
 @rfm.simple_test
 class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('HPLCheck'), EnergyFigures):
     descr = 'HPL Rmax and efficiency vs Rpeak, residual-checked'
-    catalog_name = 'HPLCheck'
     scale = parameter(scale_names(), loggable=True)
 
     # Knobs (-S name=value); None: the partition's site file, then hpl_decks/rules.yaml.
@@ -132,7 +131,6 @@ class NodeHealthCheck(HPLCheck):
     `scalebench screen` names the nodes behind their peers."""
 
     descr = 'One-node HPL, DGEMM and STREAM of a node, to screen every node'
-    catalog_name = 'NodeHealthCheck'
     scale = parameter(['1_node'], loggable=True)
 
     @performance_function('GB/s')
@@ -143,7 +141,6 @@ class NodeHealthCheck(HPLCheck):
 @rfm.simple_test
 class HPLScalingCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck):
     descr = 'HPL speedup, parallel efficiency and Karp-Flatt serial fraction over the scales run'
-    catalog_name = 'HPLScalingCheck'
     executable = 'true'
     local = True
     scaling = variable(str, value='weak', loggable=True)  # set it like HPLCheck's: -S scaling=strong

@@ -24,7 +24,6 @@ WORKLOADS = lammps.load_lammps_workloads()
 @rfm.simple_test
 class LAMMPSCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck):
     descr = 'LAMMPS throughput (timesteps/s, atom-steps/s) and Comm share, strong and weak scaling'
-    catalog_name = 'LAMMPSCheck'
     scale = parameter(scale_names(), loggable=True)
     workload = parameter(list(WORKLOADS), loggable=True)
     scaling = parameter(list(SCALING_MODES), loggable=True)

@@ -38,7 +38,6 @@ class _Microbenchmark(rfm.RunOnlyRegressionTest, ScalebenchCheck):
 @rfm.simple_test
 class NetPIPECheck(_Microbenchmark):
     descr = 'NetPIPE MPI ping-pong over message sizes: one-way latency and bandwidth curves'
-    catalog_name = 'NetPIPECheck'
     placement = parameter(list(microbench.PLACEMENTS), loggable=True)
     max_bytes = variable(int, value=8 * 2**20, loggable=True)
     perturbation = variable(int, value=0, loggable=True)  # NetPIPE's +-p bytes around each size
@@ -67,7 +66,6 @@ class NetPIPECheck(_Microbenchmark):
 @rfm.simple_test
 class NetPIPEStreamCheck(NetPIPECheck):
     descr = 'NetPIPE one-direction stream of small messages: message rate and bandwidth'
-    catalog_name = 'NetPIPEStreamCheck'
     max_bytes = 65536
     mode_options = ['-s']
 
@@ -75,7 +73,6 @@ class NetPIPEStreamCheck(NetPIPECheck):
 @rfm.simple_test
 class HPCCNetworkCheck(_Microbenchmark):
     descr = "hpcc latency/bandwidth section: ping-pong over rank pairs, natural and random rings"
-    catalog_name = 'HPCCNetworkCheck'
     hpl_n = variable(int, value=1152, loggable=True)  # hpcc sizes its other kernels from HPL's N
     output_file = 'hpccoutf.txt'
     output_description = 'no hpcc latency/bandwidth figures'
@@ -120,28 +117,24 @@ class _OSUCheck(_Microbenchmark):
 @rfm.simple_test
 class OSULatencyCheck(_OSUCheck):
     descr = 'OSU osu_latency: one-way latency over message sizes'
-    catalog_name = 'OSULatencyCheck'
     program = 'osu_latency'
 
 
 @rfm.simple_test
 class OSUBandwidthCheck(_OSUCheck):
     descr = 'OSU osu_bw: streaming bandwidth over message sizes, with n1/2'
-    catalog_name = 'OSUBandwidthCheck'
     program, figure, unit, extra = 'osu_bw', 'bandwidth', 'MB/s', 'n_half'
 
 
 @rfm.simple_test
 class OSUBiBandwidthCheck(_OSUCheck):
     descr = 'OSU osu_bibw: bidirectional bandwidth over message sizes'
-    catalog_name = 'OSUBiBandwidthCheck'
     program, figure, unit = 'osu_bibw', 'bandwidth', 'MB/s'
 
 
 @rfm.simple_test
 class OSUMultiBandwidthCheck(_OSUCheck):
     descr = 'OSU osu_mbw_mr: aggregate bandwidth, message rate and n1/2 for 1, 2, 4 process pairs'
-    catalog_name = 'OSUMultiBandwidthCheck'
     program, figure, unit, extra = 'osu_mbw_mr', 'bandwidth', 'MB/s', 'pairs'
     pairs = parameter(list(plan.OSU_PAIRS), loggable=True)
 
@@ -149,6 +142,5 @@ class OSUMultiBandwidthCheck(_OSUCheck):
 @rfm.simple_test
 class OSUCollectiveCheck(_OSUCheck):
     descr = 'OSU collectives: average latency over message sizes on every core of two nodes (or of one)'
-    catalog_name = 'OSUCollectiveCheck'
     benchmark = parameter(list(plan.OSU_COLLECTIVES), loggable=True)
     placement = parameter(['whole_nodes'], loggable=True)

@@ -27,7 +27,6 @@ CASES = openfoam.load_openfoam_cases()
 @rfm.simple_test
 class OpenFOAMCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck):
     descr = 'OpenFOAM seconds per step and solver time, strong and weak scaling'
-    catalog_name = 'OpenFOAMCheck'
     scale = parameter(scale_names(), loggable=True)
     case = parameter(list(CASES), loggable=True)
     scaling = parameter(list(SCALING_MODES), loggable=True)

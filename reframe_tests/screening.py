@@ -28,7 +28,6 @@ _AVAILABLE = {}
 @rfm.simple_test
 class ScreeningCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('ScreeningCheck')):
     descr = 'Every node (DGEMM, STREAM) and node pair (latency, bandwidth) of a job at once, against their peers'
-    catalog_name = 'ScreeningCheck'
     chunk = parameter(plan.CHECKS['ScreeningCheck'].values(system_partitions())['chunk'], loggable=True)
     screen_nodes = variable(str, value='', loggable=True)  # a Slurm node list; '': the partition's nodes
     output_description = 'no screening probe output'

@@ -19,7 +19,6 @@ from ..hpl import HPLCheck
 @rfm.simple_test
 class HPLTuneCheck(HPLCheck):
     descr = 'HPL tuning sweep (NB x grid x BCAST x DEPTH); best PASSED row frozen on request'
-    catalog_name = 'HPLTuneCheck'
     scale = parameter(['1_node'], loggable=True)
     nbs = variable(str, value='')  # comma-separated; '' = scalebench.hpl.tune defaults
     freeze = variable(bool, value=False)
