@@ -98,7 +98,7 @@ def runs_noise(values: Sequence[float], flags: Mapping[str, float] | None = None
     finite = [v for v in values if math.isfinite(v)]
     if len(finite) < 2 or statistics.mean(finite) == 0:
         return None
-    cv = statistics.stdev(finite) / abs(statistics.mean(finite))
+    cv = abs(solve_cv(finite) or 0.0)  # two values or more: never None
     return f"runs disagree: CV {cv:.1%} over {len(finite)} runs (> {flags['noisy_cv']:.0%})" \
         if cv > flags["noisy_cv"] else None
 

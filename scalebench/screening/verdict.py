@@ -33,10 +33,11 @@ class Thresholds:
     max_deviation: float
 
 
-def thresholds(flags: Mapping[str, float], kind: str = "") -> Thresholds:
-    """The node thresholds (screen_*), kind 'link' the links' bandwidth's (screen_link_*) or kind
-    'latency' every latency's (screen_latency_*); z is shared."""
-    prefix = {"link": "screen_link_", "latency": "screen_latency_"}.get(kind, "screen_")
+def thresholds(flags: Mapping[str, float], figure: Figure | None = None) -> Thresholds:
+    """A figure's bounds: every latency's (screen_latency_*), a link's bandwidth's, of a node's NIC or of
+    a pair (screen_link_*), else (and without a figure) the node's (screen_*); z is shared."""
+    prefix = "screen_" if figure is None else "screen_latency_" if figure.unit == "us" else \
+        "screen_link_" if figure.cause in ("NIC", "link") else "screen_"
     return Thresholds(flags["screen_z"], flags[f"{prefix}min_deviation"], flags[f"{prefix}max_deviation"])
 
 
@@ -136,7 +137,6 @@ def _best_links(result: ProbeResult) -> tuple[dict[str, float], dict[str, float]
 
 
 def judge(result: ProbeResult, flags: Mapping[str, float]) -> Verdict:
-    node_limits, link_limits, latency_limits = thresholds(flags), thresholds(flags, "link"), thresholds(flags, "latency")
     best_bandwidth, best_latency = _best_links(result)
     values: dict[str, dict[str, float]] = {
         "dgemm_gflops": {n.name: n.dgemm_gflops for n in result.nodes},
@@ -153,8 +153,7 @@ def judge(result: ProbeResult, flags: Mapping[str, float]) -> Verdict:
         if len(by_node) < SCREEN_MIN_NODES:
             notes.append(f"{figure.label}: {len(by_node)} node(s), fewer than {SCREEN_MIN_NODES} to compare")
             continue
-        limits = latency_limits if figure.unit == "us" else link_limits if figure.cause == "NIC" else node_limits
-        node_scores[figure.name] = tuple(score(by_node, figure.direction, limits))
+        node_scores[figure.name] = tuple(score(by_node, figure.direction, thresholds(flags, figure)))
         for s in node_scores[figure.name]:
             if s.flagged:
                 flagged.setdefault(s.name, []).append((figure, s))
@@ -163,14 +162,12 @@ def judge(result: ProbeResult, flags: Mapping[str, float]) -> Verdict:
                      for node, found in sorted(flagged.items(), key=lambda item: order[item[0]]))
     causes = {v.node: v.cause for v in verdicts}
     return Verdict(result, values, node_scores, verdicts, tuple(_judge_pairs(result, best_bandwidth, best_latency,
-                                                                                 causes, link_limits, latency_limits,
-                                                                                 notes)),
+                                                                                 causes, flags, notes)),
                    tuple(notes))
 
 
 def _judge_pairs(result: ProbeResult, best_bandwidth: Mapping[str, float], best_latency: Mapping[str, float],
-                 causes: Mapping[str, str], limits: Thresholds, latency_limits: Thresholds,
-                 notes: list[str]) -> list[LinkVerdict]:
+                 causes: Mapping[str, str], flags: Mapping[str, float], notes: list[str]) -> list[LinkVerdict]:
     if len(result.pairs) < SCREEN_MIN_NODES:
         if result.pairs:
             notes.append(f"links: {len(result.pairs)} pair(s), fewer than {SCREEN_MIN_NODES} to compare")
@@ -184,7 +181,7 @@ def _judge_pairs(result: ProbeResult, best_bandwidth: Mapping[str, float], best_
     }
     found = []
     for figure in PAIR_FIGURES:
-        for s in score(ratios[figure.name], figure.direction, latency_limits if figure.unit == "us" else limits):
+        for s in score(ratios[figure.name], figure.direction, thresholds(flags, figure)):
             if s.flagged:
                 pair = labelled[s.name]
                 by = ", ".join(f"{node} ({causes[node]})" for node in pair.nodes if node in causes)
