@@ -291,8 +291,8 @@ def judge(criteria: Iterable[Criterion], results: ResultsTable, flags: Mapping[s
     NOISY when only noisy cases measured it (they are named, to re-run) or its clean runs disagree.
     `all_series`: series.build(results), when the caller has it; `expectations` as evaluate's."""
     flags = flags or report_flags()
-    verdicts_of = {row: (case, verdict) for row, (_, case, verdict) in noise.table_verdicts(results, flags).items()}
-    noisy_rows = [row for row, (_, verdict) in verdicts_of.items() if verdict.noisy]
+    verdicts_of = {row: verdict.noise for row, verdict in noise.table_verdicts(results, flags).items()}
+    noisy_rows = [row for row, verdict in verdicts_of.items() if verdict.noisy]
     clean_table = replace(results, records=results.records.filter(~pl.col("case").is_in(noisy_rows)))
     clean = {s.key: s for s in series.build(clean_table)}
     found: series.Points | None = None  # the points' cases, looked up only when a point has no clean run
@@ -309,9 +309,10 @@ def judge(criteria: Iterable[Criterion], results: ResultsTable, flags: Mapping[s
                                  & (pl.col("stack") == key.stack) & (pl.col("benchmark") == key.benchmark)
                                  & (pl.col("figure") == key.figure) & pl.col("named").is_in(named)
                                  & (pl.col("x") == x))
-        cases = [verdicts_of[row] for row in dict.fromkeys(rows["case"].to_list()) if row in verdicts_of]
-        labels = sorted({noise.rerun_label(c) for c, _ in cases})
-        reruns = tuple(sorted({f"{noise.rerun_label(c)}: {'; '.join(v.reasons)}" for c, v in cases}))
+        cases = [row for row in dict.fromkeys(rows["case"].to_list()) if row in verdicts_of]
+        named = noise.rerun_labels(results, cases)
+        labels = sorted({named[row] for row in cases})
+        reruns = tuple(sorted({f"{named[row]}: {'; '.join(verdicts_of[row].reasons)}" for row in cases}))
         return f"only noisy runs: re-run {'; '.join(labels)}", reruns
 
     return evaluate(criteria, series.build(results) if all_series is None else all_series, expectations, clean, why)

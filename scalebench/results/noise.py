@@ -14,10 +14,11 @@ cases to re-run, and `references freeze` learns nothing from it. HPL and the app
 """
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any, Mapping, NamedTuple, Sequence
 
 import polars as pl
 
@@ -40,15 +41,19 @@ class Noise:
     reasons: tuple[str, ...]
     solve_cv: float | None  # of an HPL case's solves; None without repeated solves
     evidence: bool = False  # the case recorded something to judge by (solves, DGEMM repeats, probe samples)
+    probe: Mapping[str, Any] | None = None  # the node probe's record (scalebench.nodeprobe.samples), if any
 
     @property
     def noisy(self) -> bool:
         return bool(self.reasons)
 
 
-def _solves(case: Case) -> list[float]:
+EVIDENCE = ("trial_gflops", "dgemm_repeats", "interference")  # what a verdict reads of a case's provenance
+
+
+def _solves(recorded: Any) -> list[float]:
     values = []
-    for word in str(case.recorded("trial_gflops") or "").split()[:1000]:
+    for word in str(recorded or "").split()[:1000]:
         try:
             value = float(word)
         except ValueError:
@@ -58,8 +63,8 @@ def _solves(case: Case) -> list[float]:
     return values
 
 
-def _repeats(case: Case) -> DgemmRepeats | None:
-    found = case.recorded("dgemm_repeats") or {}
+def _repeats(recorded: Any) -> DgemmRepeats | None:
+    found = recorded or {}
     if not isinstance(found, Mapping):
         return None
 
@@ -72,24 +77,31 @@ def _repeats(case: Case) -> DgemmRepeats | None:
     return repeats if repeats.all else None
 
 
+def evidence_noise(provenance: Mapping[str, Any], solve_cv_pct: float | None,
+                   flags: Mapping[str, float]) -> Noise:
+    """The verdict of a judged case from its provenance (the EVIDENCE fields) and its solve_cv figure."""
+    reasons = []
+    solves = _solves(provenance.get("trial_gflops"))
+    cv = solve_cv(solves)
+    if cv is None and solve_cv_pct is not None:  # a perflog keeps the figure, not the solves
+        cv = solve_cv_pct / 100
+    if cv is not None and cv > flags["noisy_cv"]:
+        detail = f": {' '.join(f'{v:.2f}' for v in solves)} Gflop/s" if solves else ""
+        reasons.append(f"solves disagree: CV {cv:.1%} (> {flags['noisy_cv']:.0%}){detail}")
+    interference = provenance.get("interference")
+    probed = interference if isinstance(interference, Mapping) else None
+    repeats = _repeats(provenance.get("dgemm_repeats"))
+    reasons += disturbance(repeats, probed, flags)
+    return Noise(tuple(reasons), cv, evidence=cv is not None or probed is not None or repeats is not None,
+                 probe=probed)
+
+
 def case_noise(case: Case, flags: Mapping[str, float] | None = None) -> Noise:
     """The verdict of one case from what it recorded."""
     if not judged(case.benchmark):
         return Noise((), None)
-    flags = flags or report_flags()
-    reasons = []
-    solves = _solves(case)
-    cv = solve_cv(solves)
-    if cv is None and case.figure("solve_cv") is not None:  # a perflog keeps the figure, not the solves
-        cv = case.figure("solve_cv") / 100  # type: ignore[operator]
-    if cv is not None and cv > flags["noisy_cv"]:
-        detail = f": {' '.join(f'{v:.2f}' for v in solves)} Gflop/s" if solves else ""
-        reasons.append(f"solves disagree: CV {cv:.1%} (> {flags['noisy_cv']:.0%}){detail}")
-    interference = case.recorded("interference")
-    probed = interference if isinstance(interference, Mapping) else None
-    repeats = _repeats(case)
-    reasons += disturbance(repeats, probed, flags)
-    return Noise(tuple(reasons), cv, evidence=cv is not None or probed is not None or repeats is not None)
+    return evidence_noise({name: case.recorded(name, None) for name in EVIDENCE}, case.figure("solve_cv"),
+                          flags or report_flags())
 
 
 def runs_noise(values: Sequence[float], flags: Mapping[str, float] | None = None) -> str | None:
@@ -109,19 +121,43 @@ def runs_cell(runs: int, values: Sequence[float], flags: Mapping[str, float] | N
     return f"{runs} (NOISY: {why})" if why else runs
 
 
+class Verdict(NamedTuple):
+    session: int  # the case's session row
+    noise: Noise
+
+
 def table_verdicts(results: Table, flags: Mapping[str, float] | None = None, probed: bool = False,
-                   within: pl.Expr | None = None) -> dict[int, tuple[int, Case, Noise]]:
-    """{case row: (session row, Case, Noise)} of the measured cases of judged checks (and, with
-    `probed`, of any check whose provenance holds probe samples), of those matching `within` if given;
-    Case objects are made for these cases only (a year of nightly runs holds ~200 000 cases), once per
-    table however many parts of a report ask."""
-    flags = flags or report_flags()
-    every = _measured_cases(results)
+                   within: pl.Expr | None = None) -> dict[int, Verdict]:
+    """{case row: Verdict} of the measured cases of judged checks (and, with `probed`, of any check whose
+    provenance holds probe samples), of those matching `within` if given. Drawn from the columns, each
+    case's provenance read once per table: a year of nightly runs holds ~200 000 such cases, and making
+    Case objects of them all took most of a report's time."""
+    every = _every_verdict(results, flags or report_flags())
     wanted = _judged(results) | _probed() if probed else _judged(results)
     if within is not None:
         wanted = wanted & within
-    return {row: (*every[row], case_noise(every[row][1], flags))
-            for row in results.cases.filter(wanted)["case"].to_list() if row in every}
+    return {row: every[row] for row in results.cases.filter(wanted)["case"].to_list() if row in every}
+
+
+def _every_verdict(results: Table, flags: Mapping[str, float]) -> dict[int, Verdict]:
+    """The verdicts of every measured case that has any, drawn once per table and thresholds."""
+    drawn = _drawn(results)
+    key = tuple(sorted(flags.items()))
+    if key not in drawn:
+        drawn[key] = {row: Verdict(session, evidence_noise(provenance, cv_pct, flags) if judged(benchmark)
+                                   else Noise((), None, probe=_probe(provenance)))
+                      for row, (session, benchmark, provenance, cv_pct) in _measured_evidence(results).items()}
+    return drawn[key]
+
+
+@per_table
+def _drawn(results: Table) -> dict[tuple[tuple[str, float], ...], dict[int, Verdict]]:
+    return {}
+
+
+def _probe(provenance: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    found = provenance.get("interference")
+    return found if isinstance(found, Mapping) else None
 
 
 def _judged(results: Table) -> pl.Expr:
@@ -133,10 +169,31 @@ def _probed() -> pl.Expr:
 
 
 @per_table
-def _measured_cases(results: Table) -> dict[int, tuple[int, Case]]:
-    return results.cases_by_id((_judged(results) | _probed()) & pl.col("measured"))
+def _measured_evidence(results: Table) -> dict[int, tuple[int, str, dict[str, Any], float | None]]:
+    """{case row: (session row, benchmark, the EVIDENCE of its provenance, its solve_cv figure)}."""
+    rows = results.cases.filter((_judged(results) | _probed()) & pl.col("measured")).select(
+        "case", "session", "benchmark", "provenance")
+    cvs = results.records.filter(pl.col("perf_var") == "solve_cv").select("case", "value").unique(
+        "case", keep="last", maintain_order=True)
+    rows = rows.join(cvs, on="case", how="left", maintain_order="left")
+    out = {}
+    for case, session, benchmark, provenance, cv_pct in rows.iter_rows():
+        every = json.loads(provenance)
+        out[case] = (session, benchmark, {name: every[name] for name in EVIDENCE if name in every}, cv_pct)
+    return out
+
+
+def rerun_labels(results: Table, rows: Sequence[int]) -> dict[int, str]:
+    """{case row: rerun_label} of those cases, from the columns."""
+    found = results.cases.filter(pl.col("case").is_in(list(rows))).select("case", "name", "system", "partition",
+                                                                          "stack")
+    return {case: _label(name, system, partition, stack) for case, name, system, partition, stack in found.iter_rows()}
+
+
+def _label(name: str, system: str, partition: str, stack: str) -> str:
+    return f"{name} on {system}:{partition} ({stack})"
 
 
 def rerun_label(case: Case) -> str:
     """How a case to re-run is named: its check and parameters, where and on which stack."""
-    return f"{case.name} on {case.system}:{case.partition} ({case.stack})"
+    return _label(case.name, case.system, case.partition, case.stack)

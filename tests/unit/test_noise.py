@@ -181,3 +181,27 @@ def test_quiet_is_said_only_of_a_run_that_recorded_what_to_judge_by(tmp_path):
     rows = {line.scale: dict(zip(hpl_section.HPL_HEADER, hpl_section._hpl_cells(line)))
             for line in hpl_section.hpl_lines(from_sessions(sessions))}
     assert rows["1_node"]["Noise"] == "quiet" and rows["1_core"]["Noise"] == "-"
+
+
+def test_the_table_draws_the_verdicts_each_case_draws(tmp_path):
+    """The report judges from the columns (a year of runs), references freeze from Case objects: the two
+    must agree case by case, probe records included, for judged and unjudged checks."""
+    bandwidth, latency = rr.hockney(1.2, 12000.0)
+    probed_osu = [{**case, "interference": HOG} for case in rr.osu("ucx", bandwidth, latency)]
+    perflog_like = hpl_case("1_core", 18.1, 15.97, solves=(), interference=None)
+    perflog_like["perfvalues"]["local:default:solve_cv"] = [9.0, 0, None, None, "%", "pass"]
+    sessions = cases_of(tmp_path, ISSUE_RUN, QUIET_RUN, probed_osu, [perflog_like])
+    results = from_sessions(sessions)
+    made = results.cases_by_id()
+    drawn = noise.table_verdicts(results, probed=True)
+    assert {session for session, _ in made.values()} == {0, 1, 2, 3} and drawn
+    for row, verdict in drawn.items():
+        session, case = made[row]
+        expected = noise.case_noise(case)
+        assert verdict.session == session
+        assert verdict.noise.reasons == expected.reasons and verdict.noise.solve_cv == expected.solve_cv
+        assert verdict.noise.evidence == expected.evidence
+        assert verdict.noise.probe == (case.recorded("interference") or None)
+    assert sum(v.noise.noisy for v in drawn.values()) >= 2  # the issue's run, and the 9% CV of the perflog
+    assert any(v.noise.probe is not None and not noise.judged(made[r][1].benchmark) for r, v in drawn.items())
+    assert set(noise.rerun_labels(results, list(drawn))) == set(drawn)

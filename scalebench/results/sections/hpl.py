@@ -115,9 +115,9 @@ def hpl_lines(results: Table) -> list[HplLine]:
                        on=["hpl_deck", "n", "params"], how="left", nulls_equal=True, maintain_order="left")
     # Noisy runs (scalebench.results.noise) are not counted where the line has clean ones.
     verdicts = noise.table_verdicts(results, report_flags(), within=pl.col("case").is_in(cases["case"].to_list()))
-    noisy_rows = [row for row, (_, _, verdict) in verdicts.items() if verdict.noisy]
-    cvs = {row: verdict.solve_cv for row, (_, _, verdict) in verdicts.items() if verdict.solve_cv is not None}
-    examined_rows = [row for row, (_, _, verdict) in verdicts.items() if verdict.evidence]
+    noisy_rows = [row for row, verdict in verdicts.items() if verdict.noise.noisy]
+    cvs = {row: verdict.noise.solve_cv for row, verdict in verdicts.items() if verdict.noise.solve_cv is not None}
+    examined_rows = [row for row, verdict in verdicts.items() if verdict.noise.evidence]
     line = ["system", "partition", "stack", "num_nodes", "num_tasks", "key"]
     measured, noisy, counted = pl.col("measured"), pl.col("noisy"), pl.col("counted")
     cases = cases.with_columns(noisy=measured & pl.col("case").is_in(noisy_rows),
@@ -136,7 +136,7 @@ def hpl_lines(results: Table) -> list[HplLine]:
         n, nb, grid, scale = shown[row["key"]]
         why = ""
         if row["noisy_runs"]:
-            reasons = "; ".join(verdicts[row["latest_noisy"]][2].reasons)
+            reasons = "; ".join(verdicts[row["latest_noisy"]].noise.reasons)
             why = (f"{NOISY}: {reasons}" if row["noisy_runs"] == row["measured_runs"]
                    else f"{row['noisy_runs']} of {row['measured_runs']} runs noisy, not counted ({reasons})")
         lines.append(HplLine(f"{row['system']}:{row['partition']}", row["stack"], scale, row["num_nodes"],

@@ -36,17 +36,18 @@ def _probe_cells(record: Any) -> tuple[str, ...]:
 def interference_section(results: Table, all_series: Sequence[Series]) -> list[Block]:
     flags = report_flags()
     probed = noisy = 0
-    rows = []
     starts = results.sessions["start"].to_list()
     # Every measured case may carry probe samples; those of judged checks may be noisy.
-    for session, case, verdict in noise.table_verdicts(results, flags, probed=True).values():
-        record = case.recorded("interference")
-        probed += isinstance(record, Mapping) and bool(record.get("nodes"))
-        if verdict.noisy:
+    shown: list[tuple[int, noise.Verdict]] = []
+    for row, verdict in noise.table_verdicts(results, flags, probed=True).items():
+        probed += verdict.noise.probe is not None and bool(verdict.noise.probe.get("nodes"))
+        if verdict.noise.noisy:
             noisy += 1
-            if len(rows) < ROW_LIMIT:
-                rows.append((noise.rerun_label(case), starts[session], *_probe_cells(record),
-                             "; ".join(verdict.reasons)))
+            if len(shown) < ROW_LIMIT:
+                shown.append((row, verdict))
+    labels = noise.rerun_labels(results, [row for row, _ in shown])
+    rows = [(labels[row], starts[verdict.session], *_probe_cells(verdict.noise.probe), "; ".join(verdict.noise.reasons))
+            for row, verdict in shown]
     disagree = [(s.key.where, s.key.benchmark, s.key.variant or "-", s.key.stack, s.key.figure, at_label(s.axis, x),
                  why) for s in all_series if s.key.figure == s.bench.fom and s.bench.section in noise.JUDGED
                 for x in s.points if (why := noise.runs_noise(s.values.get(x, ()), flags))]
