@@ -43,7 +43,7 @@ def cmd_deck(args: argparse.Namespace) -> int:
 
 
 def cmd_peak(args: argparse.Namespace) -> int:
-    from scalebench.hpl import peak
+    from scalebench.site import peak
     from scalebench.site import host
 
     overrides = {"clock_ghz": args.clock_ghz, "flops_per_cycle": args.flops_per_cycle,

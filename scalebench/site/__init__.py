@@ -1,1 +1,1 @@
-"""Sites: site files and ReFrame configurations, named scales, host detection, run directories."""
+"""Sites: site files and ReFrame configurations, named scales, the host and its Rpeak, run directories."""

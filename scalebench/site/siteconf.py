@@ -18,8 +18,7 @@ from typing import Any
 from scalebench import benchmarks, loaders, paths, schema
 from scalebench.energy.site import EnergySpec
 from scalebench.errors import InputError, ScalebenchError
-from scalebench.hpl import peak
-from scalebench.site import binding, fabric, host, modules, rundir, spack_lock
+from scalebench.site import binding, fabric, host, modules, peak, rundir, spack_lock
 from scalebench.site.blas import blas_names
 from scalebench.site.partition import GpuSpec, JobOptions, Reservation
 from scalebench.site.scales import ScaleSpec

@@ -29,7 +29,7 @@ def main() -> None:
     request = deck.DeckRequest(nodes=1, ranks_per_node=args.ranks, memory_per_node=machine.memory_bytes)
     generated = deck.make_deck(request, deck.load_rules())
     if args.n is None:
-        from scalebench.hpl import peak
+        from scalebench.site import peak
         rpeak = peak.peak_inputs(host=machine).rpeak_gflops(1, args.ranks)
         args.n = deck.largest_n_within(8.0, 0.75 * rpeak)
     n = args.n // generated.nb * generated.nb

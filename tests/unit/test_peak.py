@@ -1,9 +1,9 @@
-"""scalebench.hpl.peak (Rpeak inputs and arithmetic) and scalebench.site.host (pure /proc and /sys text reads)."""
+"""scalebench.site.peak (Rpeak inputs and arithmetic) and scalebench.site.host (pure /proc and /sys text reads)."""
 import archspec.cpu
 import pytest
 
 from scalebench.errors import InputError, PeakError
-from scalebench.hpl import peak
+from scalebench.site import peak
 from scalebench.site import host
 from scalebench.site.host import Clock, HostInfo
 

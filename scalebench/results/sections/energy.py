@@ -2,18 +2,37 @@
 its source and coverage (scalebench.energy), and the partitions where nothing measured it."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import Protocol, Sequence
 
 from scalebench.energy.figures import CORE, JOB_TOTAL, NO_SOURCE
 from scalebench.results import series
 from scalebench.results.document import Block, Chart, Figure, Heading, Panel, Text, bullets, table
+from scalebench.results.records import Case
 from scalebench.results.sections.common import fmt, measured_line, slug
 from scalebench.results.series import Series, axis_label
 
-if TYPE_CHECKING:  # sections.hpl imports this module
-    from scalebench.results.sections.hpl import HplLine
-
 CORE_FIGURE, JOB_FIGURE = "gflops_per_watt", "job_gflops_per_watt"
+
+
+class HplLine(Protocol):
+    """What this part reads of a line of the HPL table (scalebench.results.sections.hpl.HplLine)."""
+
+    @property
+    def where(self) -> str: ...
+    @property
+    def stack(self) -> str: ...
+    @property
+    def scale(self) -> str: ...
+    @property
+    def nodes(self) -> int | None: ...
+    @property
+    def rmax(self) -> float | None: ...
+    @property
+    def gflops_per_watt(self) -> float | None: ...
+    @property
+    def job_gflops_per_watt(self) -> float | None: ...
+    @property
+    def case(self) -> Case: ...
 
 
 def per_watt_cell(line: HplLine) -> str:
