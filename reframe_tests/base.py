@@ -10,8 +10,9 @@ from pathlib import Path
 import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.backends import getlauncher
-from reframe.core.builtins import run_after, run_before, variable
+from reframe.core.builtins import parameter, run_after, run_before, variable
 from reframe.core.exceptions import ConfigError
+from reframe.core.meta import make_test
 from reframe.core.runtime import runtime
 
 from scalebench import benchmarks, paths, plan, programs, textfile
@@ -43,9 +44,14 @@ def system_partitions():
         raise ConfigError(str(err)) from None
 
 
-def scale_names():
-    """A scaling check's `scale` parameter: every scale of the system's partitions."""
-    return plan.system_scale_names(system_partitions())
+def planned_test(cls):
+    """rfm.simple_test for a check of scalebench.plan.CHECKS (under its class's name): its parameters
+    are that entry's axes, in its order, with their values on this system, so the check's variants are
+    those `scalebench plan` lists."""
+    spec = plan.CHECKS[cls.__name__]
+    values = spec.values(system_partitions()) if spec.axes else {}
+    axes = {axis: parameter(list(values[axis]), loggable=True) for axis in spec.axes}
+    return rfm.simple_test(make_test(cls.__name__, (cls,), axes, module=cls.__module__))
 
 
 def performance_functions(figures):

@@ -8,8 +8,7 @@ import os
 import reframe as rfm
 import reframe.utility.sanity as sn
 import reframe.utility.udeps as udeps
-from reframe.core.builtins import (parameter, performance_function, run_after, run_before,
-                                   sanity_function, variable)
+from reframe.core.builtins import performance_function, run_after, run_before, sanity_function, variable
 
 from scalebench import paths, plan
 from scalebench.analysis import scaling
@@ -17,14 +16,13 @@ from scalebench.hpl.outcome import hpl_outcome
 from scalebench.hpl.plan import HplSettings
 from scalebench.site import thresholds
 
-from .base import ScalebenchCheck, recorded, scale_names, system_partitions
+from .base import ScalebenchCheck, planned_test, recorded, system_partitions
 from .energy import EnergyFigures
 
 
-@rfm.simple_test
+@planned_test
 class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('HPLCheck'), EnergyFigures):
     descr = 'HPL Rmax and efficiency vs Rpeak, residual-checked'
-    scale = parameter(scale_names(), loggable=True)
 
     # Knobs (-S name=value); None: the partition's site file, then hpl_decks/rules.yaml.
     hpl_binary = variable(str, value='')  # '' = the stack's hpl_binary, else xhpl
@@ -125,20 +123,19 @@ class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('HPLCheck'),
         return self.result()[0].best_row.time_s
 
 
-@rfm.simple_test
+@planned_test
 class NodeHealthCheck(HPLCheck):
     """hpcc on one whole node: HPL, DGEMM and STREAM. Run on every node with `--distribute=all`; then
     `scalebench screen` names the nodes behind their peers."""
 
     descr = 'One-node HPL, DGEMM and STREAM of a node, to screen every node'
-    scale = parameter(['1_node'], loggable=True)
 
     @performance_function('GB/s')
     def stream_triad(self):
         return self.result()[0].stream_triad_gbs
 
 
-@rfm.simple_test
+@planned_test
 class HPLScalingCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck):
     descr = 'HPL speedup, parallel efficiency and Karp-Flatt serial fraction over the scales run'
     executable = 'true'

@@ -9,24 +9,20 @@ import shlex
 import shutil
 
 import reframe as rfm
-from reframe.core.builtins import parameter, performance_function, run_after, run_before, sanity_function, variable
+from reframe.core.builtins import performance_function, run_after, run_before, sanity_function, variable
 
 from scalebench import programs
 from scalebench.apps import lammps
 from scalebench.parse.lammps import parse_lammps
-from scalebench.site.scales import SCALING_MODES
 
-from .base import ScalebenchCheck, scale_names
+from .base import ScalebenchCheck, planned_test
 
 WORKLOADS = lammps.load_lammps_workloads()
 
 
-@rfm.simple_test
+@planned_test
 class LAMMPSCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck):
     descr = 'LAMMPS throughput (timesteps/s, atom-steps/s) and Comm share, strong and weak scaling'
-    scale = parameter(scale_names(), loggable=True)
-    workload = parameter(list(WORKLOADS), loggable=True)
-    scaling = parameter(list(SCALING_MODES), loggable=True)
 
     lmp_binary = variable(str, value='')  # '' = the environment's extras['lmp_binary'], else lmp
     atoms = variable(int, value=0, loggable=True)  # 0: the workload's default; weak: per rank

@@ -13,23 +13,19 @@ import shlex
 import sys
 
 import reframe as rfm
-from reframe.core.builtins import parameter, performance_function, run_after, run_before, sanity_function, variable
+from reframe.core.builtins import performance_function, run_after, run_before, sanity_function, variable
 
 from scalebench import programs
 from scalebench.apps import openfoam
-from scalebench.site.scales import SCALING_MODES
 
-from .base import ScalebenchCheck, scale_names
+from .base import ScalebenchCheck, planned_test
 
 CASES = openfoam.load_openfoam_cases()
 
 
-@rfm.simple_test
+@planned_test
 class OpenFOAMCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck):
     descr = 'OpenFOAM seconds per step and solver time, strong and weak scaling'
-    scale = parameter(scale_names(), loggable=True)
-    case = parameter(list(CASES), loggable=True)
-    scaling = parameter(list(SCALING_MODES), loggable=True)
 
     cells = variable(int, value=0, loggable=True)  # 0: the case's default; weak: per rank
     steps = variable(int, value=0, loggable=True)  # 0: the case's default

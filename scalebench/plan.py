@@ -1,7 +1,7 @@
 """The plan of a whole site: every case the checks of reframe_tests/ would submit, or why not.
 
-`CHECKS` names each check, its parameters in the order the check declares them, the features a
-partition and a stack need, which partitions can run a variant at all (`valid`: otherwise ReFrame
+`CHECKS` names each check, its parameters (the check's ReFrame parameters are declared from them,
+reframe_tests/base.py planned_test), the features a partition and a stack need, which partitions can run a variant at all (`valid`: otherwise ReFrame
 does not generate the case) and the plan of a case (`plan`: LeftOut says why it is skipped). The
 checks call the same functions, so `scalebench plan` and a real run never disagree.
 """
@@ -58,7 +58,7 @@ class Settings:
 @dataclass(frozen=True)
 class CheckSpec:
     name: str
-    axes: tuple[str, ...]  # parameter names, in the order the check declares them
+    axes: tuple[str, ...]  # parameter names, in the order of the check's display name
     stack_features: tuple[str, ...]
     partition_features: tuple[str, ...]
     values: Callable[[Sequence[PartitionSpec]], Mapping[str, Sequence[Any]]]
@@ -277,7 +277,6 @@ CHECKS: dict[str, CheckSpec] = {spec.name: spec for spec in (
     CheckSpec("OSUMultiBandwidthCheck", ("placement", "pairs"), ("osu",), (),
               _fixed(placement=microbench.PLACEMENTS, pairs=OSU_PAIRS),
               _valid_pairs, _osu_plan(_pairs_layout)),
-    # ReFrame lists inherited parameters first: placement comes from the OSU base class.
     CheckSpec("OSUCollectiveCheck", ("placement", "benchmark"), ("osu",), (),
               _fixed(benchmark=OSU_COLLECTIVES, placement=("whole_nodes",)), _valid_whole_nodes,
               _osu_plan(_whole_nodes_layout, collective=True)),
