@@ -15,7 +15,7 @@ from reframe.core.exceptions import ConfigError
 from reframe.core.meta import make_test
 from reframe.core.runtime import runtime
 
-from scalebench import benchmarks, paths, plan, programs, textfile
+from scalebench import benchmarks, knobs, paths, plan, programs, textfile
 from scalebench.errors import ScalebenchError
 from scalebench.interconnect import transport
 from scalebench.nodeprobe import job as node_probe, samples as probe_samples
@@ -72,6 +72,28 @@ def recorded(check):
     return types.new_class(f'{check}Recorded', (rfm.RegressionTestPlugin,), exec_body=declare)
 
 
+def knob_variables(settings, *names):
+    """A plugin declaring the knobs of a settings dataclass (scalebench.knobs) as variables settable
+    with -S: all of them, or those named; typed, defaulted and loggable as the dataclass says."""
+    def declare(namespace):
+        for knob in knobs.knobs(settings):
+            if names and knob.name not in names:
+                continue
+            kind = str if knob.kind is Path else knob.kind
+            value = None if knob.default is None else kind(knob.default)
+            kinds = (kind, type(None)) if knob.optional else (kind,)
+            namespace[knob.name] = variable(*kinds, value=value, loggable=knob.recorded)
+    return types.new_class(f'{settings.__name__}Knobs', (rfm.RegressionTestPlugin,), exec_body=declare)
+
+
+def knob_values(check, settings):
+    """{name: value} of the knobs of `settings` that `check` has."""
+    def value(knob):
+        found = getattr(check, knob.name)
+        return Path(found) if knob.kind is Path and found is not None else found
+    return {knob.name: value(knob) for knob in knobs.knobs(settings) if hasattr(check, knob.name)}
+
+
 class ScalebenchCheck(recorded('base')):
     """A check whose variants, partitions and jobs come from scalebench.plan.CHECKS[catalog_name]."""
 
@@ -104,10 +126,8 @@ class ScalebenchCheck(recorded('base')):
 
     def plan_settings(self):
         """The variables of this check that change its plan."""
-        return plan.Settings(**{name: getattr(self, name) for name in ('threads_per_rank', 'ranks_per_node',
-                                                                       'heavy_cases', 'osu_buffers')
-                                if hasattr(self, name)},
-                             environ=dict(os.environ), reservation=self.asked_reservation())
+        return plan.Settings(**knob_values(self, plan.Settings), environ=dict(os.environ),
+                             reservation=self.asked_reservation())
 
     def asked_reservation(self):
         try:

@@ -10,42 +10,29 @@ import reframe.utility.sanity as sn
 import reframe.utility.udeps as udeps
 from reframe.core.builtins import performance_function, run_after, run_before, sanity_function, variable
 
-from scalebench import paths, plan
+from scalebench import plan
 from scalebench.analysis import scaling
 from scalebench.hpl.outcome import hpl_outcome
 from scalebench.hpl.plan import HplSettings
 from scalebench.site import thresholds
 
-from .base import ScalebenchCheck, planned_test, recorded, system_partitions
+from .base import ScalebenchCheck, knob_values, knob_variables, planned_test, recorded, system_partitions
 from .energy import EnergyFigures
 
 
 @planned_test
-class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('HPLCheck'), EnergyFigures):
+class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('HPLCheck'), knob_variables(HplSettings),
+               EnergyFigures):
     descr = 'HPL Rmax and efficiency vs Rpeak, residual-checked'
 
-    # Knobs (-S name=value); None: the partition's site file, then hpl_decks/rules.yaml.
-    hpl_binary = variable(str, value='')  # '' = the stack's hpl_binary, else xhpl
-    threads_per_rank = variable(int, type(None), value=None, loggable=True)
-    ranks_per_node = variable(int, type(None), value=None, loggable=True)
-    nb = variable(int, type(None), value=None)
-    memory_fraction = variable(float, type(None), value=None)
-    scaling = variable(str, value='weak', loggable=True)  # weak: N1 x sqrt(nodes); strong: N1
-    fixed_n = variable(int, type(None), value=None)  # strong scaling at this N
-    time_budget_s = variable(float, type(None), value=None)
-    expected_efficiency = variable(float, value=0.75)  # only for sizing N and time limits
-    decks_dir = variable(str, value=str(paths.HPL_DECKS))  # where frozen decks are looked up
+    # Knobs (-S name=value): scalebench.hpl.plan.HplSettings; None: the partition's site file, then
+    # hpl_decks/rules.yaml.
     efficiency_floor = variable(float, type(None), value=None)  # None: site_configs/efficiency_floors.yaml
-    trials = variable(int, type(None), value=None, loggable=True)  # solves of the deck; Rmax is the best
     output_description = 'no HPL result'
 
     def plan_settings(self):
-        return plan.Settings(hpl=HplSettings(
-            scaling=self.scaling, fixed_n=self.fixed_n, nb=self.nb, memory_fraction=self.memory_fraction,
-            threads_per_rank=self.threads_per_rank, ranks_per_node=self.ranks_per_node,
-            time_budget_s=self.time_budget_s, expected_efficiency=self.expected_efficiency, trials=self.trials,
-            binary=self.hpl_binary, decks_dir=self.decks_dir), environ=dict(os.environ),
-            reservation=self.asked_reservation())
+        return plan.Settings(hpl=HplSettings(**knob_values(self, HplSettings)), environ=dict(os.environ),
+                             reservation=self.asked_reservation())
 
     @run_after('setup')
     def set_executable(self):
@@ -136,11 +123,10 @@ class NodeHealthCheck(HPLCheck):
 
 
 @planned_test
-class HPLScalingCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck):
+class HPLScalingCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, knob_variables(HplSettings, 'scaling')):
     descr = 'HPL speedup, parallel efficiency and Karp-Flatt serial fraction over the scales run'
     executable = 'true'
     local = True
-    scaling = variable(str, value='weak', loggable=True)  # set it like HPLCheck's: -S scaling=strong
     scales_compared = variable(str, value='', loggable=True)
 
     @run_after('init')

@@ -11,24 +11,23 @@ import shutil
 import reframe as rfm
 from reframe.core.builtins import performance_function, run_after, run_before, sanity_function, variable
 
-from scalebench import programs
+from scalebench import plan, programs
 from scalebench.apps import lammps
 from scalebench.parse.lammps import parse_lammps
 
-from .base import ScalebenchCheck, planned_test
+from .base import ScalebenchCheck, knob_variables, planned_test
 
 WORKLOADS = lammps.load_lammps_workloads()
 
 
 @planned_test
-class LAMMPSCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck):
+class LAMMPSCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck,
+                  knob_variables(plan.Settings, 'threads_per_rank', 'ranks_per_node')):
     descr = 'LAMMPS throughput (timesteps/s, atom-steps/s) and Comm share, strong and weak scaling'
 
     lmp_binary = variable(str, value='')  # '' = the environment's extras['lmp_binary'], else lmp
     atoms = variable(int, value=0, loggable=True)  # 0: the workload's default; weak: per rank
     steps = variable(int, value=0, loggable=True)  # 0: the workload's default
-    threads_per_rank = variable(int, value=1, loggable=True)
-    ranks_per_node = variable(int, type(None), value=None, loggable=True)  # None: fill the cores
     inputs_dir = variable(str, value=str(lammps.INPUTS / 'lammps'))
 
     # Recorded in every perflog line and report.

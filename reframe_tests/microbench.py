@@ -15,12 +15,13 @@ how to draw them (n1/2, latency surprise, stack comparisons).
 import reframe as rfm
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 
+from scalebench import plan
 from scalebench.interconnect import microbench
 from scalebench.parse.hpcc import parse_hpcc
 from scalebench.parse.netpipe import parse_netpipe
 from scalebench.parse.osu import parse_osu
 
-from .base import ScalebenchCheck, planned_test
+from .base import ScalebenchCheck, knob_variables, planned_test
 
 
 class _Microbenchmark(rfm.RunOnlyRegressionTest, ScalebenchCheck):
@@ -90,12 +91,11 @@ class HPCCNetworkCheck(_Microbenchmark):
         return microbench.hpcc_network_measured(parse_hpcc(read(self.output_file)), self.num_tasks)
 
 
-class _OSUCheck(_Microbenchmark):
+class _OSUCheck(_Microbenchmark, knob_variables(plan.Settings, 'osu_buffers')):
     """One OSU program, found in the job under the stack's `osu_dir` (recursively), else on PATH."""
 
     osu_binary = variable(str, value='')  # '' = the program found under osu_dir or on PATH
     osu_options = variable(list, value=[])  # e.g. ['-m', '1:4194304'] (OMB 5.x and later)
-    osu_buffers = variable(str, value='host', loggable=True)  # device: GPU buffers, one GPU per rank
     output_description = 'no OSU table'
     program = ''
     figure, unit, extra = 'latency', 'us', ''  # the primary column per message size, and more figures

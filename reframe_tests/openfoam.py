@@ -15,24 +15,22 @@ import sys
 import reframe as rfm
 from reframe.core.builtins import performance_function, run_after, run_before, sanity_function, variable
 
-from scalebench import programs
+from scalebench import plan, programs
 from scalebench.apps import openfoam
 
-from .base import ScalebenchCheck, planned_test
+from .base import ScalebenchCheck, knob_variables, planned_test
 
 CASES = openfoam.load_openfoam_cases()
 
 
 @planned_test
-class OpenFOAMCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck):
+class OpenFOAMCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck,
+                    knob_variables(plan.Settings, 'threads_per_rank', 'ranks_per_node', 'heavy_cases')):
     descr = 'OpenFOAM seconds per step and solver time, strong and weak scaling'
 
     cells = variable(int, value=0, loggable=True)  # 0: the case's default; weak: per rank
     steps = variable(int, value=0, loggable=True)  # 0: the case's default
-    heavy_cases = variable(bool, value=False)  # run cases marked heavy (motorBike)
     tutorials_dir = variable(str, value='')  # '' = $FOAM_TUTORIALS where the job runs
-    threads_per_rank = variable(int, value=1, loggable=True)
-    ranks_per_node = variable(int, type(None), value=None, loggable=True)  # None: fill the cores
 
     # Recorded in every perflog line and report.
     mesh_cells = variable(int, value=0, loggable=True)  # blockMesh cells
