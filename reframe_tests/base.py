@@ -54,9 +54,17 @@ def planned_test(cls):
     return rfm.simple_test(make_test(cls.__name__, (cls,), axes, module=cls.__module__))
 
 
-def performance_functions(figures):
-    """Perf variables of figures known only from the output: {name: (value, unit)}."""
-    return {name: sn.make_performance_function(lambda v=value: v, unit) for name, (value, unit) in figures.items()}
+def performance_functions(check, figures):
+    """Perf variables of the figures {name: value} of `check`, each in its unit of the figure registry
+    (scalebench/data/benchmarks.yaml)."""
+    benchmark = benchmarks.lookup(check)
+    functions = {}
+    for name, value in figures.items():
+        unit = benchmark.unit_of(name)
+        if unit is None:
+            raise ConfigError(f'{check}: figure {name!r} has no unit in scalebench/data/benchmarks.yaml')
+        functions[name] = sn.make_performance_function(lambda v=value: v, unit)
+    return functions
 
 
 _TYPES = {'str': str, 'int': int, 'list': list, 'dict': dict}
@@ -270,7 +278,7 @@ class ScalebenchCheck(recorded('base')):
         """Keep what the outputs say beyond the figures (loggable variables); nothing by default."""
 
     def figures(self, result):
-        """Figures known only from the output, {name: (value, unit)}; none by default."""
+        """The figures of the outputs, {name: value}, in the order perflogs list them; none by default."""
         return {}
 
     @run_before('performance')
@@ -292,4 +300,4 @@ class ScalebenchCheck(recorded('base')):
         result, problem = self.result()
         if problem is None:
             self.record(result)
-            self.perf_variables.update(performance_functions(self.figures(result)))
+            self.perf_variables.update(performance_functions(self.catalog_name, self.figures(result)))

@@ -40,4 +40,5 @@ class EnergyFigures(rfm.RegressionTestPlugin):
             job_id=str(self.job.jobid) if partition.slurm_like and self.job.jobid else None,
             workdir=Path(self.stagedir))
         self.energy_source, self.energy_detail = result.source(), result.to_json()
-        self.perf_variables.update(performance_functions(result.figures(outcome.rmax_gflops)))
+        figures = {name: value for name, (value, _) in result.figures(outcome.rmax_gflops).items()}
+        self.perf_variables.update(performance_functions(self.catalog_name, figures))

@@ -8,7 +8,7 @@ import os
 import reframe as rfm
 import reframe.utility.sanity as sn
 import reframe.utility.udeps as udeps
-from reframe.core.builtins import performance_function, run_after, run_before, sanity_function, variable
+from reframe.core.builtins import run_after, run_before, sanity_function, variable
 
 from scalebench import plan
 from scalebench.analysis import scaling
@@ -78,36 +78,18 @@ class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('HPLCheck'),
         self.dgemm_repeats = outcome.dgemm.to_json() if outcome.dgemm else {}
 
     def figures(self, outcome):
-        found = {}
+        best, rpeak = outcome.best_row, self.hpl_plan.rpeak_gflops
+        found = {'rmax': outcome.rmax_gflops, 'rpeak_gflops': rpeak, 'efficiency': outcome.efficiency_pct(rpeak),
+                 'n': best.n, 'time': best.time_s}
         if outcome.solve_cv is not None:  # repeated solves of one deck
-            found['solve_cv'] = (100 * outcome.solve_cv, '%')
+            found['solve_cv'] = 100 * outcome.solve_cv
         ceiling = outcome.dgemm_ceiling_gflops
         if ceiling is not None:  # only when the binary timed DGEMM in the same job
-            found['dgemm_ceiling'] = (ceiling, 'Gflop/s')
+            found['dgemm_ceiling'] = ceiling
             clock = self.hpl_plan.clock_from(ceiling)
             if clock is not None:
-                found['dgemm_clock'] = (clock, 'GHz')
+                found['dgemm_clock'] = clock
         return found
-
-    @performance_function('Gflop/s')
-    def rmax(self):
-        return self.result()[0].rmax_gflops
-
-    @performance_function('Gflop/s')
-    def rpeak_gflops(self):
-        return self.hpl_plan.rpeak_gflops
-
-    @performance_function('%')
-    def efficiency(self):
-        return self.result()[0].efficiency_pct(self.hpl_plan.rpeak_gflops)
-
-    @performance_function('N')
-    def n(self):
-        return self.result()[0].best_row.n
-
-    @performance_function('s')
-    def time(self):
-        return self.result()[0].best_row.time_s
 
 
 @planned_test
@@ -117,9 +99,8 @@ class NodeHealthCheck(HPLCheck):
 
     descr = 'One-node HPL, DGEMM and STREAM of a node, to screen every node'
 
-    @performance_function('GB/s')
-    def stream_triad(self):
-        return self.result()[0].stream_triad_gbs
+    def figures(self, outcome):
+        return {**super().figures(outcome), 'stream_triad': outcome.stream_triad_gbs}
 
 
 @planned_test

@@ -81,4 +81,4 @@ class ScreeningCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('Scree
         self.probe_output = probe.probe_lines(self.read_stage_file(self.job.stdout))
 
     def figures(self, judged):
-        return verdict.summary(judged)
+        return {name: value for name, (value, _) in verdict.summary(judged).items()}

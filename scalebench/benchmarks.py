@@ -87,6 +87,11 @@ class Benchmark:
         """A registered figure, or an undirected one for figures the registry does not list."""
         return self.figures.get(name) or FigureSpec(name, "none", name)
 
+    def unit_of(self, name: str) -> str | None:
+        """A figure's unit; a sized figure's (bandwidth_1024) is its curve's. None: the registry gives none."""
+        sized = split_sized(self, name)
+        return self.figure(sized[0] if sized else name).unit
+
 
 def unregistered(name: str) -> Benchmark:
     """What a check missing from the registry is read as: a table under "Other results"."""
