@@ -67,6 +67,14 @@ def performance_functions(check, figures):
     return functions
 
 
+def in_registry_units(check, figures):
+    """{name: value} of figures a library function measured as {name: (value, unit)}, in the registry's units."""
+    try:
+        return benchmarks.lookup(check).in_units(figures)
+    except ScalebenchError as err:
+        raise ConfigError(str(err)) from None
+
+
 _TYPES = {'str': str, 'int': int, 'list': list, 'dict': dict}
 
 

@@ -80,7 +80,7 @@ class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('HPLCheck'),
     def figures(self, outcome):
         best, rpeak = outcome.best_row, self.hpl_plan.rpeak_gflops
         found = {'rmax': outcome.rmax_gflops, 'rpeak_gflops': rpeak, 'efficiency': outcome.efficiency_pct(rpeak),
-                 'n': best.n, 'time': best.time_s}
+                 'n': best.n, 'time': best.time_s, **self.energy(outcome)}
         if outcome.solve_cv is not None:  # repeated solves of one deck
             found['solve_cv'] = 100 * outcome.solve_cv
         ceiling = outcome.dgemm_ceiling_gflops

@@ -21,7 +21,7 @@ from scalebench.parse.hpcc import parse_hpcc
 from scalebench.parse.netpipe import parse_netpipe
 from scalebench.parse.osu import parse_osu
 
-from .base import ScalebenchCheck, knob_variables, planned_test
+from .base import ScalebenchCheck, in_registry_units, knob_variables, planned_test
 
 
 class _Microbenchmark(rfm.RunOnlyRegressionTest, ScalebenchCheck):
@@ -32,7 +32,7 @@ class _Microbenchmark(rfm.RunOnlyRegressionTest, ScalebenchCheck):
         return self.assert_result(lambda measured: [(not measured.problems, '; '.join(measured.problems))])
 
     def figures(self, measured):
-        return {name: value for name, (value, _) in measured.figures.items()}
+        return in_registry_units(self.catalog_name, measured.figures)
 
 
 @planned_test
