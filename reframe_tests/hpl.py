@@ -25,8 +25,8 @@ class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('HPLCheck'),
                EnergyFigures):
     descr = 'HPL Rmax and efficiency vs Rpeak, residual-checked'
 
-    # Knobs (-S name=value): scalebench.hpl.plan.HplSettings; None: the partition's site file, then
-    # hpl_decks/rules.yaml.
+    # Its knobs (-S name=value) are scalebench.hpl.plan.HplSettings's fields (knob_variables); None takes the
+    # partition's site file, then hpl_decks/rules.yaml.
     efficiency_floor = variable(float, type(None), value=None)  # None: site_configs/efficiency_floors.yaml
     output_description = 'no HPL result'
 
