@@ -10,11 +10,12 @@ from pathlib import Path
 import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.backends import getlauncher
-from reframe.core.builtins import run_after, run_before, variable
+from reframe.core.builtins import parameter, run_after, run_before, variable
 from reframe.core.exceptions import ConfigError
+from reframe.core.meta import make_test
 from reframe.core.runtime import runtime
 
-from scalebench import benchmarks, paths, plan, programs, textfile
+from scalebench import benchmarks, knobs, paths, plan, programs, textfile
 from scalebench.errors import ScalebenchError
 from scalebench.interconnect import transport
 from scalebench.nodeprobe import job as node_probe, samples as probe_samples
@@ -43,14 +44,35 @@ def system_partitions():
         raise ConfigError(str(err)) from None
 
 
-def scale_names():
-    """A scaling check's `scale` parameter: every scale of the system's partitions."""
-    return plan.system_scale_names(system_partitions())
+def planned_test(cls):
+    """rfm.simple_test for a check of scalebench.plan.CHECKS (under its class's name): its parameters
+    are that entry's axes, in its order, with their values on this system, so the check's variants are
+    those `scalebench plan` lists."""
+    spec = plan.CHECKS[cls.__name__]
+    values = spec.values(system_partitions()) if spec.axes else {}
+    axes = {axis: parameter(list(values[axis]), loggable=True) for axis in spec.axes}
+    return rfm.simple_test(make_test(cls.__name__, (cls,), axes, module=cls.__module__))
 
 
-def performance_functions(figures):
-    """Perf variables of figures known only from the output: {name: (value, unit)}."""
-    return {name: sn.make_performance_function(lambda v=value: v, unit) for name, (value, unit) in figures.items()}
+def performance_functions(check, figures):
+    """Perf variables of the figures {name: value} of `check`, each in its unit of the figure registry
+    (scalebench/data/benchmarks.yaml)."""
+    benchmark = benchmarks.lookup(check)
+    functions = {}
+    for name, value in figures.items():
+        unit = benchmark.unit_of(name)
+        if unit is None:
+            raise ConfigError(f'{check}: figure {name!r} has no unit in scalebench/data/benchmarks.yaml')
+        functions[name] = sn.make_performance_function(lambda v=value: v, unit)
+    return functions
+
+
+def in_registry_units(check, figures):
+    """{name: value} of figures a library function measured as {name: (value, unit)}, in the registry's units."""
+    try:
+        return benchmarks.lookup(check).in_units(figures)
+    except ScalebenchError as err:
+        raise ConfigError(str(err)) from None
 
 
 _TYPES = {'str': str, 'int': int, 'list': list, 'dict': dict}
@@ -64,6 +86,28 @@ def recorded(check):
             kind = _TYPES[field.type]
             namespace[field.name] = variable(kind, value=kind(), loggable=True)
     return types.new_class(f'{check}Recorded', (rfm.RegressionTestPlugin,), exec_body=declare)
+
+
+def knob_variables(settings, *names):
+    """A plugin declaring the knobs of a settings dataclass (scalebench.knobs) as variables settable
+    with -S: all of them, or those named; typed, defaulted and loggable as the dataclass says."""
+    def declare(namespace):
+        for knob in knobs.knobs(settings):
+            if names and knob.name not in names:
+                continue
+            kind = str if knob.kind is Path else knob.kind
+            value = None if knob.default is None else kind(knob.default)
+            kinds = (kind, type(None)) if knob.optional else (kind,)
+            namespace[knob.name] = variable(*kinds, value=value, loggable=knob.recorded)
+    return types.new_class(f'{settings.__name__}Knobs', (rfm.RegressionTestPlugin,), exec_body=declare)
+
+
+def knob_values(check, settings):
+    """{name: value} of the knobs of `settings` that `check` has."""
+    def value(knob):
+        found = getattr(check, knob.name)
+        return Path(found) if knob.kind is Path and found is not None else found
+    return {knob.name: value(knob) for knob in knobs.knobs(settings) if hasattr(check, knob.name)}
 
 
 class ScalebenchCheck(recorded('base')):
@@ -98,10 +142,8 @@ class ScalebenchCheck(recorded('base')):
 
     def plan_settings(self):
         """The variables of this check that change its plan."""
-        return plan.Settings(**{name: getattr(self, name) for name in ('threads_per_rank', 'ranks_per_node',
-                                                                       'heavy_cases', 'osu_buffers')
-                                if hasattr(self, name)},
-                             environ=dict(os.environ), reservation=self.asked_reservation())
+        return plan.Settings(**knob_values(self, plan.Settings), environ=dict(os.environ),
+                             reservation=self.asked_reservation())
 
     def asked_reservation(self):
         try:
@@ -244,7 +286,7 @@ class ScalebenchCheck(recorded('base')):
         """Keep what the outputs say beyond the figures (loggable variables); nothing by default."""
 
     def figures(self, result):
-        """Figures known only from the output, {name: (value, unit)}; none by default."""
+        """The figures of the outputs, {name: value}, in the order perflogs list them; none by default."""
         return {}
 
     @run_before('performance')
@@ -266,4 +308,4 @@ class ScalebenchCheck(recorded('base')):
         result, problem = self.result()
         if problem is None:
             self.record(result)
-            self.perf_variables.update(performance_functions(self.figures(result)))
+            self.perf_variables.update(performance_functions(self.catalog_name, self.figures(result)))

@@ -12,7 +12,7 @@ from reframe.core.builtins import run_before
 
 from scalebench.energy import job as energy_job
 
-from .base import performance_functions
+from .base import in_registry_units
 
 
 class EnergyFigures(rfm.RegressionTestPlugin):
@@ -24,13 +24,9 @@ class EnergyFigures(rfm.RegressionTestPlugin):
         self.probe_energy = energy_job.probe_energy(partition.energy)  # read by run_node_probe, the last hook
         self.job.options += energy_job.job_options(partition.energy)
 
-    @run_before('performance')
-    def energy_figures(self):
-        if self.is_dry_run():
-            return
-        outcome, problem = self.result()
-        if problem:
-            return
+    def energy(self, outcome):
+        """The energy figures {name: value} of the finished job's Rmax solve (its figures() lists them);
+        energy_source says from what, or why there are none."""
         rows = list(outcome.hpl.rows)
         partition = self.partition_spec()
         result = energy_job.case_energy(
@@ -40,4 +36,4 @@ class EnergyFigures(rfm.RegressionTestPlugin):
             job_id=str(self.job.jobid) if partition.slurm_like and self.job.jobid else None,
             workdir=Path(self.stagedir))
         self.energy_source, self.energy_detail = result.source(), result.to_json()
-        self.perf_variables.update(performance_functions(result.figures(outcome.rmax_gflops)))
+        return in_registry_units(self.catalog_name, result.figures(outcome.rmax_gflops))

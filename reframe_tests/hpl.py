@@ -8,46 +8,31 @@ import os
 import reframe as rfm
 import reframe.utility.sanity as sn
 import reframe.utility.udeps as udeps
-from reframe.core.builtins import (parameter, performance_function, run_after, run_before,
-                                   sanity_function, variable)
+from reframe.core.builtins import run_after, run_before, sanity_function, variable
 
-from scalebench import paths, plan
+from scalebench import plan
 from scalebench.analysis import scaling
 from scalebench.hpl.outcome import hpl_outcome
 from scalebench.hpl.plan import HplSettings
 from scalebench.site import thresholds
 
-from .base import ScalebenchCheck, recorded, scale_names, system_partitions
+from .base import ScalebenchCheck, knob_values, knob_variables, planned_test, recorded, system_partitions
 from .energy import EnergyFigures
 
 
-@rfm.simple_test
-class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('HPLCheck'), EnergyFigures):
+@planned_test
+class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('HPLCheck'), knob_variables(HplSettings),
+               EnergyFigures):
     descr = 'HPL Rmax and efficiency vs Rpeak, residual-checked'
-    scale = parameter(scale_names(), loggable=True)
 
-    # Knobs (-S name=value); None: the partition's site file, then hpl_decks/rules.yaml.
-    hpl_binary = variable(str, value='')  # '' = the stack's hpl_binary, else xhpl
-    threads_per_rank = variable(int, type(None), value=None, loggable=True)
-    ranks_per_node = variable(int, type(None), value=None, loggable=True)
-    nb = variable(int, type(None), value=None)
-    memory_fraction = variable(float, type(None), value=None)
-    scaling = variable(str, value='weak', loggable=True)  # weak: N1 x sqrt(nodes); strong: N1
-    fixed_n = variable(int, type(None), value=None)  # strong scaling at this N
-    time_budget_s = variable(float, type(None), value=None)
-    expected_efficiency = variable(float, value=0.75)  # only for sizing N and time limits
-    decks_dir = variable(str, value=str(paths.HPL_DECKS))  # where frozen decks are looked up
+    # Its knobs (-S name=value) are scalebench.hpl.plan.HplSettings's fields (knob_variables); None takes the
+    # partition's site file, then hpl_decks/rules.yaml.
     efficiency_floor = variable(float, type(None), value=None)  # None: site_configs/efficiency_floors.yaml
-    trials = variable(int, type(None), value=None, loggable=True)  # solves of the deck; Rmax is the best
     output_description = 'no HPL result'
 
     def plan_settings(self):
-        return plan.Settings(hpl=HplSettings(
-            scaling=self.scaling, fixed_n=self.fixed_n, nb=self.nb, memory_fraction=self.memory_fraction,
-            threads_per_rank=self.threads_per_rank, ranks_per_node=self.ranks_per_node,
-            time_budget_s=self.time_budget_s, expected_efficiency=self.expected_efficiency, trials=self.trials,
-            binary=self.hpl_binary, decks_dir=self.decks_dir), environ=dict(os.environ),
-            reservation=self.asked_reservation())
+        return plan.Settings(hpl=HplSettings(**knob_values(self, HplSettings)), environ=dict(os.environ),
+                             reservation=self.asked_reservation())
 
     @run_after('setup')
     def set_executable(self):
@@ -93,57 +78,36 @@ class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('HPLCheck'),
         self.dgemm_repeats = outcome.dgemm.to_json() if outcome.dgemm else {}
 
     def figures(self, outcome):
-        found = {}
+        best, rpeak = outcome.best_row, self.hpl_plan.rpeak_gflops
+        found = {'rmax': outcome.rmax_gflops, 'rpeak_gflops': rpeak, 'efficiency': outcome.efficiency_pct(rpeak),
+                 'n': best.n, 'time': best.time_s, **self.energy(outcome)}
         if outcome.solve_cv is not None:  # repeated solves of one deck
-            found['solve_cv'] = (100 * outcome.solve_cv, '%')
+            found['solve_cv'] = 100 * outcome.solve_cv
         ceiling = outcome.dgemm_ceiling_gflops
         if ceiling is not None:  # only when the binary timed DGEMM in the same job
-            found['dgemm_ceiling'] = (ceiling, 'Gflop/s')
+            found['dgemm_ceiling'] = ceiling
             clock = self.hpl_plan.clock_from(ceiling)
             if clock is not None:
-                found['dgemm_clock'] = (clock, 'GHz')
+                found['dgemm_clock'] = clock
         return found
 
-    @performance_function('Gflop/s')
-    def rmax(self):
-        return self.result()[0].rmax_gflops
 
-    @performance_function('Gflop/s')
-    def rpeak_gflops(self):
-        return self.hpl_plan.rpeak_gflops
-
-    @performance_function('%')
-    def efficiency(self):
-        return self.result()[0].efficiency_pct(self.hpl_plan.rpeak_gflops)
-
-    @performance_function('N')
-    def n(self):
-        return self.result()[0].best_row.n
-
-    @performance_function('s')
-    def time(self):
-        return self.result()[0].best_row.time_s
-
-
-@rfm.simple_test
+@planned_test
 class NodeHealthCheck(HPLCheck):
     """hpcc on one whole node: HPL, DGEMM and STREAM. Run on every node with `--distribute=all`; then
     `scalebench screen` names the nodes behind their peers."""
 
     descr = 'One-node HPL, DGEMM and STREAM of a node, to screen every node'
-    scale = parameter(['1_node'], loggable=True)
 
-    @performance_function('GB/s')
-    def stream_triad(self):
-        return self.result()[0].stream_triad_gbs
+    def figures(self, outcome):
+        return {**super().figures(outcome), 'stream_triad': outcome.stream_triad_gbs}
 
 
-@rfm.simple_test
-class HPLScalingCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck):
+@planned_test
+class HPLScalingCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, knob_variables(HplSettings, 'scaling')):
     descr = 'HPL speedup, parallel efficiency and Karp-Flatt serial fraction over the scales run'
     executable = 'true'
     local = True
-    scaling = variable(str, value='weak', loggable=True)  # set it like HPLCheck's: -S scaling=strong
     scales_compared = variable(str, value='', loggable=True)
 
     @run_after('init')

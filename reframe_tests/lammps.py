@@ -9,30 +9,25 @@ import shlex
 import shutil
 
 import reframe as rfm
-from reframe.core.builtins import parameter, performance_function, run_after, run_before, sanity_function, variable
+from reframe.core.builtins import run_after, run_before, sanity_function, variable
 
-from scalebench import programs
+from scalebench import plan, programs
 from scalebench.apps import lammps
 from scalebench.parse.lammps import parse_lammps
-from scalebench.site.scales import SCALING_MODES
 
-from .base import ScalebenchCheck, scale_names
+from .base import ScalebenchCheck, knob_variables, planned_test
 
 WORKLOADS = lammps.load_lammps_workloads()
 
 
-@rfm.simple_test
-class LAMMPSCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck):
+@planned_test
+class LAMMPSCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck,
+                  knob_variables(plan.Settings, 'threads_per_rank', 'ranks_per_node')):
     descr = 'LAMMPS throughput (timesteps/s, atom-steps/s) and Comm share, strong and weak scaling'
-    scale = parameter(scale_names(), loggable=True)
-    workload = parameter(list(WORKLOADS), loggable=True)
-    scaling = parameter(list(SCALING_MODES), loggable=True)
 
     lmp_binary = variable(str, value='')  # '' = the environment's extras['lmp_binary'], else lmp
     atoms = variable(int, value=0, loggable=True)  # 0: the workload's default; weak: per rank
     steps = variable(int, value=0, loggable=True)  # 0: the workload's default
-    threads_per_rank = variable(int, value=1, loggable=True)
-    ranks_per_node = variable(int, type(None), value=None, loggable=True)  # None: fill the cores
     inputs_dir = variable(str, value=str(lammps.INPUTS / 'lammps'))
 
     # Recorded in every perflog line and report.
@@ -77,36 +72,15 @@ class LAMMPSCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck):
 
     def record(self, outcome):
         self.lammps_version = outcome.run.lammps_version or ''
-        unit = WORKLOADS[self.workload].time_unit
-        self.perf_variables.pop('tau_per_day' if unit == 'ns/day' else 'ns_per_day', None)
-        if 'Kspace' not in outcome.run.timing_breakdown:
-            self.perf_variables.pop('kspace_share', None)
 
-    @performance_function('timesteps/s')
-    def timesteps_per_s(self):
-        return self.result()[0].run.timesteps_per_s
-
-    @performance_function('atom-steps/s')
-    def atom_steps_per_s(self):
-        return self.result()[0].atom_steps_per_s
-
-    @performance_function('ns/day')
-    def ns_per_day(self):
-        return self.result()[0].run.ns_per_day
-
-    @performance_function('tau/day')
-    def tau_per_day(self):
-        return self.result()[0].run.tau_per_day
-
-    @performance_function('s')
-    def loop_time(self):
-        return self.result()[0].run.loop_time_s
-
-    @performance_function('%')
-    def comm_share(self):
-        """Comm's share of the loop time: the interconnect signal."""
-        return self.result()[0].run.comm_pct_total
-
-    @performance_function('%')
-    def kspace_share(self):
-        return self.result()[0].run.timing_breakdown['Kspace']['pct_total']
+    def figures(self, outcome):
+        run = outcome.run
+        found = {'timesteps_per_s': run.timesteps_per_s, 'atom_steps_per_s': outcome.atom_steps_per_s}
+        if WORKLOADS[self.workload].time_unit == 'ns/day':
+            found['ns_per_day'] = run.ns_per_day
+        else:
+            found['tau_per_day'] = run.tau_per_day
+        found.update(loop_time=run.loop_time_s, comm_share=run.comm_pct_total)  # Comm: the interconnect signal
+        if 'Kspace' in run.timing_breakdown:
+            found['kspace_share'] = run.timing_breakdown['Kspace']['pct_total']
+        return found

@@ -13,7 +13,7 @@ how to draw them (n1/2, latency surprise, stack comparisons).
 """
 
 import reframe as rfm
-from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
+from reframe.core.builtins import run_after, run_before, sanity_function, variable
 
 from scalebench import plan
 from scalebench.interconnect import microbench
@@ -21,7 +21,7 @@ from scalebench.parse.hpcc import parse_hpcc
 from scalebench.parse.netpipe import parse_netpipe
 from scalebench.parse.osu import parse_osu
 
-from .base import ScalebenchCheck
+from .base import ScalebenchCheck, in_registry_units, knob_variables, planned_test
 
 
 class _Microbenchmark(rfm.RunOnlyRegressionTest, ScalebenchCheck):
@@ -32,13 +32,12 @@ class _Microbenchmark(rfm.RunOnlyRegressionTest, ScalebenchCheck):
         return self.assert_result(lambda measured: [(not measured.problems, '; '.join(measured.problems))])
 
     def figures(self, measured):
-        return measured.figures
+        return in_registry_units(self.catalog_name, measured.figures)
 
 
-@rfm.simple_test
+@planned_test
 class NetPIPECheck(_Microbenchmark):
     descr = 'NetPIPE MPI ping-pong over message sizes: one-way latency and bandwidth curves'
-    placement = parameter(list(microbench.PLACEMENTS), loggable=True)
     max_bytes = variable(int, value=8 * 2**20, loggable=True)
     perturbation = variable(int, value=0, loggable=True)  # NetPIPE's +-p bytes around each size
     hosts = variable(str, value='', loggable=True)
@@ -63,14 +62,14 @@ class NetPIPECheck(_Microbenchmark):
                      f'asked for {self.placement}, ran {measured.placement} ({self.hosts})')
 
 
-@rfm.simple_test
+@planned_test
 class NetPIPEStreamCheck(NetPIPECheck):
     descr = 'NetPIPE one-direction stream of small messages: message rate and bandwidth'
     max_bytes = 65536
     mode_options = ['-s']
 
 
-@rfm.simple_test
+@planned_test
 class HPCCNetworkCheck(_Microbenchmark):
     descr = "hpcc latency/bandwidth section: ping-pong over rank pairs, natural and random rings"
     hpl_n = variable(int, value=1152, loggable=True)  # hpcc sizes its other kernels from HPL's N
@@ -92,13 +91,11 @@ class HPCCNetworkCheck(_Microbenchmark):
         return microbench.hpcc_network_measured(parse_hpcc(read(self.output_file)), self.num_tasks)
 
 
-class _OSUCheck(_Microbenchmark):
+class _OSUCheck(_Microbenchmark, knob_variables(plan.Settings, 'osu_buffers')):
     """One OSU program, found in the job under the stack's `osu_dir` (recursively), else on PATH."""
 
-    placement = parameter(list(microbench.PLACEMENTS), loggable=True)
     osu_binary = variable(str, value='')  # '' = the program found under osu_dir or on PATH
     osu_options = variable(list, value=[])  # e.g. ['-m', '1:4194304'] (OMB 5.x and later)
-    osu_buffers = variable(str, value='host', loggable=True)  # device: GPU buffers, one GPU per rank
     output_description = 'no OSU table'
     program = ''
     figure, unit, extra = 'latency', 'us', ''  # the primary column per message size, and more figures
@@ -114,33 +111,30 @@ class _OSUCheck(_Microbenchmark):
         return microbench.osu_measured(parse_osu(read(self.job.stdout)), self.figure, self.unit, self.extra)
 
 
-@rfm.simple_test
+@planned_test
 class OSULatencyCheck(_OSUCheck):
     descr = 'OSU osu_latency: one-way latency over message sizes'
     program = 'osu_latency'
 
 
-@rfm.simple_test
+@planned_test
 class OSUBandwidthCheck(_OSUCheck):
     descr = 'OSU osu_bw: streaming bandwidth over message sizes, with n1/2'
     program, figure, unit, extra = 'osu_bw', 'bandwidth', 'MB/s', 'n_half'
 
 
-@rfm.simple_test
+@planned_test
 class OSUBiBandwidthCheck(_OSUCheck):
     descr = 'OSU osu_bibw: bidirectional bandwidth over message sizes'
     program, figure, unit = 'osu_bibw', 'bandwidth', 'MB/s'
 
 
-@rfm.simple_test
+@planned_test
 class OSUMultiBandwidthCheck(_OSUCheck):
     descr = 'OSU osu_mbw_mr: aggregate bandwidth, message rate and n1/2 for 1, 2, 4 process pairs'
     program, figure, unit, extra = 'osu_mbw_mr', 'bandwidth', 'MB/s', 'pairs'
-    pairs = parameter(list(plan.OSU_PAIRS), loggable=True)
 
 
-@rfm.simple_test
+@planned_test
 class OSUCollectiveCheck(_OSUCheck):
     descr = 'OSU collectives: average latency over message sizes on every core of two nodes (or of one)'
-    benchmark = parameter(list(plan.OSU_COLLECTIVES), loggable=True)
-    placement = parameter(['whole_nodes'], loggable=True)

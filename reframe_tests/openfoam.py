@@ -13,30 +13,24 @@ import shlex
 import sys
 
 import reframe as rfm
-from reframe.core.builtins import parameter, performance_function, run_after, run_before, sanity_function, variable
+from reframe.core.builtins import run_after, run_before, sanity_function, variable
 
-from scalebench import programs
+from scalebench import plan, programs
 from scalebench.apps import openfoam
-from scalebench.site.scales import SCALING_MODES
 
-from .base import ScalebenchCheck, scale_names
+from .base import ScalebenchCheck, knob_variables, planned_test
 
 CASES = openfoam.load_openfoam_cases()
 
 
-@rfm.simple_test
-class OpenFOAMCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck):
+@planned_test
+class OpenFOAMCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck,
+                    knob_variables(plan.Settings, 'threads_per_rank', 'ranks_per_node', 'heavy_cases')):
     descr = 'OpenFOAM seconds per step and solver time, strong and weak scaling'
-    scale = parameter(scale_names(), loggable=True)
-    case = parameter(list(CASES), loggable=True)
-    scaling = parameter(list(SCALING_MODES), loggable=True)
 
     cells = variable(int, value=0, loggable=True)  # 0: the case's default; weak: per rank
     steps = variable(int, value=0, loggable=True)  # 0: the case's default
-    heavy_cases = variable(bool, value=False)  # run cases marked heavy (motorBike)
     tutorials_dir = variable(str, value='')  # '' = $FOAM_TUTORIALS where the job runs
-    threads_per_rank = variable(int, value=1, loggable=True)
-    ranks_per_node = variable(int, type(None), value=None, loggable=True)  # None: fill the cores
 
     # Recorded in every perflog line and report.
     mesh_cells = variable(int, value=0, loggable=True)  # blockMesh cells
@@ -87,26 +81,10 @@ class OpenFOAMCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck):
         self.mesh_cells, self.solver_cells = int(outcome.setup['cells']), outcome.solver_cells
         self.case_summary = outcome.setup['summary']
 
-    @performance_function('s/step')
-    def time_per_step(self):
-        """Mean ExecutionTime per step after the first (start-up left out)."""
-        return self.result()[0].log.seconds_per_step_mean
-
-    @performance_function('s')
-    def execution_time(self):
-        """The solver's final ExecutionTime (CPU seconds of the master rank)."""
-        return self.result()[0].log.final_execution_time_s
-
-    @performance_function('s')
-    def clock_time(self):
-        """The solver's final ClockTime (whole seconds)."""
-        return self.result()[0].log.final_clock_time_s
-
-    @performance_function('s')
-    def wall_time(self):
-        """The launcher and solver timed by `date` (sub-second; start-up included)."""
-        return self.result()[0].wall_time_s
-
-    @performance_function('s/step')
-    def wall_time_per_step(self):
-        return self.result()[0].wall_time_per_step_s
+    def figures(self, outcome):
+        log = outcome.log
+        return {'time_per_step': log.seconds_per_step_mean,  # mean ExecutionTime per step after the first
+                'execution_time': log.final_execution_time_s,  # CPU seconds of the master rank
+                'clock_time': log.final_clock_time_s,  # whole seconds
+                'wall_time': outcome.wall_time_s,  # the launcher and solver timed by `date`, start-up included
+                'wall_time_per_step': outcome.wall_time_per_step_s}

@@ -10,7 +10,7 @@ import os
 import shlex
 
 import reframe as rfm
-from reframe.core.builtins import parameter, run_after, sanity_function, variable
+from reframe.core.builtins import run_after, sanity_function, variable
 from reframe.core.exceptions import ConfigError
 
 from scalebench import plan, programs
@@ -19,16 +19,15 @@ from scalebench.screening import jobs, probe, verdict
 from scalebench.site.partition import SLURM_SCHEDULERS
 from scalebench.site.thresholds import report_flags
 
-from .base import ScalebenchCheck, recorded, system_partitions
+from .base import ScalebenchCheck, in_registry_units, planned_test, recorded
 
 # Each partition's available nodes, asked of the scheduler once per run: every chunk splits the same list.
 _AVAILABLE = {}
 
 
-@rfm.simple_test
+@planned_test
 class ScreeningCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('ScreeningCheck')):
     descr = 'Every node (DGEMM, STREAM) and node pair (latency, bandwidth) of a job at once, against their peers'
-    chunk = parameter(plan.CHECKS['ScreeningCheck'].values(system_partitions())['chunk'], loggable=True)
     screen_nodes = variable(str, value='', loggable=True)  # a Slurm node list; '': the partition's nodes
     output_description = 'no screening probe output'
 
@@ -82,4 +81,4 @@ class ScreeningCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('Scree
         self.probe_output = probe.probe_lines(self.read_stage_file(self.job.stdout))
 
     def figures(self, judged):
-        return verdict.summary(judged)
+        return in_registry_units(self.catalog_name, verdict.summary(judged))

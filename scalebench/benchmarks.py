@@ -87,6 +87,24 @@ class Benchmark:
         """A registered figure, or an undirected one for figures the registry does not list."""
         return self.figures.get(name) or FigureSpec(name, "none", name)
 
+    def unit_of(self, name: str) -> str | None:
+        """A figure's unit; a sized figure's (bandwidth_1024) is its curve's. None: the registry gives none."""
+        sized = split_sized(self, name)
+        return self.figure(sized[0] if sized else name).unit
+
+    def in_units(self, figures: Mapping[str, tuple[float, str]]) -> dict[str, float]:
+        """{name: value} of figures measured as (value, unit), each in its unit of the registry (converted
+        within its quantity); InputError for a figure the registry gives no unit, or one of another quantity."""
+        values = {}
+        for name, (value, unit) in figures.items():
+            wanted = self.unit_of(name)
+            quantity = quantity_of(unit)
+            if wanted is None or quantity is None or wanted not in quantity.factors:
+                raise InputError(f"{self.name}: figure {name} is measured in {unit}; the registry gives it "
+                                 f"{'no unit' if wanted is None else wanted}")
+            values[name] = quantity.convert(value, unit, wanted)
+        return values
+
 
 def unregistered(name: str) -> Benchmark:
     """What a check missing from the registry is read as: a table under "Other results"."""

@@ -1,9 +1,10 @@
 """The plan of a whole site: every case the checks of reframe_tests/ would submit, or why not.
 
-`CHECKS` names each check, its parameters in the order the check declares them, the features a
-partition and a stack need, which partitions can run a variant at all (`valid`: otherwise ReFrame
-does not generate the case) and the plan of a case (`plan`: LeftOut says why it is skipped). The
-checks call the same functions, so `scalebench plan` and a real run never disagree.
+`CHECKS` names each check, its parameters (the check's ReFrame parameters are declared from them:
+reframe_tests/base.py planned_test), the features a partition and a stack need, which partitions can
+run a variant at all (`valid`: otherwise ReFrame does not generate the case) and the plan of a case
+(`plan`: LeftOut says why it is skipped). The checks call the same functions, so `scalebench plan`
+and a real run never disagree.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from scalebench.units import parse_duration
 from scalebench.validation import check_name
 from scalebench.hpl.plan import HplPlan, HplSettings, plan_hpl, plan_tuning
 from scalebench.interconnect import microbench
+from scalebench.knobs import knob
 from scalebench.screening import jobs as screening_jobs
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
 from scalebench.site.partition import PartitionSpec, Reservation, StackSpec
@@ -41,13 +43,14 @@ class CasePlan:
 
 @dataclass(frozen=True)
 class Settings:
-    """The checks' variables that change a plan (their defaults are the checks')."""
+    """What changes a plan. Its knobs are the checks' variables and plan's -S names (scalebench.knobs);
+    the other fields are read from variables of other forms (a node list, a reservation) or the run."""
 
     hpl: HplSettings = field(default_factory=HplSettings)
-    threads_per_rank: int = 1
-    ranks_per_node: int | None = None
-    heavy_cases: bool = False
-    osu_buffers: str = "host"  # host | device: where OSU's messages live on a GPU partition
+    threads_per_rank: int | None = knob(None, recorded=True)  # None: 1 (HPL's: HplSettings.threads_per_rank)
+    ranks_per_node: int | None = knob(None, recorded=True)  # None: fill the cores
+    heavy_cases: bool = knob(False)  # run cases marked heavy (OpenFOAM's motorBike)
+    osu_buffers: str = knob("host", recorded=True)  # host | device: where OSU's messages live on a GPU partition
     sweep_nbs: tuple[int, ...] | None = None  # the tuning sweep's NBs; None: scalebench.hpl.tune's
     screen_nodes: tuple[str, ...] = ()  # the nodes to screen (a node list, or the scheduler's); (): max_nodes
     # The submitting shell's variables: what it sets of OpenMP's placement or the BLAS kernel is kept.
@@ -58,7 +61,7 @@ class Settings:
 @dataclass(frozen=True)
 class CheckSpec:
     name: str
-    axes: tuple[str, ...]  # parameter names, in the order the check declares them
+    axes: tuple[str, ...]  # parameter names, in the order of the check's display name
     stack_features: tuple[str, ...]
     partition_features: tuple[str, ...]
     values: Callable[[Sequence[PartitionSpec]], Mapping[str, Sequence[Any]]]
@@ -105,7 +108,7 @@ def _plan_hpl(partition: PartitionSpec, stack: StackSpec, params: Params, settin
 
 def _plan_node_health(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
     """hpcc on one node: HPL, DGEMM and STREAM of that node, whatever HPL binary the stack names."""
-    hpcc = replace(settings.hpl, binary=settings.hpl.binary or "hpcc", profile=settings.hpl.profile or "hpcc")
+    hpcc = replace(settings.hpl, hpl_binary=settings.hpl.hpl_binary or "hpcc", profile=settings.hpl.profile or "hpcc")
     plan = plan_hpl(partition, stack, params["scale"], hpcc, settings.environ, settings.reservation)
     return CasePlan(plan.job, plan)
 
@@ -277,7 +280,6 @@ CHECKS: dict[str, CheckSpec] = {spec.name: spec for spec in (
     CheckSpec("OSUMultiBandwidthCheck", ("placement", "pairs"), ("osu",), (),
               _fixed(placement=microbench.PLACEMENTS, pairs=OSU_PAIRS),
               _valid_pairs, _osu_plan(_pairs_layout)),
-    # ReFrame lists inherited parameters first: placement comes from the OSU base class.
     CheckSpec("OSUCollectiveCheck", ("placement", "benchmark"), ("osu",), (),
               _fixed(benchmark=OSU_COLLECTIVES, placement=("whole_nodes",)), _valid_whole_nodes,
               _osu_plan(_whole_nodes_layout, collective=True)),

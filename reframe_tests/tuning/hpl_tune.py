@@ -8,18 +8,17 @@ Kept out of reframe_tests/ itself so that a plain scaling run never starts a swe
 import os
 from dataclasses import replace
 
-import reframe as rfm
-from reframe.core.builtins import parameter, run_after, variable
+from reframe.core.builtins import run_after, variable
 
 from scalebench.hpl import frozen, tune
 
+from ..base import planned_test
 from ..hpl import HPLCheck
 
 
-@rfm.simple_test
+@planned_test
 class HPLTuneCheck(HPLCheck):
     descr = 'HPL tuning sweep (NB x grid x BCAST x DEPTH); best PASSED row frozen on request'
-    scale = parameter(['1_node'], loggable=True)
     nbs = variable(str, value='')  # comma-separated; '' = scalebench.hpl.tune defaults
     freeze = variable(bool, value=False)
     force = variable(bool, value=False)  # replace a frozen deck (the old one is kept, renamed)

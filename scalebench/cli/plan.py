@@ -11,6 +11,7 @@ from scalebench import paths
 from scalebench.cli.common import EXIT_FAILED, EXIT_OK, path_arg, print_json
 from scalebench.errors import InputError
 from scalebench.hpl.plan import HplSettings, memory_text
+from scalebench.knobs import knobs
 from scalebench.plan import (Filters, PlannedCase, Settings, Unplanned, asked_reservation, plan_cases, site_specs,
                              unplanned_checks)
 from scalebench.screening.jobs import expand_hostlist
@@ -22,23 +23,10 @@ HEADER = ("Check", "Partition", "Stack", "Nodes", "Ranks", "Ranks/node", "Thread
           "Memory/node", "Predicted", "Time limit")
 
 
-# -S variables and their types: the HPL check's knobs, and those of the application checks.
-_HPL_VARIABLES = {"scaling": str, "fixed_n": int, "nb": int, "memory_fraction": float, "threads_per_rank": int,
-                  "ranks_per_node": int, "time_budget_s": float, "expected_efficiency": float, "trials": int,
-                  "hpl_binary": str}
-_APP_VARIABLES = {"threads_per_rank": int, "ranks_per_node": int, "heavy_cases": bool, "osu_buffers": str,
-                  "reservation": str, "reservation_time_limit": str, "screen_nodes": str}
-
-
-def _typed(name: str, text: str, kind: type) -> Any:
-    if kind is bool:
-        if text.lower() not in ("true", "false"):
-            raise InputError(f"-S {name}={excerpt(text)}: must be true or false")
-        return text.lower() == "true"
-    try:
-        return kind(text)
-    except ValueError:
-        raise InputError(f"-S {name}={excerpt(text)}: not a {kind.__name__}") from None
+# -S names: the knobs of HPL's settings and of the others', and variables read into other forms.
+_HPL_KNOBS = {k.name: k for k in knobs(HplSettings)}
+_KNOBS = {k.name: k for k in knobs(Settings)}
+_OTHER_VARIABLES = ("reservation", "reservation_time_limit", "screen_nodes")
 
 
 def _settings(assignments: Sequence[str]) -> Settings:
@@ -46,19 +34,22 @@ def _settings(assignments: Sequence[str]) -> Settings:
     every check that has them."""
     hpl: dict[str, Any] = {}
     apps: dict[str, Any] = {}
+    others: dict[str, str] = {}
     for text in assignments:
         name, sep, value = text.partition("=")
-        if not sep or name not in {**_HPL_VARIABLES, **_APP_VARIABLES}:
-            known = ", ".join(sorted({*_HPL_VARIABLES, *_APP_VARIABLES}))
+        if not sep or name not in {*_HPL_KNOBS, *_KNOBS, *_OTHER_VARIABLES}:
+            known = ", ".join(sorted({*_HPL_KNOBS, *_KNOBS, *_OTHER_VARIABLES}))
             raise InputError(f"-S {excerpt(text)}: expected name=value with a variable the plan uses ({known})")
-        if name in _HPL_VARIABLES:
-            hpl["binary" if name == "hpl_binary" else name] = _typed(name, value, _HPL_VARIABLES[name])
-        if name == "screen_nodes":
-            apps[name] = tuple(expand_hostlist(value, "-S screen_nodes"))
-        elif name in _APP_VARIABLES:
-            apps[name] = _typed(name, value, _APP_VARIABLES[name])
-    reservation = asked_reservation(apps.pop("reservation", ""), apps.pop("reservation_time_limit", ""))
-    return Settings(hpl=HplSettings(**hpl), **apps, environ=dict(os.environ), reservation=reservation)
+        if name in _HPL_KNOBS:
+            hpl[name] = _HPL_KNOBS[name].parse(value)
+        if name in _KNOBS:
+            apps[name] = _KNOBS[name].parse(value)
+        if name in _OTHER_VARIABLES:
+            others[name] = value
+    screen = tuple(expand_hostlist(others["screen_nodes"], "-S screen_nodes")) if "screen_nodes" in others else ()
+    reservation = asked_reservation(others.get("reservation", ""), others.get("reservation_time_limit", ""))
+    return Settings(hpl=HplSettings(**hpl), **apps, screen_nodes=screen, environ=dict(os.environ),
+                    reservation=reservation)
 
 
 def _row(case: PlannedCase) -> tuple[str, ...]:

@@ -501,6 +501,13 @@ def rewrite_hpl_dat(text: str, *, ns: Sequence[int] | None = None,
     return "".join(lines)
 
 
+def check_trials(name: str, trials: Any) -> int:
+    """Solves of one deck: HPL.dat lists its N once per solve, at most HPL_MAX_PARAM times."""
+    if require_positive(name, trials) > HPL_MAX_PARAM:
+        raise InputError(f"{name}: {trials} solves; HPL.dat lists at most {HPL_MAX_PARAM} Ns")
+    return trials
+
+
 def hpl_dat(deck: Deck, output_file: str = "HPL.out", device: int = 6, trials: int = 1) -> str:
     """HPL.dat for xhpl (HPL 2.x): one NB, one grid, one of each algorithm choice, and N listed
     `trials` times: HPL solves it that often in one run, and Rmax is the best of them."""

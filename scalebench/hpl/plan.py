@@ -19,6 +19,7 @@ from scalebench.hpl.deck import Deck, DeckRequest, Rules
 from scalebench.hpl.frozen import FrozenDeck, base_rules, frozen_deck
 from scalebench.hpl.grid import grid_choice
 from scalebench.hpl.tune import SweepDeck, sweep_deck, sweep_hpccinf_txt, sweep_hpl_dat
+from scalebench.knobs import knob
 from scalebench.site.blas import stack_blas, threads_variables
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
 from scalebench.site.partition import PartitionSpec, Reservation, StackSpec
@@ -29,20 +30,23 @@ from scalebench.validation import is_number, require_positive
 
 @dataclass(frozen=True)
 class HplSettings:
-    """The knobs of an HPL case (the check's variables); None takes the partition's or the rules'."""
+    """The knobs of an HPL case (the HPL checks' variables, plan's -S names); None takes the partition's
+    or the rules'."""
 
-    scaling: str = "weak"  # weak: N1 x sqrt(nodes); strong: N1 at every node count
-    fixed_n: int | None = None
-    nb: int | None = None
-    memory_fraction: float | None = None
-    threads_per_rank: int | None = None  # None: partition hpl_threads_per_rank, else 1
-    ranks_per_node: int | None = None  # None: partition hpl_ranks_per_node (whole nodes), else fill the cores
-    time_budget_s: float | None = None  # None: partition hpl_time_budget_s, else memory alone sizes N
-    expected_efficiency: float = 0.75  # Rmax/Rpeak assumed when predicting times
-    trials: int | None = None  # None: partition hpl_trials, else 1
-    binary: str = ""  # '' = the stack's hpl_binary, else xhpl
+    scaling: str = knob("weak", recorded=True)  # weak: N1 x sqrt(nodes); strong: N1 at every node count
+    fixed_n: int | None = knob(None)  # strong scaling at this N
+    nb: int | None = knob(None)
+    memory_fraction: float | None = knob(None)
+    threads_per_rank: int | None = knob(None, recorded=True)  # None: partition hpl_threads_per_rank, else 1
+    # None: partition hpl_ranks_per_node (whole nodes), else fill the cores
+    ranks_per_node: int | None = knob(None, recorded=True)
+    time_budget_s: float | None = knob(None)  # None: partition hpl_time_budget_s, else memory alone sizes N
+    expected_efficiency: float = knob(0.75)  # Rmax/Rpeak assumed when sizing N and predicting times
+    # Solves of the deck (Rmax is the best); None: partition hpl_trials, else 1
+    trials: int | None = knob(None, recorded=True)
+    hpl_binary: str = knob("")  # '' = the stack's hpl_binary, else xhpl
+    decks_dir: Path = knob(paths.HPL_DECKS)  # where frozen decks are looked up
     profile: str = ""  # '' = the stack's hpl_profile, else named after the binary
-    decks_dir: Path = paths.HPL_DECKS
 
     def __post_init__(self) -> None:
         check_scaling(self.scaling)
@@ -50,11 +54,11 @@ class HplSettings:
             raise InputError(f"expected_efficiency: must be in (0, 1], got {self.expected_efficiency!r}")
         if self.time_budget_s is not None and (not is_number(self.time_budget_s) or self.time_budget_s <= 0):
             raise InputError(f"time_budget_s: must be a positive number of seconds, got {self.time_budget_s!r}")
-        for name in ("fixed_n", "nb", "threads_per_rank", "ranks_per_node", "trials"):
+        for name in ("fixed_n", "nb", "threads_per_rank", "ranks_per_node"):
             if getattr(self, name) is not None:
                 require_positive(name, getattr(self, name))
-        if self.trials is not None and self.trials > deck.HPL_MAX_PARAM:
-            raise InputError(f"trials: {self.trials} solves; HPL.dat lists at most {deck.HPL_MAX_PARAM} Ns")
+        if self.trials is not None:
+            deck.check_trials("trials", self.trials)
 
 
 @dataclass(frozen=True)
@@ -172,10 +176,10 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
     partition cannot run it (no such scale, no memory for one block per rank, a time limit it
     cannot grant even at the smallest N)."""
     settings = settings or HplSettings()
-    named = settings.binary or str(stack.extras.get("hpl_binary") or "xhpl")
+    named = settings.hpl_binary or str(stack.extras.get("hpl_binary") or "xhpl")
     profile = profile_for(named, settings.profile or stack.extras.get("hpl_profile"))
     # A site file's relative path is under the repository; -S hpl_binary=... is used as given.
-    from_site = not settings.binary
+    from_site = not settings.hpl_binary
     binary = resolve_binary(named) if from_site else named
     rpn, threads, gpus = _geometry(partition, profile, scale_name, settings)
     shell = environ or {}
@@ -237,7 +241,8 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
     if share:
         the_deck = replace(the_deck, n_policy=f"{the_deck.n_policy} ({share})")
 
-    trials = settings.trials or int(partition.hpl.get("trials", 1))
+    trials = settings.trials or deck.check_trials(f"{partition.fullname} hpl_trials",
+                                                  partition.hpl.get("trials", 1))
     the_deck, predicted, limit = _fit_time_limit(the_deck, partition, rules, trials,
                                                  settings.expected_efficiency * working_node * job.nodes, job.longest_s)
     job = replace(job, time_limit_s=limit)

@@ -147,7 +147,7 @@ def test_a_site_files_relative_binary_is_under_the_repository_and_named_when_not
     assert plan_hpl(ZEN4, built, "1_node").missing == ""
     # a name is the job's to find on PATH, a command line's path is used as given
     assert (plan_hpl(ZEN4, XHPL, "1_node").binary, plan_hpl(ZEN4, XHPL, "1_node").missing) == ("xhpl", "")
-    given = plan_hpl(ZEN4, built, "1_node", HplSettings(binary="my/xhpl"))
+    given = plan_hpl(ZEN4, built, "1_node", HplSettings(hpl_binary="my/xhpl"))
     assert (given.binary, given.missing) == ("my/xhpl", "")
 
 

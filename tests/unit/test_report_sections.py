@@ -220,17 +220,28 @@ def test_markdown_paths_are_relative(study, tmp_path):
 
 
 def _performance_functions() -> dict[str, set[str]]:
-    """Check class -> its @performance_function method names, read from reframe_tests/ without ReFrame."""
+    """Check class -> the figure names its figures() method names (its perf variables), read from
+    reframe_tests/ without ReFrame."""
     import ast
+
+    def named(method: ast.FunctionDef) -> set[str]:
+        names = set()
+        for node in ast.walk(method):
+            if isinstance(node, ast.Dict):  # {'rmax': ..., **more}
+                names |= {k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+            elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):  # found['solve_cv'] = ...
+                if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+                    names.add(node.slice.value)
+            elif isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "update":  # found.update(a=...)
+                names |= {k.arg for k in node.keywords if k.arg}
+        return names
 
     checks: dict[str, set[str]] = {}
     for path in (Path(__file__).resolve().parents[2] / "reframe_tests").glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ClassDef):
-                checks[node.name] = {
-                    f.name for f in node.body if isinstance(f, ast.FunctionDef)
-                    and any(isinstance(d, ast.Call) and getattr(d.func, "id", "") == "performance_function"
-                            for d in f.decorator_list)}
+                checks[node.name] = set().union(*(named(f) for f in node.body
+                                                  if isinstance(f, ast.FunctionDef) and f.name == "figures"))
     return {name: figures for name, figures in checks.items() if figures}
 
 
