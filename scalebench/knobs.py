@@ -1,7 +1,7 @@
 """The knobs of a plan: fields of a settings dataclass that a user sets by name (-S name=value), in
 ReFrame's checks and in `scalebench plan` alike. Each is declared once, as a field made with knob(): its
 name, type and default are the field's, so the checks' variables (reframe_tests/base.py
-knob_variables) and plan's -S names (scalebench.cli.plan) are read from the dataclass."""
+knob_variables) and plan's -S names (scalebench.cli.cases) are read from the dataclass."""
 from __future__ import annotations
 
 import dataclasses

@@ -2,54 +2,20 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from scalebench import paths
-from scalebench.cli.common import EXIT_FAILED, EXIT_OK, path_arg, print_json
+from scalebench.cli.cases import add_filter_arguments, planned_cases
+from scalebench.cli.common import EXIT_FAILED, EXIT_OK, print_json
+from scalebench.cli.predict import add_calibration_arguments, calibration_given, run_predictions
 from scalebench.errors import InputError
-from scalebench.hpl.plan import HplSettings, memory_text
-from scalebench.knobs import knobs
-from scalebench.plan import (Filters, PlannedCase, Settings, Unplanned, asked_reservation, plan_cases, site_specs,
-                             unplanned_checks)
-from scalebench.screening.jobs import expand_hostlist
-from scalebench.site.siteconf import site_systems
+from scalebench.hpl.plan import memory_text
+from scalebench.plan import PlannedCase, Unplanned
 from scalebench.units import format_duration
-from scalebench.validation import excerpt
 
 HEADER = ("Check", "Partition", "Stack", "Nodes", "Ranks", "Ranks/node", "Threads", "N", "NB", "P x Q", "Idle",
           "Memory/node", "Predicted", "Time limit")
-
-
-# -S names: the knobs of HPL's settings and of the others', and variables read into other forms.
-_HPL_KNOBS = {k.name: k for k in knobs(HplSettings)}
-_KNOBS = {k.name: k for k in knobs(Settings)}
-_OTHER_VARIABLES = ("reservation", "reservation_time_limit", "screen_nodes")
-
-
-def _settings(assignments: Sequence[str]) -> Settings:
-    """-S name=value for the checks' variables that change a plan, as ReFrame's -S sets them on
-    every check that has them."""
-    hpl: dict[str, Any] = {}
-    apps: dict[str, Any] = {}
-    others: dict[str, str] = {}
-    for text in assignments:
-        name, sep, value = text.partition("=")
-        if not sep or name not in {*_HPL_KNOBS, *_KNOBS, *_OTHER_VARIABLES}:
-            known = ", ".join(sorted({*_HPL_KNOBS, *_KNOBS, *_OTHER_VARIABLES}))
-            raise InputError(f"-S {excerpt(text)}: expected name=value with a variable the plan uses ({known})")
-        if name in _HPL_KNOBS:
-            hpl[name] = _HPL_KNOBS[name].parse(value)
-        if name in _KNOBS:
-            apps[name] = _KNOBS[name].parse(value)
-        if name in _OTHER_VARIABLES:
-            others[name] = value
-    screen = tuple(expand_hostlist(others["screen_nodes"], "-S screen_nodes")) if "screen_nodes" in others else ()
-    reservation = asked_reservation(others.get("reservation", ""), others.get("reservation_time_limit", ""))
-    return Settings(hpl=HplSettings(**hpl), **apps, screen_nodes=screen, environ=dict(os.environ),
-                    reservation=reservation)
 
 
 def _row(case: PlannedCase) -> tuple[str, ...]:
@@ -171,33 +137,13 @@ def to_json(site: Path, cases: Sequence[PlannedCase], predicted: Mapping[int, An
             "energy": {name: {**spec.to_json(), "describe": spec.describe()} for name, spec in _energy(cases).items()}}
 
 
-def planned_cases(args: argparse.Namespace,
-                  checks: Sequence[str] | None = None) -> tuple[Path, list[PlannedCase], list[Unplanned]]:
-    """The site file, its cases as the filter arguments select them, and the selected checks with no
-    case at all, with what they need (InputError naming that when there is no case)."""
-    site = Path(args.site or os.environ.get("SCALEBENCH_SITE") or paths.SITE_CONFIGS / "sites" / "local.yaml")
-    partitions, stacks, environs = site_specs(site_systems(site))
-    filters = Filters(tuple(args.name), tuple(args.exclude), tuple(args.environ), args.system)
-    settings = _settings(args.setvar)
-    cases = plan_cases(partitions, stacks, environs, settings, filters, checks)
-    unplanned = unplanned_checks(partitions, stacks, environs, cases, settings, filters, checks)
-    if not cases:
-        reasons = "; ".join(f"{u.check} needs {u.needs}; the site has {u.site_has}" for u in unplanned)
-        raise InputError("no case matches the filters" + (f": {reasons}" if reasons else ""))
-    return site, cases, unplanned
-
-
 def cmd_plan(args: argparse.Namespace) -> int:
-    from scalebench.cli.predict import calibration_given
-
     given = calibration_given(args)
     if given and not args.predict:  # it calibrates the model only: dropped unsaid otherwise
         raise InputError(f"{', '.join(given)}: calibrates the model of --predict; add --predict")
     site, cases, unplanned = planned_cases(args)
     predicted = None
     if args.predict:
-        from scalebench.cli.predict import run_predictions
-
         predicted = {id(p.case): p for p in run_predictions(cases, args)[0]}
     if args.json:
         print_json(to_json(site, cases, predicted, unplanned))
@@ -209,20 +155,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def add_filter_arguments(p: argparse.ArgumentParser) -> None:
-    """The site and the filters `plan` and `predict` share (ReFrame's -n, -x, -p, --system, -S)."""
-    p.add_argument("site", nargs="?", default=None, type=path_arg,
-                   help="site file (default $SCALEBENCH_SITE, else site_configs/sites/local.yaml)")
-    p.add_argument("-n", "--name", action="append", default=[], help="only checks whose name matches (ReFrame's -n)")
-    p.add_argument("-x", "--exclude", action="append", default=[], help="leave out checks whose name matches")
-    p.add_argument("-p", "--prgenv", dest="environ", action="append", default=[], help="only stacks matching")
-    p.add_argument("--system", default=None, help="system[:partition]")
-    p.add_argument("-S", "--setvar", action="append", default=[], help="a check variable, name=value")
-
-
 def add_plan_arguments(subparsers: Any) -> None:
-    from scalebench.cli.predict import add_calibration_arguments
-
     p = subparsers.add_parser("plan", help="every case a site would submit: nodes, ranks, N, P x Q, time limits")
     add_filter_arguments(p)
     p.add_argument("--predict", action="store_true",

@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from scalebench.cli.cases import add_filter_arguments, planned_cases
 from scalebench.cli.common import float_arg, path_arg, print_json
 from scalebench.errors import InputError
 from scalebench.hpl import model
@@ -111,8 +112,6 @@ def run_predictions(cases: Sequence[PlannedCase], args: argparse.Namespace) -> t
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    from scalebench.cli.plan import planned_cases
-
     site, cases, _ = planned_cases(args, checks=["HPLCheck"])
     predicted, calibrations = run_predictions(cases, args)
     if not any(p.prediction for p in predicted):
@@ -152,8 +151,6 @@ def add_calibration_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_predict_arguments(subparsers: Any) -> None:
-    from scalebench.cli.plan import add_filter_arguments
-
     p = subparsers.add_parser("predict", help="HPL's time, Rmax and efficiency at every planned scale (model)")
     add_filter_arguments(p)
     add_calibration_arguments(p)

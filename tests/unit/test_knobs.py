@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from conftest import REPO
-from scalebench.cli.plan import _settings
+from scalebench.cli.cases import settings_of
 from scalebench.errors import InputError
 from scalebench.hpl.plan import HplSettings, plan_hpl
 from scalebench.knobs import knob, knobs
@@ -18,7 +18,7 @@ def test_every_hpl_knob_is_a_plan_name_of_its_type():
     values = {bool: "true", int: "3", float: "0.5", str: "strong", Path: "decks"}
     for k in knobs(HplSettings):
         text = "strong" if k.name == "scaling" else values[k.kind]
-        assert getattr(_settings([f"{k.name}={text}"]).hpl, k.name) == k.kind(text), k.name
+        assert getattr(settings_of([f"{k.name}={text}"]).hpl, k.name) == k.kind(text), k.name
 
 
 def test_a_knob_is_typed_by_its_field():

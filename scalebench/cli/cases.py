@@ -1,0 +1,74 @@
+"""The cases a command means, as `plan` and `predict` take them: the site file, ReFrame's filters
+(-n, -x, -p, --system) and the checks' variables (-S)."""
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+from scalebench import paths
+from scalebench.cli.common import path_arg
+from scalebench.errors import InputError
+from scalebench.hpl.plan import HplSettings
+from scalebench.knobs import knobs
+from scalebench.plan import (Filters, PlannedCase, Settings, Unplanned, asked_reservation, plan_cases, site_specs,
+                             unplanned_checks)
+from scalebench.screening.jobs import expand_hostlist
+from scalebench.site.siteconf import site_systems
+from scalebench.validation import excerpt
+
+# -S names: the knobs of HPL's settings and of the others', and variables read into other forms.
+_HPL_KNOBS = {k.name: k for k in knobs(HplSettings)}
+_KNOBS = {k.name: k for k in knobs(Settings)}
+_OTHER_VARIABLES = ("reservation", "reservation_time_limit", "screen_nodes")
+
+
+def settings_of(assignments: Sequence[str]) -> Settings:
+    """-S name=value for the checks' variables that change a plan, as ReFrame's -S sets them on
+    every check that has them."""
+    hpl: dict[str, Any] = {}
+    apps: dict[str, Any] = {}
+    others: dict[str, str] = {}
+    for text in assignments:
+        name, sep, value = text.partition("=")
+        if not sep or name not in {*_HPL_KNOBS, *_KNOBS, *_OTHER_VARIABLES}:
+            known = ", ".join(sorted({*_HPL_KNOBS, *_KNOBS, *_OTHER_VARIABLES}))
+            raise InputError(f"-S {excerpt(text)}: expected name=value with a variable the plan uses ({known})")
+        if name in _HPL_KNOBS:
+            hpl[name] = _HPL_KNOBS[name].parse(value)
+        if name in _KNOBS:
+            apps[name] = _KNOBS[name].parse(value)
+        if name in _OTHER_VARIABLES:
+            others[name] = value
+    screen = tuple(expand_hostlist(others["screen_nodes"], "-S screen_nodes")) if "screen_nodes" in others else ()
+    reservation = asked_reservation(others.get("reservation", ""), others.get("reservation_time_limit", ""))
+    return Settings(hpl=HplSettings(**hpl), **apps, screen_nodes=screen, environ=dict(os.environ),
+                    reservation=reservation)
+
+
+def planned_cases(args: argparse.Namespace,
+                  checks: Sequence[str] | None = None) -> tuple[Path, list[PlannedCase], list[Unplanned]]:
+    """The site file, its cases as the filter arguments select them, and the selected checks with no
+    case at all, with what they need (InputError naming that when there is no case)."""
+    site = Path(args.site or os.environ.get("SCALEBENCH_SITE") or paths.SITE_CONFIGS / "sites" / "local.yaml")
+    partitions, stacks, environs = site_specs(site_systems(site))
+    filters = Filters(tuple(args.name), tuple(args.exclude), tuple(args.environ), args.system)
+    settings = settings_of(args.setvar)
+    cases = plan_cases(partitions, stacks, environs, settings, filters, checks)
+    unplanned = unplanned_checks(partitions, stacks, environs, cases, settings, filters, checks)
+    if not cases:
+        reasons = "; ".join(f"{u.check} needs {u.needs}; the site has {u.site_has}" for u in unplanned)
+        raise InputError("no case matches the filters" + (f": {reasons}" if reasons else ""))
+    return site, cases, unplanned
+
+
+def add_filter_arguments(p: argparse.ArgumentParser) -> None:
+    """The site and the filters `plan` and `predict` share (ReFrame's -n, -x, -p, --system, -S)."""
+    p.add_argument("site", nargs="?", default=None, type=path_arg,
+                   help="site file (default $SCALEBENCH_SITE, else site_configs/sites/local.yaml)")
+    p.add_argument("-n", "--name", action="append", default=[], help="only checks whose name matches (ReFrame's -n)")
+    p.add_argument("-x", "--exclude", action="append", default=[], help="leave out checks whose name matches")
+    p.add_argument("-p", "--prgenv", dest="environ", action="append", default=[], help="only stacks matching")
+    p.add_argument("--system", default=None, help="system[:partition]")
+    p.add_argument("-S", "--setvar", action="append", default=[], help="a check variable, name=value")
