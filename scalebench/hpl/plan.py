@@ -152,14 +152,14 @@ def _geometry(partition: PartitionSpec, profile: BinaryProfile, scale_name: str 
                           f"{partition.cores_per_node}")
         threads = settings.threads_per_rank or max(1, partition.cores_per_node // count)
         return settings.ranks_per_node or count, threads, count
-    threads = settings.threads_per_rank or int(hpl.get("threads_per_rank", 1))
+    threads = settings.threads_per_rank or hpl.threads_per_rank or 1
     scale = partition.scale(scale_name) if isinstance(scale_name, str) else scale_name
     ranks = settings.ranks_per_node
     if scale is not None and scale.sub_node:  # the partition's layout is for whole nodes
         threads = settings.threads_per_rank or min(threads, scale.cores_per_node)  # type: ignore[type-var]
     elif ranks is None:
-        ranks = hpl.get("ranks_per_node")
-    return (int(ranks) if ranks is not None else None), threads, 0
+        ranks = hpl.ranks_per_node
+    return ranks, threads, 0
 
 
 def _rules(partition: PartitionSpec, settings: HplSettings) -> tuple[Rules, FrozenDeck | None, str]:
@@ -186,8 +186,8 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
     job = job_plan(partition, stack, scale_name, threads_per_rank=threads, ranks_per_node=rpn,
                    whole_nodes=True, gpus_per_node=gpus, environ=shell, reservation=reservation)
     rules, frozen, deck_source = _rules(partition, settings)
-    if "max_grid_aspect" in partition.hpl:
-        rules = replace(rules, max_grid_aspect=partition.hpl["max_grid_aspect"])
+    if partition.hpl.max_grid_aspect is not None:
+        rules = replace(rules, max_grid_aspect=partition.hpl.max_grid_aspect)
         frozen = replace(frozen, rules=rules) if frozen else None
     grid = frozen.grid_for(job.tasks) if frozen else grid_choice(job.tasks, rules.max_grid_aspect)
     p, q = grid.p, grid.q
@@ -222,7 +222,7 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
         clock = partition.clock_ghz
     rpeak = rpeak_node * job.nodes
     expected_node = settings.expected_efficiency * working_node
-    budget = settings.time_budget_s or partition.hpl.get("time_budget_s")
+    budget = settings.time_budget_s or partition.hpl.time_budget_s
     max_n, reason = None, ""
     if budget:  # a cap for one node; the scaling law takes N to more nodes
         max_n = deck.largest_n_within(float(budget), expected_node)
@@ -241,8 +241,7 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
     if share:
         the_deck = replace(the_deck, n_policy=f"{the_deck.n_policy} ({share})")
 
-    trials = settings.trials or deck.check_trials(f"{partition.fullname} hpl_trials",
-                                                  partition.hpl.get("trials", 1))
+    trials = settings.trials or deck.check_trials(f"{partition.fullname} hpl_trials", partition.hpl.trials)
     the_deck, predicted, limit = _fit_time_limit(the_deck, partition, rules, trials,
                                                  settings.expected_efficiency * working_node * job.nodes, job.longest_s)
     job = replace(job, time_limit_s=limit)
@@ -291,7 +290,7 @@ def plan_tuning(partition: PartitionSpec, stack: StackSpec, settings: HplSetting
     settings = replace(settings or HplSettings(), trials=1)
     one = plan_hpl(partition, stack, node_scale(1), settings, environ, reservation)
     rules = _rules(partition, settings)[0]
-    max_aspect = float(partition.hpl.get("max_grid_aspect") or rules.max_grid_aspect)
+    max_aspect = float(partition.hpl.max_grid_aspect or rules.max_grid_aspect)
     expected = settings.expected_efficiency * one.rpeak_gflops
     # Only what the binary reads is swept: hpl.sh ignores BCAST and look-ahead (DEPTH).
     algorithm = one.deck.algorithm

@@ -6,7 +6,7 @@ the checks (from ReFrame's objects) and in `scalebench plan` (from the configura
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
 from scalebench.energy.site import EnergySpec
@@ -102,6 +102,25 @@ class Reservation:
 
 
 @dataclass(frozen=True)
+class PartitionHpl:
+    """The partition's HPL defaults, the site keys hpl_* (what -S settings of HPLCheck override)."""
+
+    time_budget_s: float | None = None  # None: memory alone sizes N
+    trials: int = 1  # solves of the deck (scalebench.hpl.deck.check_trials bounds them)
+    ranks_per_node: int | None = None  # None: fill the cores
+    threads_per_rank: int | None = None  # None: 1
+    max_grid_aspect: float | None = None  # None: the deck rules'
+
+    @classmethod
+    def from_site(cls, extras: Mapping[str, Any], where: str) -> PartitionHpl:
+        given = {key[len("hpl_"):]: value for key, value in extras.items() if key.startswith("hpl_")}
+        unknown = sorted(set(given) - {f.name for f in fields(cls)})
+        if unknown:
+            raise InputError(f"{where}: unknown HPL key(s) {', '.join('hpl_' + k for k in unknown)}")
+        return cls(**given)
+
+
+@dataclass(frozen=True)
 class PartitionSpec:
     system: str
     name: str
@@ -120,7 +139,7 @@ class PartitionSpec:
     scale_spec: ScaleSpec = field(default_factory=ScaleSpec)
     job_options: JobOptions = field(default_factory=JobOptions)
     gpus: GpuSpec | None = None
-    hpl: Mapping[str, Any] = field(default_factory=dict)  # hpl_* extras: time_budget_s, trials, ...
+    hpl: PartitionHpl = field(default_factory=PartitionHpl)
     screen: Mapping[str, Any] = field(default_factory=dict)  # screen_* extras: chunk_nodes
     cpu_bind: str = "cores"  # how ranks are bound (scalebench.site.binding): cores | threads | none
     reservation: Reservation | None = None  # where its largest cases run (a full-system HPL)
@@ -177,7 +196,7 @@ class PartitionSpec:
                                                  parse_size(extras["memory_per_node"], f"{where}.memory_per_node")),
                 gpus=GpuSpec.from_site(extras.get("gpus")), cpu_bind=str(extras.get("cpu_bind", "cores")),
                 reservation=Reservation.from_site(extras.get("reservation"), extras["max_nodes"]),
-                hpl={key[len("hpl_"):]: value for key, value in extras.items() if key.startswith("hpl_")},
+                hpl=PartitionHpl.from_site(extras, where),
                 screen={key[len("screen_"):]: value for key, value in extras.items() if key.startswith("screen_")},
                 energy=EnergySpec.from_json(extras.get("energy")))
         except KeyError as err:

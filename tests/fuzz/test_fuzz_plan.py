@@ -15,7 +15,7 @@ from scalebench.hpl.deck import BYTES_PER_DOUBLE, load_rules
 from scalebench.hpl.grid import process_grid
 from scalebench.hpl.plan import HplSettings, plan_hpl
 from scalebench.site.jobs import LeftOut
-from scalebench.site.partition import GpuSpec, PartitionSpec, StackSpec
+from scalebench.site.partition import GpuSpec, PartitionHpl, PartitionSpec, StackSpec
 from scalebench.site.scales import ScaleSpec
 
 GiB = 2**30
@@ -41,7 +41,8 @@ def partitions(draw):
         memory_per_node=draw(st.integers(1, 4096)) * GiB, microarch="zen3",
         clock_ghz=draw(st.floats(1.0, 4.0)), flops_per_cycle=draw(st.sampled_from((2, 4, 8, 16, 32))),
         max_time_limit_s=draw(st.one_of(st.none(), st.integers(3600, 14 * 86400))),
-        scale_spec=ScaleSpec(cores=draw(st.sampled_from(("auto", "powers_of_two", ())))), gpus=gpus, hpl=hpl)
+        scale_spec=ScaleSpec(cores=draw(st.sampled_from(("auto", "powers_of_two", ())))), gpus=gpus,
+        hpl=PartitionHpl(**hpl))
 
 
 @settings(FUZZ, max_examples=400)

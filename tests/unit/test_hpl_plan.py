@@ -2,6 +2,7 @@
 provenance; and `scalebench plan`, which prints the same plans for a whole site."""
 import json
 import math
+from dataclasses import replace
 
 import pytest
 import yaml
@@ -13,7 +14,7 @@ from scalebench.errors import InputError
 from scalebench.hpl.plan import HplSettings, plan_hpl, plan_tuning
 from scalebench.plan import asked_reservation
 from scalebench.site.jobs import LeftOut
-from scalebench.site.partition import GpuSpec, PartitionSpec, Reservation, StackSpec
+from scalebench.site.partition import GpuSpec, PartitionHpl, PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import ScaleSpec
 
 GiB = 2**30
@@ -78,7 +79,7 @@ def test_a_frozen_deck_gives_nb_algorithm_and_its_grid_at_its_rank_count(tmp_pat
 
 
 def test_threads_per_rank_come_from_the_partition_and_fit_sub_node_scales():
-    hybrid = PartitionSpec(**{**ZEN4.__dict__, "hpl": {"ranks_per_node": 16, "threads_per_rank": 8}})
+    hybrid = replace(ZEN4, hpl=PartitionHpl(ranks_per_node=16, threads_per_rank=8))
     node = plan_hpl(hybrid, XHPL, "1_node")
     assert (node.job.ranks_per_node, node.job.threads_per_rank, node.deck.p, node.deck.q) == (16, 8, 4, 4)
     assert node.job.env_vars["OMP_NUM_THREADS"] == node.env_vars["OPENBLAS_NUM_THREADS"] == "8"
@@ -249,7 +250,7 @@ def test_a_reservation_asked_for_on_the_command_line_takes_every_job():
     (None, {"OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS", "OPENBLAS_VERBOSE"}),  # not known: all
 ])
 def test_the_thread_count_goes_to_the_variable_the_stacks_blas_reads(blas, variables):
-    hybrid = PartitionSpec(**{**ZEN4.__dict__, "hpl": {"ranks_per_node": 8, "threads_per_rank": 16}})
+    hybrid = replace(ZEN4, hpl=PartitionHpl(ranks_per_node=8, threads_per_rank=16))
     stack = StackSpec("s", "s", ("hpl",), {"hpl_binary": "xhpl", **({"blas": blas} if blas else {})})
     plan = plan_hpl(hybrid, stack, "1_node")
     assert set(plan.env_vars) - {"SCALEBENCH_DGEMM_N", "OPENBLAS_CORETYPE"} == variables
