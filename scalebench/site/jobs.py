@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Mapping
 
 from scalebench.errors import InputError, ScalebenchError
-from scalebench.site import binding, spack_lock
+from scalebench.site import binding
 from scalebench.site.container import ContainerSpec
 from scalebench.site.partition import SLURM_SCHEDULERS, PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import Geometry, Scale, geometry
@@ -120,8 +120,7 @@ def job_plan(partition: PartitionSpec, stack: StackSpec, scale: str | Scale, *,
     if scale.sub_node and threads > scale.cores_per_node:
         raise LeftOut(f"scale {scale.name} has {scale.cores_per_node} core(s), fewer than {threads} threads per rank")
     layout = geometry(scale, partition.cores_per_node, threads, ranks_per_node)
-    lock = stack.extras.get("spack_lock")
-    lock_digest, lock_specs = spack_lock.describe(lock) if lock else ("", "")
+    lock_digest, lock_specs = stack.lock
     if lock_digest.startswith("missing"):
         raise LeftOut(f"stack {stack.stack}: {lock_digest} (spack install the environment first)")
     whole = whole_nodes or layout.nodes > 1

@@ -11,6 +11,7 @@ from typing import Any, Mapping
 
 from scalebench.energy.site import EnergySpec
 from scalebench.errors import InputError
+from scalebench.site import spack_lock
 from scalebench.site.container import ContainerSpec
 from scalebench.site.scales import Scale, ScaleSpec
 from scalebench.units import format_size, parse_duration, parse_size
@@ -210,6 +211,14 @@ class StackSpec:
     features: tuple[str, ...]
     extras: Mapping[str, Any]
     env_vars: Mapping[str, str] = field(default_factory=dict)  # what the stack exports in its jobs
+    # (digest, concrete programs) of its spack.lock (extras spack_lock), read as the stack is loaded
+    # (once per run: scalebench.site.spack_lock.describe), never while a case is planned
+    lock: tuple[str, str] = field(default=("", ""), compare=False)
+
+    def __post_init__(self) -> None:
+        path = self.extras.get("spack_lock")
+        if path and self.lock == ("", ""):
+            object.__setattr__(self, "lock", spack_lock.describe(path))
 
     @property
     def launcher_options(self) -> tuple[str, ...]:

@@ -3,6 +3,7 @@
 fabric libraries under them, with versions and variants, so that a bake-off can be rebuilt."""
 from __future__ import annotations
 
+import os
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from scalebench.site.rundir import read_digested
 ARCHIVE_DIR = "spack-locks"  # under the results directory
 # A lock's concrete programs by its digest: every case of a stack plans with the same lock, parsed once.
 _PROGRAMS: dict[str, str] = {}
+_DESCRIBED: dict[tuple[Any, ...], tuple[str, str]] = {}  # by path and the file's stat: read once per run
 # Beside the roots: what decides the transport and the MPI of a stack (and its BLAS: blas.yaml).
 FABRIC_PACKAGES = ("openmpi", "mpich", "cray-mpich", "mvapich", "intel-oneapi-mpi", "ucx", "libfabric", "pmix",
                    "rdma-core")
@@ -58,7 +60,22 @@ def concrete_programs(lock: Any, source: str = "spack.lock") -> str:
 
 def describe(path: str | Path) -> tuple[str, str]:
     """(digest, concrete programs) of a stack's spack.lock; the digest says 'missing ...' or 'unreadable
-    ...' when there is no lock to read (scalebench.site.rundir.file_digest); the file is read once."""
+    ...' when there is no lock to read (scalebench.site.rundir.file_digest). A lock is read once per run
+    (every case of a stack loads it) unless the file changes."""
+    try:
+        found = os.stat(path)
+        key: tuple[Any, ...] | None = (str(path), found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
+    except OSError:
+        key = None  # missing or unreachable: read_digested says which, each time
+    if key is not None and key in _DESCRIBED:
+        return _DESCRIBED[key]
+    described = _describe(path)
+    if key is not None:
+        _DESCRIBED[key] = described
+    return described
+
+
+def _describe(path: str | Path) -> tuple[str, str]:
     digest, data = read_digested(path)
     if data is None:
         return digest, ""

@@ -47,13 +47,25 @@ def test_a_sub_node_scale_smaller_than_an_explicit_geometry_is_left_out():
 
 
 def test_a_spack_stack_not_installed_is_left_out(tmp_path):
-    stack = StackSpec("s", "s", (), {"spack_lock": str(tmp_path / "spack.lock")})
+    extras = {"spack_lock": str(tmp_path / "spack.lock")}
     with pytest.raises(LeftOut, match="^stack s: missing"):
-        job_plan(partition(), stack, "1_node")
+        job_plan(partition(), StackSpec("s", "s", (), extras), "1_node")
     (tmp_path / "spack.lock").write_text('{"roots": [{"hash": "h"}], "concrete_specs": {"h": {"name": "hpl", '
                                          '"version": "2.3", "parameters": {"openmp": true}}}}')
+    stack = StackSpec("s", "s", (), extras)  # the next run loads the stack, and its lock, again
     job = job_plan(partition(), stack, "1_node")
     assert job.spack_lock.startswith("sha256:") and job.spack_specs == "hpl@2.3 +openmp"
+
+
+def test_a_stack_lock_is_read_as_the_stack_is_loaded_not_as_cases_are_planned(tmp_path):
+    lock = tmp_path / "spack.lock"
+    lock.write_text('{"roots": [{"hash": "h"}], "concrete_specs": {"h": {"name": "hpl", "version": "2.3"}}}')
+    stack = StackSpec("s", "s", (), {"spack_lock": str(lock)})
+    lock.unlink()  # planning reads nothing: what the stack was loaded with stays its provenance
+    assert job_plan(partition(), stack, "1_node").spack_specs == job_plan(partition(), stack, "1_core").spack_specs \
+        == "hpl@2.3"
+    lock.write_text('{"roots": [{"hash": "h"}], "concrete_specs": {"h": {"name": "hpl", "version": "2.4"}}}')
+    assert StackSpec("s", "s", (), {"spack_lock": str(lock)}).lock[1] == "hpl@2.4"  # a changed lock is read again
 
 
 def test_whole_nodes_and_multi_node_jobs_take_their_nodes():
