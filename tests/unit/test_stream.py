@@ -8,7 +8,7 @@ import yaml
 
 import reframe_reports as rr
 from cli_calls import cli
-from scalebench import benchmarks, paths, rooms
+from scalebench import benchmarks, paths, room
 from scalebench.errors import InputError, ParseError
 from scalebench.parse import KINDS
 from scalebench.plan import CHECKS, Filters, Settings, plan_cases, site_specs, unplanned_checks
@@ -274,11 +274,11 @@ def test_a_misspelt_room_key_gets_the_suggestion(tmp_path):
 # --- the registries pick the room up ---------------------------------------------------------------
 
 def test_the_room_is_found_without_being_named_centrally():
-    [room] = [r for r in rooms.rooms() if r.name == "stream"]
-    assert KINDS["stream"] is room.parse
+    [stream] = [found for found in room.rooms() if found.name == "stream"]
+    assert KINDS["stream"] is stream.parse
     assert "STREAMCheck" in CHECKS and "stream" in benchmarks.SECTIONS
-    assert set(rooms.site_keys("stack")) == {"stream_binary"} and set(rooms.site_keys("partition")) == {"memory_bandwidth_gbs"}
-    assert benchmarks.registry()["STREAMCheck"].section == room.name
+    assert set(room.site_keys("stack")) == {"stream_binary"} and set(room.site_keys("partition")) == {"memory_bandwidth_gbs"}
+    assert benchmarks.registry()["STREAMCheck"].section == stream.name
 
 
 # --- the report section -----------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from scalebench.rooms import Room
+from scalebench.room import Room
 
 NAME = "stream"
 
