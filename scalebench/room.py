@@ -1,14 +1,14 @@
 """Benchmark rooms: a benchmark whose parser, plan rules, outcome (sanity and figures) and report
-section live together in one package, scalebench/rooms/<name>/, found here (when first asked for,
-by looking into that folder) without being named anywhere else. Its figures and provenance names stay data (scalebench/data/benchmarks.yaml,
-provenance.yaml); its ReFrame check is reframe_tests/<name>.py.
+section live together in one package, scalebench/rooms/<name>/, found here (when first asked for, by
+looking into that folder) without being named anywhere else. Its figures and provenance names stay
+data (scalebench/data/benchmarks.yaml, provenance.yaml); its ReFrame check is reframe_tests/<name>.py.
 
 A room is a package of scalebench/rooms/ defining ROOM, a Room. The central places ask this module,
-never a room by name: scalebench.plan (the room's checks join CHECKS), scalebench.parse (its output kind joins
-KINDS), the site file (the keys its site.yaml declares for partitions and stacks join the schema and
-the partition and environment extras), scalebench.benchmarks (its report section name) and the report
-(its section). A Room's callables import the room's code when called, so that a room may use
-scalebench.plan, .parse and .results, which in turn read the rooms.
+never a room by name: scalebench.plan (the room's checks join CHECKS), scalebench.parse (its output
+kind joins KINDS), the site file (the keys its site.yaml declares for partitions and stacks join the
+schema and the partition and environment extras), scalebench.benchmarks (its report section name)
+and the report (its section). A Room's callables import the room's code when called, so that a room
+may use scalebench.plan, .parse and .results, which in turn read the rooms.
 """
 from __future__ import annotations
 

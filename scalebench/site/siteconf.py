@@ -157,8 +157,8 @@ def _partition(part: dict[str, Any], where: str, source: str, site: dict[str, An
     if default and longest and default > longest:
         schema.fail(source, f"{where}.time_limit", f"{part['time_limit']} is longer than the partition's longest job "
                                                    f"(max_time_limit_s: {longest}): its jobs would pend for ever")
-    extras.update({key: part[key] for key in (*_HPL_KEYS, "cpu_bind", "screen_chunk_nodes", *room.site_keys("partition"))
-                   if part.get(key) is not None})
+    extras.update({key: part[key] for key in (*_HPL_KEYS, "cpu_bind", "screen_chunk_nodes",
+                                              *room.site_keys("partition")) if part.get(key) is not None})
     if part.get("screen_chunk_nodes", SCREEN_MIN_NODES) < SCREEN_MIN_NODES:
         schema.fail(source, f"{where}.screen_chunk_nodes", f"at least {SCREEN_MIN_NODES} (a node is compared with the "
                                                            f"median of its job's nodes)")

@@ -88,7 +88,8 @@ def test_stream_c_form_rates_are_mb_per_s_of_the_whole_run():
 
 def test_failed_validation_names_each_array_and_fails_sanity():
     out = parse_stream(stream_c(failed=("a", "c")))
-    assert out.validated is False and len(out.failures) == 2 and out.failures[0].startswith("Failed Validation on array a")
+    assert out.validated is False and len(out.failures) == 2
+    assert out.failures[0].startswith("Failed Validation on array a")
     outcome = stream_outcome(out, nodes=1, ranks=1, threads=4)
     assert any("did not validate" in p for p in outcome.problems)
 
@@ -263,7 +264,8 @@ def test_the_theoretical_bandwidth_reaches_the_partition_and_the_program_the_sta
 def test_the_theoretical_bandwidth_is_checked_strictly(tmp_path, value):
     with pytest.raises(InputError) as err:
         site_systems(_site(tmp_path, memory_bandwidth_gbs=value))
-    assert "partitions[cpu].memory_bandwidth_gbs: must be the node's theoretical memory bandwidth in GB/s" in str(err.value)
+    assert ("partitions[cpu].memory_bandwidth_gbs: must be the node's theoretical memory bandwidth in GB/s"
+            in str(err.value))
 
 
 def test_a_misspelt_room_key_gets_the_suggestion(tmp_path):
@@ -277,7 +279,8 @@ def test_the_room_is_found_without_being_named_centrally():
     [stream] = [found for found in room.rooms() if found.name == "stream"]
     assert KINDS["stream"] is stream.parse
     assert "STREAMCheck" in CHECKS and "stream" in benchmarks.SECTIONS
-    assert set(room.site_keys("stack")) == {"stream_binary"} and set(room.site_keys("partition")) == {"memory_bandwidth_gbs"}
+    assert set(room.site_keys("stack")) == {"stream_binary"}
+    assert set(room.site_keys("partition")) == {"memory_bandwidth_gbs"}
     assert benchmarks.registry()["STREAMCheck"].section == stream.name
 
 
@@ -298,7 +301,8 @@ def test_report_section_shows_each_stacks_node_bandwidth_against_the_theoretical
     rr.write_run(tmp_path, "20260102T000000Z-a-2", [_stream_case("bad", 700.0, 921.6, fraction=10.0)])
     loaded = results.load([tmp_path], index=False)
     blocks = report.build_document(loaded.table, loaded.warnings)
-    start = next(i for i, b in enumerate(blocks) if isinstance(b, document.Heading) and b.text == "Memory bandwidth (STREAM)")
+    start = next(i for i, b in enumerate(blocks)
+                 if isinstance(b, document.Heading) and b.text == "Memory bandwidth (STREAM)")
     table = next(b for b in blocks[start:] if isinstance(b, document.Table))
     rows = {row[1]: row for row in table.rows}
     assert set(rows) == {"ompi", "mpich"}  # the case whose fraction is not triad / theoretical is left out

@@ -187,8 +187,8 @@ def parse_stream(text: str) -> StreamOutput:
             if match and name not in counts:
                 counts[name] = parse_int(next(g for g in match.groups() if g is not None)) or 0
     if form is None or not rows:
-        raise ParseError(with_note("no STREAM table found (a 'Function ... Rate ... Min time' line and its Copy, Scale, "
-                                   "Add, Triad rows)", cut))
+        raise ParseError(with_note("no STREAM table found (a 'Function ... Rate ... Min time' line and its Copy, "
+                                   "Scale, Add, Triad rows)", cut))
     problems: list[str] = []
     elements = counts.get("array_elements") or None
     for name in ("threads", "threads_counted", "ranks"):
