@@ -7,20 +7,18 @@ the stack's `stream_binary` (build/bin/stream on the embedded default: hpcc's ST
 Parser, outcome and report section: scalebench.rooms.stream.
 """
 import reframe as rfm
-from reframe.core.builtins import parameter, run_after, sanity_function, variable
+from reframe.core.builtins import run_after, sanity_function, variable
 
-from scalebench import plan
 from scalebench.hpl.binaries import missing_binary, resolve_binary
 from scalebench.rooms.stream.outcome import stream_outcome
 from scalebench.rooms.stream.output import parse_stream
 
-from .base import ScalebenchCheck, recorded, system_partitions
+from .base import ScalebenchCheck, in_registry_units, planned_test, recorded
 
 
-@rfm.simple_test
+@planned_test
 class STREAMCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('STREAMCheck')):
     descr = "STREAM memory bandwidth per node (copy, scale, add, triad) against the node's theoretical bandwidth"
-    scale = parameter(plan.CHECKS['STREAMCheck'].values(system_partitions())['scale'], loggable=True)
     array_elements = variable(int, value=0, loggable=True)  # doubles per array per rank; 0: the plan's
     output_description = 'no STREAM table'
 
@@ -47,4 +45,4 @@ class STREAMCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('STREAMCh
         self.stream_rates = f'{outcome.output.rate_unit} per {outcome.output.rates_per} ({outcome.output.form} form)'
 
     def figures(self, outcome):
-        return outcome.figures
+        return in_registry_units(self.catalog_name, outcome.figures)
