@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from scalebench import loaders, paths
+from scalebench import loaders, paths, room
 from scalebench.errors import InputError
 from scalebench.validation import did_you_mean, excerpt, is_number
 
-SECTIONS = ("hpl", "application", "microbenchmark", "screening")
+SECTIONS = ("hpl", "application", "microbenchmark", "screening", *room.section_names())  # a room has its own
 DIRECTIONS = ("higher", "lower", "none")
 CURVE_KINDS = ("bandwidth", "latency")
 # What a value of a figure may be (scalebench.results.records checks every case at ingest).

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
+from scalebench import room
 from scalebench.apps.lammps import load_lammps_workloads
 from scalebench.apps.openfoam import load_openfoam_cases
 from scalebench.errors import InputError
@@ -284,6 +285,8 @@ CHECKS: dict[str, CheckSpec] = {spec.name: spec for spec in (
               _fixed(benchmark=OSU_COLLECTIVES, placement=("whole_nodes",)), _valid_whole_nodes,
               _osu_plan(_whole_nodes_layout, collective=True)),
 )}
+# The benchmark rooms' checks (scalebench.room); they build their CheckSpecs with the classes above.
+CHECKS.update({spec.name: spec for found in room.rooms() for spec in found.checks()})
 
 
 # --- the site -----------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import jsonschema
 import referencing
 from jsonschema.exceptions import ValidationError
 
-from scalebench import loaders, paths
+from scalebench import loaders, paths, room
 from scalebench.errors import InputError
 from scalebench.units import parse_duration, parse_size
 from scalebench.validation import check_name, check_shell_word, did_you_mean, excerpt, is_name, is_number
@@ -93,10 +93,14 @@ _Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, type_
 
 @functools.lru_cache(maxsize=None)
 def _registry() -> referencing.Registry:
-    """Every schema under its file name, so that `$ref: common.yaml#/$defs/size` resolves."""
+    """Every schema under its file name, so that `$ref: common.yaml#/$defs/size` resolves; the site
+    schema with the keys the benchmark rooms add to partitions and stacks (scalebench.room)."""
     resources = []
     for path in sorted(SCHEMAS.glob("*.yaml")):
         contents = loaders.load_yaml(path, "schema")
+        if path.name == "site.yaml":
+            for place in room.SITE_PLACES:
+                contents["$defs"][place]["properties"].update(room.site_keys(place))
         resources.append((path.name, referencing.Resource.from_contents(
             contents, default_specification=referencing.jsonschema.DRAFT202012)))
     return referencing.Registry().with_resources(resources)

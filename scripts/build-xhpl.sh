@@ -14,6 +14,8 @@ stamp="$build/xhpl.stamp"
 driver="$repo/scripts/xhpl-driver.c"
 log="$build/build-xhpl.log"
 fetch_log="$build/fetch-hpcc.log"
+# shellcheck source=scripts/hpcc-source.sh
+source "$repo/scripts/hpcc-source.sh"
 
 # HPL's own Make.<arch> choices: CBLAS interface (OpenBLAS ships cblas_*), -O3 -funroll-loops.
 # No -march=native: the time is in OpenBLAS's DGEMM/DTRSM, which picks its kernels for the CPU at
@@ -38,19 +40,8 @@ stamp_key() {
     cat "${BASH_SOURCE[0]}" "$driver" <(sha256sum < "$tarball") | sha256sum | cut -d' ' -f1
 }
 
-# The cached orig tarball if its SHA-256 is the one the .dsc lists (apt checked the .dsc against
-# the signed Sources index when it fetched it).
-verified_tarball() {
-    local dsc sum name
-    dsc="$(compgen -G "$cache/hpcc_*.dsc" | head -n1)" || return 1
-    read -r sum name < <(awk '/^Checksums-Sha256:/ { f = 1; next } /^[^ ]/ { f = 0 }
-                              f && $3 ~ /\.orig\.tar\./ { print $1, $3; exit }' "$dsc") || return 1
-    [[ -f "$cache/$name" && "$(sha256sum < "$cache/$name")" == "$sum  -" ]] || return 1
-    echo "$cache/$name"
-}
-
 mkdir -p "$build/bin"
-tarball="$(verified_tarball || true)"
+tarball="$(verified_tarball "$cache" || true)"
 if [[ -n "$tarball" && -x "$xhpl" && -f "$stamp" ]]; then
     [[ "$(cat "$stamp")" == "$(stamp_key)" ]] && exit 0
 fi
@@ -87,7 +78,7 @@ if [[ -z "$tarball" ]]; then
     (cd "$fetch/download" && "${apt[@]}" source --download-only --tar-only --dsc-only hpcc) >> "$fetch_log" 2>&1 ||
         fail "cannot fetch the hpcc source package" "$fetch_log"
     rm -rf "$cache" && mkdir -p "$cache" && cp "$fetch/download"/hpcc_* "$cache"/
-    tarball="$(verified_tarball)" || fail "the hpcc orig tarball does not match the SHA-256 its .dsc lists"
+    tarball="$(verified_tarball "$cache")" || fail "the hpcc orig tarball does not match the SHA-256 its .dsc lists"
 fi
 
 # edit FILE SED: one change to hpcc's HPL; a change that applies nowhere means a different source.

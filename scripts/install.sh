@@ -4,8 +4,9 @@
 #      root, else name what is missing and exit 1);
 #   2. the site install, scripts/install-venv.sh (.venv with the pinned requirements and scalebench
 #      editable), with its exit codes;
-#   3. build/bin/xhpl for the embedded default (scripts/build-xhpl.sh; SCALEBENCH_SKIP_XHPL=1 skips it)
-#      and build/bin/screen-probe for ScreeningCheck (scripts/build-screen-probe.sh).
+#   3. build/bin/xhpl for the embedded default (scripts/build-xhpl.sh; SCALEBENCH_SKIP_XHPL=1 skips it),
+#      build/bin/stream from the same source (scripts/build-stream.sh) and build/bin/screen-probe for
+#      ScreeningCheck (scripts/build-screen-probe.sh).
 # A second run with nothing to do finishes in about a second.
 set -euo pipefail
 
@@ -47,9 +48,10 @@ bash "$repo/scripts/install-venv.sh"
 if [[ -n "${SCALEBENCH_SKIP_XHPL:-}" ]]; then
     :
 elif ! command -v apt-get > /dev/null; then
-    echo "scalebench install: no apt-get (not Debian): build/bin/xhpl for the embedded default not built"
+    echo "scalebench install: no apt-get (not Debian): build/bin/xhpl and build/bin/stream for the embedded default not built"
 else
     bash "$repo/scripts/build-xhpl.sh"
+    bash "$repo/scripts/build-stream.sh"  # hpcc's STREAM, from the source build-xhpl.sh fetched
 fi
 # The screening probe needs only mpicc and a CBLAS: nothing to fetch.
 if command -v mpicc > /dev/null; then

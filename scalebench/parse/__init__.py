@@ -1,6 +1,7 @@
 """Benchmark output parsers, by kind: each takes the whole text and returns a JSON-ready dict.
 
-``KINDS`` is a plain dict so that a parser for a new kind is added with one line.
+``KINDS`` is a plain dict so that a parser for a new kind is added with one line; a benchmark room
+(scalebench.room) adds its own kind.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from scalebench import textfile
+from scalebench import room, textfile
 from scalebench.errors import InputError, ParseError
 from scalebench.validation import excerpt
 from scalebench.parse.hpcc import parse_hpcc
@@ -36,6 +37,7 @@ KINDS: dict[str, Callable[[str], dict]] = {
     "osu": lambda text: parse_osu(text).to_dict(),
     "imb": lambda text: parse_imb(text).to_dict(),
     "netpipe": lambda text: parse_netpipe(text).to_dict(),
+    **{found.name: found.parse for found in room.rooms()},
 }
 
 

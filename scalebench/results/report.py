@@ -14,6 +14,7 @@ from typing import Any, Callable, Sequence
 
 import polars as pl
 
+from scalebench import room
 from scalebench.errors import InputError, ResultsError
 from scalebench.results import acceptance, compare, regressions, screening, series, tidy
 from scalebench.results.chart_worker import ChartWorker, draw_here
@@ -47,6 +48,8 @@ def build_document(results: Table, warnings: Sequence[str], verdicts: Sequence[a
     blocks += hpl_section(results, all_series)
     blocks += application_section(all_series)
     blocks += micro_section(all_series)
+    for found in room.rooms():
+        blocks += found.section(results, all_series)
     blocks += transport_section(results)
     blocks += interference_section(results, all_series)
     blocks += other_section(all_series)

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from scalebench import benchmarks, loaders, paths, schema
+from scalebench import benchmarks, loaders, paths, room, schema
 from scalebench.energy.site import EnergySpec
 from scalebench.errors import InputError, ScalebenchError
 from scalebench.site import binding, fabric, host, modules, peak, rundir, spack_lock
@@ -75,9 +75,10 @@ def general_config(run: Path) -> list[dict[str, Any]]:
 MIN_NODE_MEMORY = 2**30
 _DETECTABLE = ("cores_per_node", "memory_per_node", "microarch", "clock_ghz")
 _HPL_KEYS = ("hpl_time_budget_s", "hpl_trials", "hpl_ranks_per_node", "hpl_threads_per_rank", "hpl_max_grid_aspect")
-# Binaries and directories a stack's checks run (environment extras of the same name).
+# Binaries and directories a stack's checks run (environment extras of the same name); a benchmark
+# room's stack keys (scalebench.room) are its programs too.
 _STACK_PROGRAMS = ("hpl_binary", "hpcc_binary", "lmp_binary", "netpipe_binary", "osu_dir", "mpirun",
-                   "openfoam_bashrc", "screen_binary")
+                   "openfoam_bashrc", "screen_binary", *room.site_keys("stack"))
 # Where Spack's osu-micro-benchmarks package installs its programs, under a view.
 OSU_IN_VIEW = "libexec/osu-micro-benchmarks"
 # Host detection: only where a site file asks for it, and once per process.
@@ -156,8 +157,8 @@ def _partition(part: dict[str, Any], where: str, source: str, site: dict[str, An
     if default and longest and default > longest:
         schema.fail(source, f"{where}.time_limit", f"{part['time_limit']} is longer than the partition's longest job "
                                                    f"(max_time_limit_s: {longest}): its jobs would pend for ever")
-    extras.update({key: part[key] for key in (*_HPL_KEYS, "cpu_bind", "screen_chunk_nodes")
-                   if part.get(key) is not None})
+    extras.update({key: part[key] for key in (*_HPL_KEYS, "cpu_bind", "screen_chunk_nodes",
+                                              *room.site_keys("partition")) if part.get(key) is not None})
     if part.get("screen_chunk_nodes", SCREEN_MIN_NODES) < SCREEN_MIN_NODES:
         schema.fail(source, f"{where}.screen_chunk_nodes", f"at least {SCREEN_MIN_NODES} (a node is compared with the "
                                                            f"median of its job's nodes)")

@@ -135,12 +135,12 @@ def test_mistakes_are_one_line_errors_naming_file_and_key(tmp_path, text, messag
 
 
 def test_figures_of_unregistered_checks_come_from_the_results(tmp_path):
-    rr.write_run(tmp_path, "run", [rr.testcase("STREAMCheck", {"triad": (5e4, "MB/s")}, params={})])
+    rr.write_run(tmp_path, "run", [rr.testcase("SiteMemoryCheck", {"triad": (5e4, "MB/s")}, params={})])
     rows = _rows(tmp_path)
-    path = _file(tmp_path, "criteria:\n  - {benchmark: STREAMCheck, figure: triad, min: 40000}")
+    path = _file(tmp_path, "criteria:\n  - {benchmark: SiteMemoryCheck, figure: triad, min: 40000}")
     assert [v.status for v in _verdicts(path, rows)] == ["PASS"]
     with pytest.raises(InputError, match="did you mean 'triad'"):
-        acceptance.load(_file(tmp_path, "criteria:\n  - {benchmark: STREAMCheck, figure: traid, min: 1}"), figure_units(rows))
+        acceptance.load(_file(tmp_path, "criteria:\n  - {benchmark: SiteMemoryCheck, figure: traid, min: 1}"), figure_units(rows))
 
 
 def test_accept_exit_code_for_ci(study, tmp_path, capsys):

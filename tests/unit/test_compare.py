@@ -86,7 +86,7 @@ def test_systems_side_by_side_with_their_best_stack(tmp_path):
 def test_unknown_baseline_and_empty_results_are_errors(study, tmp_path):
     with pytest.raises(InputError, match=r"--baseline: 'uxc' is not a stack .* \(did you mean 'ucx'\?\)"):
         compare.compare(_series(study), "stack", "uxc")
-    rr.write_run(tmp_path, "x", [rr.testcase("STREAMCheck", {"triad": (1.0, "MB/s")}, params={})])
+    rr.write_run(tmp_path, "x", [rr.testcase("SiteMemoryCheck", {"triad": (1.0, "MB/s")}, params={})])
     with pytest.raises(InputError, match="no figure of merit"):
         compare.compare(_series(tmp_path), "stack")
 

@@ -150,11 +150,11 @@ def test_microbenchmark_section_n_half_surprise_and_summaries(study):
 
 
 def test_unregistered_checks_land_in_other_results(tmp_path):
-    case = rr.testcase("STREAMCheck", {"triad": (52000.0, "MB/s")}, params={"scale": "1_node"}, stack="s")
+    case = rr.testcase("SiteMemoryCheck", {"triad": (52000.0, "MB/s")}, params={"scale": "1_node"}, stack="s")
     rr.write_run(tmp_path, "run", [case])
     blocks, _ = _document([tmp_path])
     other = _section(blocks, "Other results")
-    assert _tables(other)[0].rows == (("local:default", "STREAMCheck", "-", "s", "triad", "1", "5.2e+04", "MB/s",
+    assert _tables(other)[0].rows == (("local:default", "SiteMemoryCheck", "-", "s", "triad", "1", "5.2e+04", "MB/s",
                                        "1"),)
 
 
@@ -257,7 +257,7 @@ def test_registry_knows_every_figure_of_every_check():
 @pytest.mark.parametrize("text, message", [
     ("X: {section: hpl, figures: {a: {direction: up}}}", "X.figures.a.direction: 'up' is not one of"),
     ("X: {section: hpc, figures: {a: {direction: higher}}}", "X.section: 'hpc' is not one of hpl, application, "
-                                                               "microbenchmark, screening (did you mean 'hpl'?)"),
+                                                               "microbenchmark, screening, stream (did you mean 'hpl'?)"),
     ("X: {section: hpl, fom: b, figures: {a: {direction: higher}}}", "X.fom: 'b' is not one of a"),
     ("X: {section: hpl, figres: {}}", "X.figres: unknown key (did you mean 'figures'?)"),
 ])

@@ -1,0 +1,75 @@
+"""Benchmark rooms: a benchmark whose parser, plan rules, outcome (sanity and figures) and report
+section live together in one package, scalebench/rooms/<name>/, found here (when first asked for, by
+looking into that folder) without being named anywhere else. Its figures and provenance names stay
+data (scalebench/data/benchmarks.yaml, provenance.yaml); its ReFrame check is reframe_tests/<name>.py.
+
+A room is a package of scalebench/rooms/ defining ROOM, a Room. The central places ask this module,
+never a room by name: scalebench.plan (the room's checks join CHECKS), scalebench.parse (its output
+kind joins KINDS), the site file (the keys its site.yaml declares for partitions and stacks join the
+schema and the partition and environment extras), scalebench.benchmarks (its report section name)
+and the report (its section). A Room's callables import the room's code when called, so that a room
+may use scalebench.plan, .parse and .results, which in turn read the rooms.
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from scalebench import loaders
+
+# A room's site.yaml: {partition: {key: JSON schema}, stack: {key: JSON schema}}; stack keys name programs.
+SITE_PLACES = ("partition", "stack")
+
+
+@dataclass(frozen=True)
+class Room:
+    name: str  # its output kind (`scalebench parse NAME`) and its report section (benchmarks.yaml `section`)
+    parse: Callable[[str], dict]  # an output's text -> a JSON-ready dict; ParseError when it holds no result
+    checks: Callable[[], Sequence[Any]]  # its scalebench.plan.CheckSpec(s)
+    section: Callable[[Any, Sequence[Any]], list[Any]]  # (results Table, every Series) -> report blocks
+    directory: Path  # the room's package directory, holding its site.yaml when it has site keys
+
+    def site_keys(self) -> Mapping[str, Mapping[str, Any]]:
+        """{partition|stack: {key: JSON schema}} from the room's site.yaml; {} without one."""
+        path = self.directory / "site.yaml"
+        if not path.is_file():
+            return {}
+        data = loaders.load_yaml(path, "room site keys")
+        unknown = set(data) - set(SITE_PLACES)
+        if unknown:
+            raise ValueError(f"{path}: {', '.join(sorted(unknown))}: a room's site keys are under "
+                             f"{' or '.join(SITE_PLACES)}")
+        return {place: dict(data.get(place) or {}) for place in SITE_PLACES}
+
+
+ROOMS = Path(__file__).with_name("rooms")  # the package scalebench.rooms, one package per room
+
+
+@functools.cache
+def rooms() -> tuple[Room, ...]:
+    """Every room, by name. Found in the folder rather than imported by name: a room depends on this
+    interface, never the reverse."""
+    found = [importlib.import_module(f"scalebench.rooms.{module.name}").ROOM
+             for module in pkgutil.iter_modules([str(ROOMS)]) if module.ispkg]
+    return tuple(sorted(found, key=lambda room: room.name))
+
+
+@functools.cache
+def site_keys(place: str) -> dict[str, Any]:
+    """The site-file keys every room adds to a partition or a stack, with their JSON schemas; a key
+    two rooms declare, or one the site schema has already, is a programming error found by the tests."""
+    keys: dict[str, Any] = {}
+    for room in rooms():
+        for key, schema in room.site_keys().get(place, {}).items():
+            if key in keys:
+                raise ValueError(f"site key {place}.{key} is declared by two rooms")
+            keys[key] = schema
+    return keys
+
+
+def section_names() -> tuple[str, ...]:
+    return tuple(room.name for room in rooms())
