@@ -27,10 +27,11 @@ rate carries over as it is (scalebench predict does so).
 
 This machine has 2 cores: on 4 one-core nodes two ranks share each core (the site's Open MPI yields
 while it waits, so that a waiting rank does not spin through its partner's time), and the rings on 4
-nodes measure what sharing does to the network (CPU-bound TCP on 10GbE). What no model term holds:
-on a shaped link a rank waiting for the wire lends its core to the rank sharing it, which no node of
-a real cluster can (the 4-node runs come out faster than predicted), while 10GbE's CPU-bound TCP takes
-that time from it. The lab runs at nice -15, ahead of other work on the machine. Heavy: run it under the shared lock on a quiet
+nodes measure what sharing does to the network (CPU-bound TCP on 10GbE). What no model term holds,
+and the likely cause of 4-node runs on shaped links faster than predicted (seen: -16% on 1GbE, -25% on
+100Mb): a rank waiting for the wire lends its core to the rank sharing it, which no node of a real
+cluster can, while 10GbE's CPU-bound TCP spends that time itself. The lab runs at nice -15, ahead of
+other work on the machine. Heavy: run it under the shared lock on a quiet
 machine, one profile per run so that others can take the lock between them, e.g.
 
     cat /proc/loadavg
