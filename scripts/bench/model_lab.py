@@ -27,12 +27,14 @@ rate carries over as it is (scalebench predict does so).
 
 This machine has 2 cores: on 4 one-core nodes two ranks share each core (the site's Open MPI yields
 while it waits, so that a waiting rank does not spin through its partner's time), and the rings on 4
-nodes measure what sharing does to the network (CPU-bound TCP on 10GbE). What no model term holds,
-and the likely cause of 4-node runs on shaped links faster than predicted (seen: -16% on 1GbE, -25% on
-100Mb): a rank waiting for the wire lends its core to the rank sharing it, which no node of a real
-cluster can, while 10GbE's CPU-bound TCP spends that time itself. The lab runs at nice -15, ahead of
-other work on the machine. Heavy: run it under the shared lock on a quiet
-machine, one profile per run so that others can take the lock between them, e.g.
+nodes measure what sharing does to the network (CPU-bound TCP on 10GbE). Not explained yet: 4-node
+runs on shaped links faster than predicted (seen: -16% once on 1GbE, -25% and -24% on 100Mb). On
+100Mb the model's 2 x 2 communication alone (114 s) exceeds the whole measured solve (96 s), so
+neither a waiting rank lending its core to the rank sharing it (at most the compute, 12 s) nor
+HPL's look-ahead explains it; NetPIPE's bidirectional mode shows no full-duplex swap either (56% of
+the pair's bandwidth each way). The lab runs at nice -15, ahead of other work on the machine. Heavy:
+run it under the shared lock on a quiet machine, one profile per run so that others can take the lock
+between them, e.g.
 
     cat /proc/loadavg
     flock /tmp/sb-heavy.lock timeout 5400 .venv/bin/python scripts/bench/model_lab.py --profiles 10GbE
