@@ -127,7 +127,7 @@ def retransmitted(state: cluster.State) -> int:
 
 def plans(budget: float, trials: int) -> dict[int, HplPlan]:
     partitions, stacks, _ = site_specs(site_systems(SITE))
-    settings = HplSettings(ranks_per_node=1, binary=str(XHPL), time_budget_s=budget, trials=trials)
+    settings = HplSettings(ranks_per_node=1, hpl_binary=str(XHPL), time_budget_s=budget, trials=trials)
     return {nodes: plan_hpl(partitions[0], next(iter(stacks.values())), f"{nodes}_nodes", settings)
             for nodes in PREDICTED_NODES}
 
