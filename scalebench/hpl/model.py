@@ -21,20 +21,23 @@ prediction side by side against measured runs; README, "Predicting HPL at scale"
   2-node runs (1 x 2) follow the exact terms;
 - the rate a rank computes at is calibrated (`RankRate`): the DGEMM rate the published model
   assumes, or the per-rank rate of a measured HPL without network (HPL's own overheads included);
-  with no communication the prediction is then that run's efficiency;
+  with no communication the prediction is then that run's efficiency. Where a job timed DGEMM on
+  every rank at once, `rate_at_dgemm` carries the rate to it by the ratio of the two DGEMMs (the
+  report: each job's DGEMM ceiling; the lab: the DGEMM the job timed before its solves, since its nodes
+  share this machine's cores and one rank alone runs at a clock the busy job does not get);
 - the network under load (`Link.share`): the bandwidth each node gets while all nodes communicate
   falls with the node count as (nodes / 2) ** -k, k fitted from measured loaded bandwidths (hpcc's
   randomly ordered rings at two node counts or more) or the fabric class's default
   (site_configs/fabric_load.yaml). Kept: on the lab's 10GbE, whose TCP is CPU-bound, four nodes
   time-sharing two cores keep a fraction of the pair's bandwidth (README), and the ring measures it. The
-  latency under load was tried the same way and is not kept: on the same nodes the ring's latency is
-  2 ms at 4 nodes (a rank waits for a partner that is not running), which HPL does not show;
+  latency under load was tried the same way and is not kept: its term stays about 1% of the lab's
+  4-node runs (README);
 - ranks of a node share its link (`Case.flows`): in the column phase every rank of the node
   exchanges with its column's ranks on other nodes at once; a process row inside one node broadcasts
   without it. This is the accounting of a per-node figure on per-rank terms, not a fitted
   refinement: the lab's nodes have one core each and cannot test it;
 - ranks sharing cores (`Case.ranks_per_core` > 1: the lab's four one-rank nodes on two cores, never
-  a planned partition) compute that much slower.
+  a planned partition) compute that much slower (the lab's target takes it from the job's DGEMM).
 """
 from __future__ import annotations
 
@@ -270,6 +273,16 @@ def rate_from_run(case: Case, rmax_gflops: float, link: Link | None, source: str
                          f"no time to compute in its {time:.3g} s: the link figures do not fit this run")
     per_rank = hpl_flops(case.n) / case.ranks * case.ranks_per_core / computing / 1e9
     return RankRate(per_rank, source)
+
+
+def rate_at_dgemm(rate: RankRate, base_dgemm: float, dgemm: float, source: str) -> RankRate:
+    """`rate`, calibrated on a run whose ranks' DGEMM ran at `base_dgemm`, for ranks whose DGEMM runs at
+    `dgemm` (Gflop/s per rank, every rank of each run busy at once): HPL's share of DGEMM carries over;
+    the clock, and the share of a core each rank gets, come with the DGEMM."""
+    for name, value in (("calibrating run's", base_dgemm), ("job's", dgemm)):
+        if not is_number(value) or not 0 < value < 1e9:
+            raise InputError(f"{source}: the {name} DGEMM {excerpt(value)} Gflop/s per rank is no rate")
+    return RankRate(rate.gflops * dgemm / base_dgemm, f"{rate.source}, {source}")
 
 
 def fit_load_exponent(points: Sequence[tuple[int, float]], pair_bps: float) -> float | None:

@@ -227,10 +227,10 @@ def expect(point: Point, calibration: Calibration, base: Point, margin: float) -
         return Expected(None, "none", why)
     assert calibration.rate is not None
     rate = calibration.rate.for_case(case)
-    if point.dgemm and base.dgemm:
-        rate = RankRate(rate.gflops * (point.dgemm / point.ranks) / (base.dgemm / base.ranks),
-                        f"{rate.source}, scaled by this job's DGEMM ceiling")
     try:
+        if point.dgemm and base.dgemm:
+            rate = model.rate_at_dgemm(rate, base.dgemm / base.ranks, point.dgemm / point.ranks,
+                                       "scaled by this job's DGEMM ceiling")
         predicted = model.predict(case, rate, calibration.link_for(point.nodes))
     except InputError as err:
         return Expected(None, "none", str(err))

@@ -63,6 +63,11 @@ def _solves(recorded: Any) -> list[float]:
     return values
 
 
+def recorded_repeats(case: Case) -> DgemmRepeats | None:
+    """The DGEMM repeats an HPL case recorded (its positive, finite rates); None without any."""
+    return _repeats(case.recorded("dgemm_repeats", None))
+
+
 def _repeats(recorded: Any) -> DgemmRepeats | None:
     found = recorded or {}
     if not isinstance(found, Mapping):

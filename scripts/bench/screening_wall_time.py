@@ -61,8 +61,6 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="sb-screen-bench-"))
     site = yaml.safe_load((paths.SITE_CONFIGS / "sites" / "testcluster-netns.yaml").read_text())
     site["partitions"][0].update(max_nodes=args.nodes, environs=["tcp-10GbE"])
-    # The nodes share this machine's cores, and its Open MPI needs help to start: see the test.
-    site["stacks"][0]["env_vars"].update(OMPI_MCA_mpi_yield_when_idle=1, OMPI_MCA_mpi_preconnect_mpi=1)
     site_path = work / "site.yaml"
     site_path.write_text(yaml.safe_dump(site))
     directory = Path(tempfile.mkdtemp(prefix="sbc-", dir="/tmp"))  # short: Slurm's sockets live under it

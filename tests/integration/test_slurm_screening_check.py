@@ -32,16 +32,6 @@ NODES = 6
 SLOW, SHAPED = "n3", "n5"
 CLEAN_JOBS = 5
 FLAGS = REPO / "tests" / "data" / "screening" / "shared-host-flags.yaml"
-LAB_MPI_ENV = {
-    # Six one-core nodes on two cores: a rank waiting for a message yields its core (Open MPI's advice
-    # for oversubscribed hosts), else it spins through the time slice its peer needs.
-    "OMPI_MCA_mpi_yield_when_idle": 1,
-    # Debian's Open MPI 4.1.4 over TCP, launched by this Slurm, crashed in MPI_Init in 20 of 160
-    # six-rank probe jobs here (a PML fragment from a peer that had left MPI_Init met no handler yet:
-    # a null call in the TCP BTL's receive path); connecting every pair inside MPI_Init avoided it
-    # in 40 of 40. Cheap at six ranks; at a machine's scale it would not be, so the check does not.
-    "OMPI_MCA_mpi_preconnect_mpi": 1,
-}
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +42,6 @@ def lab_cluster(slurm_cluster_factory, tmp_path_factory):  # noqa: F811
     # The netns test site with all six nodes, and one stack: Open MPI over TCP on unshaped links.
     site = yaml.safe_load((REPO / "site_configs" / "sites" / "testcluster-netns.yaml").read_text())
     site["partitions"][0].update(max_nodes=NODES, environs=["tcp-10GbE"])
-    site["stacks"][0]["env_vars"].update(LAB_MPI_ENV)
     path = tmp_path_factory.mktemp("site") / "testcluster-screening.yaml"
     path.write_text(yaml.safe_dump(site))
     return state, path

@@ -89,6 +89,16 @@ def test_rate_from_run_reproduces_the_run():
     assert model.rate_from_run(Case(8000, 192, 1, 1, 1, 1, 64.0), 45.7, None, "one").gflops == pytest.approx(45.7)
 
 
+def test_a_rank_rate_follows_the_jobs_dgemm_and_a_dgemm_that_is_no_rate_is_named():
+    one_node = model.rate_from_run(Case(6528, 384, 1, 1, 1, 1, 64.0), 60.0, None, "HPL on 1 node")
+    shared = model.rate_at_dgemm(one_node, 80.0, 40.0, "4 ranks on 2 cores")  # HPL's share of DGEMM kept
+    assert shared.gflops == pytest.approx(30.0)
+    assert model.rate_at_dgemm(one_node, 80.0, 80.0, "same").gflops == pytest.approx(one_node.gflops)
+    for base, job in ((0.0, 40.0), (80.0, float("nan")), (80.0, -1.0)):
+        with pytest.raises(InputError, match="DGEMM"):
+            model.rate_at_dgemm(one_node, base, job, "x")
+
+
 def test_a_link_that_leaves_no_time_to_compute_is_named():
     slow = Link(1e-3, 1e4, source="a 10 kB/s link")
     with pytest.raises(InputError, match="leaves no time to compute"):
