@@ -118,6 +118,13 @@ class ScalebenchCheck(recorded('base')):
         """The check's entry in scalebench.plan.CHECKS: its class's name, or its nearest ancestor's."""
         return next(cls.__name__ for cls in type(self).__mro__ if cls.__name__ in plan.CHECKS)
 
+    @property
+    def figures_name(self):
+        """The check whose figures (and their units) in scalebench/data/benchmarks.yaml are this check's:
+        its own, or its nearest registered ancestor's (HPLTuneCheck's are HPLCheck's)."""
+        registered = benchmarks.registry()
+        return next((cls.__name__ for cls in type(self).__mro__ if cls.__name__ in registered), self.catalog_name)
+
     # Where `scalebench references freeze` wrote the references this check is held to.
     references_dir = variable(str, value=str(paths.SITE_CONFIGS / 'references'))
     # The node probe (scalebench.nodeprobe): on, and seconds between its samples during the run.
@@ -308,4 +315,4 @@ class ScalebenchCheck(recorded('base')):
         result, problem = self.result()
         if problem is None:
             self.record(result)
-            self.perf_variables.update(performance_functions(self.catalog_name, self.figures(result)))
+            self.perf_variables.update(performance_functions(self.figures_name, self.figures(result)))
