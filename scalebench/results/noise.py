@@ -93,8 +93,7 @@ def evidence_noise(provenance: Mapping[str, Any], solve_cv_pct: float | None,
     if cv is not None and cv > flags["noisy_cv"]:
         detail = f": {' '.join(f'{v:.2f}' for v in solves)} Gflop/s" if solves else ""
         reasons.append(f"solves disagree: CV {cv:.1%} (> {flags['noisy_cv']:.0%}){detail}")
-    interference = provenance.get("interference")
-    probed = interference if isinstance(interference, Mapping) else None
+    probed = _probe(provenance)
     repeats = _repeats(provenance.get("dgemm_repeats"))
     reasons += disturbance(repeats, probed, flags)
     return Noise(tuple(reasons), cv, evidence=cv is not None or probed is not None or repeats is not None,
