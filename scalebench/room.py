@@ -27,11 +27,13 @@ SITE_PLACES = ("partition", "stack")
 
 @dataclass(frozen=True)
 class Room:
-    name: str  # its output kind (`scalebench parse NAME`) and its report section (benchmarks.yaml `section`)
+    name: str  # its output kind (`scalebench parse NAME`), and its report section when it has one
     parse: Callable[[str], dict]  # an output's text -> a JSON-ready dict; ParseError when it holds no result
     checks: Callable[[], Sequence[Any]]  # its scalebench.plan.CheckSpec(s)
-    section: Callable[[Any, Sequence[Any]], list[Any]]  # (results Table, every Series) -> report blocks
     directory: Path  # the room's package directory, holding its site.yaml when it has site keys
+    # (results Table, every Series) -> report blocks; None: its checks report in a shared section
+    # (benchmarks.yaml `section`, e.g. application), not one of the room's own
+    section: Callable[[Any, Sequence[Any]], list[Any]] | None = None
 
     def site_keys(self) -> Mapping[str, Mapping[str, Any]]:
         """{partition|stack: {key: JSON schema}} from the room's site.yaml; {} without one."""
@@ -72,4 +74,5 @@ def site_keys(place: str) -> dict[str, Any]:
 
 
 def section_names() -> tuple[str, ...]:
-    return tuple(room.name for room in rooms())
+    """The report sections rooms add: one per room with a section of its own."""
+    return tuple(room.name for room in rooms() if room.section is not None)

@@ -49,7 +49,8 @@ def build_document(results: Table, warnings: Sequence[str], verdicts: Sequence[a
     blocks += application_section(all_series)
     blocks += micro_section(all_series)
     for found in room.rooms():
-        blocks += found.section(results, all_series)
+        if found.section is not None:
+            blocks += found.section(results, all_series)
     blocks += transport_section(results)
     blocks += interference_section(results, all_series)
     blocks += other_section(all_series)

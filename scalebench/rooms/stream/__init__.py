@@ -29,4 +29,4 @@ def _section(results: Any, all_series: Sequence[Any]) -> list[Any]:
     return stream_section(results, all_series, NAME)
 
 
-ROOM = Room(NAME, _parse, _checks, _section, Path(__file__).parent)
+ROOM = Room(NAME, _parse, _checks, Path(__file__).parent, _section)
