@@ -17,8 +17,7 @@ import shlex
 import sys
 
 from scalebench.nodeprobe.samples import PROBE_DIR
-
-SLURM_SCHEDULERS = ("slurm", "squeue")
+from scalebench.site.partition import SLURM_SCHEDULERS
 WAIT_S = 10  # longest wait for every node's first sample before the run starts anyway
 STOP_WAIT_S = 10  # longest wait for every node to see the stop file and take its last samples
 

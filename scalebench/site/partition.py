@@ -172,11 +172,6 @@ class PartitionSpec:
         cores = self.cores_per_node if cores_per_node is None else cores_per_node
         return nodes * cores * self.clock_ghz * self.flops_per_cycle
 
-    def describe(self) -> str:
-        gpus = f", {self.gpus.count} x {self.gpus.model or 'GPU'}" if self.gpus else ""
-        return (f"{self.max_nodes} node(s) x {self.cores_per_node} cores, {format_size(self.memory_per_node)}"
-                f"{gpus}")
-
     @classmethod
     def from_config(cls, system: str, name: str, scheduler: str, launcher: str, extras: Mapping[str, Any],
                     features: tuple[str, ...] = ()) -> PartitionSpec:
