@@ -16,7 +16,8 @@ from scalebench.hpl.outcome import hpl_outcome
 from scalebench.hpl.plan import HplSettings
 from scalebench.site import thresholds
 
-from .base import ScalebenchCheck, knob_values, knob_variables, planned_test, recorded, system_partitions
+from .base import (ScalebenchCheck, in_registry_units, knob_values, knob_variables, planned_test, recorded,
+                   system_partitions)
 from .energy import EnergyFigures
 
 
@@ -133,14 +134,12 @@ class HPLScalingCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, knob_variables
         names = {s.name for s in plan.hpl_series(self.partition_spec())}
         return [HPLCheck.variant_name(num) for num in HPLCheck.get_variant_nums(scale=lambda scale: scale in names)]
 
-    @run_before('performance')
-    def set_scaling_figures(self):
-        if self.is_dry_run():  # the HPL cases did not run
-            return
-        values = self.rmax_by_cores()
-        self.scales_compared = ', '.join(f'{cores} cores: {rmax:.2f} Gflop/s'
-                                         for cores, rmax in sorted(values.items()))
-        self.perf_variables = {
-            figure.name: sn.make_performance_function(lambda v=figure.value: v, figure.unit)
-            for figure in scaling.scaling_figures(values, higher_is_better=True, weak=self.scaling == 'weak')
-        }
+    def parse_outputs(self, read):
+        return self.rmax_by_cores()  # the dependencies' figures: this job itself prints nothing
+
+    def record(self, values):
+        self.scales_compared = ', '.join(f'{cores} cores: {rmax:.2f} Gflop/s' for cores, rmax in sorted(values.items()))
+
+    def figures(self, values):
+        measured = scaling.scaling_figures(values, higher_is_better=True, weak=self.scaling == 'weak')
+        return in_registry_units(self.figures_name, {figure.name: (figure.value, figure.unit) for figure in measured})

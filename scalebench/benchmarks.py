@@ -20,15 +20,17 @@ from scalebench import loaders, paths, room
 from scalebench.errors import InputError
 from scalebench.validation import did_you_mean, excerpt, is_number
 
-SECTIONS = ("hpl", "application", "microbenchmark", "screening", *room.section_names())  # a room has its own
+# other: "Other results", a table of the figures without plots or comparisons; a room has its own section
+SECTIONS = ("hpl", "application", "microbenchmark", "screening", "other", *room.section_names())
 DIRECTIONS = ("higher", "lower", "none")
 CURVE_KINDS = ("bandwidth", "latency")
 # What a value of a figure may be (scalebench.results.records checks every case at ingest).
 RANGES = ("positive", "non_negative", "any")
-_ENTRY_KEYS = {"title", "section", "x", "fom", "figures", "kind", "sized", "series_params", "time", "weak", "suite",
-               "relations"}
+_ENTRY_KEYS = {"title", "section", "x", "fom", "figures", "kind", "sized", "per_procs", "series_params", "time",
+               "weak", "suite", "relations"}
 _FIGURE_KEYS = {"direction", "label", "kind", "range", "max", "unit"}
 _SIZED_NAME = re.compile(r"^(?P<figure>.+)_(?P<size>\d+)$")
+_PER_PROCS_NAME = re.compile(r"^(?P<figure>.+)_p(?P<procs>\d+)$")
 FIELD_TYPES = ("str", "int", "list", "dict")
 PERFLOG_PLACES = ("case", "provenance")
 _FIELD_KEYS = {"label", "type", "perflog", "check", "into", "from", "run"}
@@ -71,12 +73,13 @@ class Relation:
 class Benchmark:
     name: str  # the check's class name
     title: str
-    section: str  # hpl | application | microbenchmark | other
+    section: str  # one of SECTIONS
     x: str  # nodes | procs | a parameter name
     fom: str | None
     figures: Mapping[str, FigureSpec]
     kind: str | None = None  # bandwidth | latency: the kind of the figure of merit (microbenchmarks)
     sized: bool = False
+    per_procs: bool = False  # figures named <figure>_p<processes>, one per process count (speedup_p4)
     series_params: tuple[str, ...] = ("scale",)
     time: str | None = None  # the run time bake-offs sum
     weak: tuple[str, str] | None = None  # (parameter, value) of weak-scaling cases
@@ -88,9 +91,8 @@ class Benchmark:
         return self.figures.get(name) or FigureSpec(name, "none", name)
 
     def unit_of(self, name: str) -> str | None:
-        """A figure's unit; a sized figure's (bandwidth_1024) is its curve's. None: the registry gives none."""
-        sized = split_sized(self, name)
-        return self.figure(sized[0] if sized else name).unit
+        """A figure's unit, its family's (scalebench.benchmarks.family). None: the registry gives none."""
+        return self.figure(family(self, name)).unit
 
     def in_units(self, figures: Mapping[str, tuple[float, str]]) -> dict[str, float]:
         """{name: value} of figures measured as (value, unit), each in its unit of the registry (converted
@@ -172,7 +174,7 @@ def _entry(name: str, entry: object, where: str) -> Benchmark:
         name=name, title=str(entry.get("title") or name),
         section=_choice(entry.get("section"), SECTIONS, f"{where}.section"),
         x=str(entry.get("x") or "procs"), fom=fom, figures=parsed, kind=kind,
-        sized=bool(entry.get("sized", False)),
+        sized=bool(entry.get("sized", False)), per_procs=bool(entry.get("per_procs", False)),
         series_params=tuple(entry.get("series_params") or ("scale",)), time=time,
         weak=tuple(map(str, next(iter(weak.items())))) if weak else None,  # type: ignore[arg-type]
         suite=str(entry.get("suite") or entry.get("title") or name))
@@ -216,6 +218,16 @@ def registry() -> dict[str, Benchmark]:
 
 def lookup(name: str) -> Benchmark:
     return registry().get(name) or unregistered(name)
+
+
+def family(benchmark: Benchmark, figure: str) -> str:
+    """The registered figure `figure` is one of: a sized figure's curve (bandwidth_1024: bandwidth), a
+    per-process-count figure's (speedup_p4: speedup), else `figure` itself."""
+    sized = split_sized(benchmark, figure)
+    if sized:
+        return sized[0]
+    match = _PER_PROCS_NAME.match(figure) if benchmark.per_procs else None
+    return match["figure"] if match is not None and match["figure"] in benchmark.figures else figure
 
 
 def split_sized(benchmark: Benchmark, figure: str) -> tuple[str, int] | None:

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from scalebench import loaders
-from scalebench.benchmarks import (RATIO_TOLERANCE, Benchmark, Relation, lookup, provenance, quantities, quantity_of,
-                                   split_sized)
+from scalebench.benchmarks import (RATIO_TOLERANCE, Benchmark, Relation, family, lookup, provenance, quantities,
+                                   quantity_of, split_sized)
 from scalebench.errors import InputError
 from scalebench.parse.hpl import rate_bounds  # HPL's own rate formula, where the parser has it
 from scalebench.validation import C_INT_MAX, FLOAT_INT_MAX, check_name, excerpt
@@ -125,8 +125,7 @@ class FigureDropped(InputError):
 def _conversion(bench: Benchmark, name: str, unit: str) -> tuple[float, str]:
     """(factor, unit) turning a value of figure `name` recorded in `unit` into the registry's unit;
     InputError when the unit is not one its quantity can convert."""
-    sized = split_sized(bench, name)
-    spec = bench.figures.get(sized[0] if sized else name)
+    spec = bench.figures.get(family(bench, name))
     wanted = spec.unit if spec is not None else None
     if wanted is None or unit == wanted:
         return 1.0, unit
@@ -259,7 +258,7 @@ def bounds(bench: Benchmark, name: str, unit: str) -> tuple[float, bool, float, 
     found = _bounds_cache.get(key)
     if found is None:
         sized = split_sized(bench, name)
-        figure = bench.figures.get(sized[0] if sized else name)
+        figure = bench.figures.get(family(bench, name))
         kind = figure.range if figure is not None else "any"
         if sized is not None and sized[1] == 0 and kind == "positive":
             kind = "non_negative"

@@ -70,8 +70,7 @@ class Method:
 def direction(benchmark: str, figure: str) -> str:
     """higher | lower | none, from the benchmark registry (a sized figure as its curve)."""
     bench = benchmarks.lookup(benchmark)
-    sized = benchmarks.split_sized(bench, figure)
-    return bench.figure(sized[0] if sized else figure).direction
+    return bench.figure(benchmarks.family(bench, figure)).direction
 
 
 def case_key(partition: str, environ: str) -> str:

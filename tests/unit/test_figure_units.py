@@ -2,11 +2,15 @@
 the library measures with a unit of their own (interconnect curves, hpcc, screening, energy) are already
 in it, so the perflogs keep the units they had; another unit of the same quantity is converted, one of
 another quantity refused."""
+import math
+
 import pytest
 
 from scalebench import benchmarks
+from scalebench.analysis import scaling
 from scalebench.energy import figures as energy
 from scalebench.errors import InputError
+from scalebench.results import records
 from scalebench.interconnect import microbench
 from scalebench.parse.hpcc import parse_hpcc
 from scalebench.parse.netpipe import parse_netpipe
@@ -36,6 +40,9 @@ def measured():
     core = energy.Measurement(energy.CORE, 5000.0, 1000.0, 1010.0, 2, "meter", ("node",), "core phase")
     job = energy.Measurement(energy.JOB_TOTAL, 9000.0, 990.0, 1020.0, 2, "sacct", ("node",), "job")
     yield "HPLCheck", energy.EnergyResult(core, job).figures(1000.0)
+    rmax_by_cores = {2: 10.0, 4: 18.0, 8: 40.0}  # superlinear at 8: a Karp-Flatt fraction below 0
+    yield "HPLScalingCheck", {figure.name: (figure.value, figure.unit) for weak in (False, True)
+                              for figure in scaling.scaling_figures(rmax_by_cores, higher_is_better=True, weak=weak)}
 
 
 @pytest.mark.parametrize("check, figures", list(measured()), ids=lambda v: v if isinstance(v, str) else "")
@@ -54,3 +61,16 @@ def test_another_unit_of_the_quantity_is_converted_and_another_quantity_refused(
         osu.in_units({"latency_8": (2.0, "MB/s")})
     with pytest.raises(InputError, match="figure unknown is measured in s; the registry gives it no unit"):
         osu.in_units({"unknown": (2.0, "s")})
+
+
+def test_a_figure_per_process_count_is_read_as_its_family():
+    scaling_check = benchmarks.lookup("HPLScalingCheck")
+    assert [benchmarks.family(scaling_check, name) for name in ("speedup_p4", "weak_efficiency_p16", "speedup_4",
+                                                                "speedup_px", "latency_p4")] == [
+        "speedup", "weak_efficiency", "speedup_4", "speedup_px", "latency_p4"]
+    # bandwidth_p4 of a sized check is no process count: per_procs is the registry's to say
+    assert benchmarks.family(benchmarks.lookup("OSUBandwidthCheck"), "bandwidth_p4") == "bandwidth_p4"
+    # superlinear scaling is physical: an efficiency above 100 % and a negative serial fraction are read
+    assert records.bounds(scaling_check, "efficiency_p8", "%")[2] == 1000
+    assert records.bounds(scaling_check, "karp_flatt_p8", "serial fraction")[0] == -math.inf
+    assert records.bounds(scaling_check, "speedup_p8", "x")[:2] == (0.0, False)

@@ -257,7 +257,7 @@ def test_registry_knows_every_figure_of_every_check():
 @pytest.mark.parametrize("text, message", [
     ("X: {section: hpl, figures: {a: {direction: up}}}", "X.figures.a.direction: 'up' is not one of"),
     ("X: {section: hpc, figures: {a: {direction: higher}}}", "X.section: 'hpc' is not one of hpl, application, "
-                                                               "microbenchmark, screening, stream (did you mean 'hpl'?)"),
+                                                               "microbenchmark, screening, other, stream (did you mean 'hpl'?)"),
     ("X: {section: hpl, fom: b, figures: {a: {direction: higher}}}", "X.fom: 'b' is not one of a"),
     ("X: {section: hpl, figres: {}}", "X.figres: unknown key (did you mean 'figures'?)"),
 ])

@@ -30,7 +30,8 @@ def other_section(all_series: Sequence[Series]) -> list[Block]:
     rows = [(s.key.where, s.key.benchmark, s.key.variant or "-", s.key.stack, s.key.figure, x, f"{v:.4g}", s.unit,
              s.runs[x]) for s in other for x, v in s.points.items()]
     return [Heading(2, "Other results"),
-            Text("Checks not in scalebench/data/benchmarks.yaml: their figures, without plots or comparisons."),
+            Text("Checks with no section of their own in scalebench/data/benchmarks.yaml: their figures, "
+                 "without plots or comparisons."),
             table(("System", "Benchmark", "Variant", "Stack", "Figure", "Processes", "Value", "Unit", "Runs"), rows)]
 
 
