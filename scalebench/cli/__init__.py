@@ -122,12 +122,12 @@ def _expectations(criteria, results):  # type: ignore[no-untyped-def]
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Configurations side by side, normalised to the baseline (text or Markdown on stdout)."""
-    from scalebench.results import compare, series
+    from scalebench.results import bakeoff, series
     from scalebench.results.document import render_markdown, render_text
     from scalebench.results.store import load
 
     loaded = load(args.results)
-    blocks = compare.blocks(compare.compare(series.build(loaded.table), args.by, args.baseline, args.figure), level=1)
+    blocks = bakeoff.blocks(bakeoff.compare(series.build(loaded.table), args.by, args.baseline, args.figure), level=1)
     _say(loaded.warnings, loaded.notes)  # once there is an answer: an error stays one line
     print((render_markdown(blocks, lambda chart: "") if args.format == "md" else render_text(blocks)).rstrip())
     return 0

@@ -16,7 +16,7 @@ import polars as pl
 
 from scalebench import room
 from scalebench.errors import InputError, ResultsError
-from scalebench.results import acceptance, compare, regressions, screening, series, tidy
+from scalebench.results import acceptance, bakeoff, regressions, screening, series, tidy
 from scalebench.results.chart_worker import ChartWorker, draw_here
 from scalebench.results.document import (Block, Heading, Text, bullets, charts_of, render_html, render_markdown,
                                          render_text)
@@ -56,9 +56,9 @@ def build_document(results: Table, warnings: Sequence[str], verdicts: Sequence[a
     blocks += other_section(all_series)
     blocks += over_time_section(results, all_series)
     if len({s.key.stack for s in all_series if s.bench.fom == s.key.figure}) > 1:
-        comparison = compare.compare(all_series, "stack")
+        comparison = bakeoff.compare(all_series, "stack")
         if any(len(group.values) > 1 for group in comparison.groups):  # some system ran several stacks
-            blocks += compare.blocks(comparison, details=False)
+            blocks += bakeoff.blocks(comparison, details=False)
     blocks += screening.blocks(results.materialize(pl.col("benchmark").is_in(screening.CHECKS)))
     blocks += regressions.blocks(results.materialize(pl.col("case").is_in(held_cases(results))))
     blocks += failures_section(results.materialize(pl.col("result") != "pass"))

@@ -4,7 +4,7 @@ import pytest
 
 import reframe_reports as rr
 from scalebench.cli import main
-from scalebench.results import acceptance, compare, document, report, series, store as results
+from scalebench.results import acceptance, bakeoff, document, report, series, store as results
 from scalebench.results.sections import hpl as hpl_section, hpl_terminal_table
 from scalebench.results.table import figure_units
 
@@ -87,7 +87,7 @@ def test_accept_holds_a_floor_on_gflops_per_watt(study, tmp_path):
 
 
 def test_compare_ranks_stacks_by_gflops_per_watt(study, capsys):
-    c = compare.compare(series.build(_table(study)), "stack", "tcp", figure="gflops_per_watt")
+    c = bakeoff.compare(series.build(_table(study)), "stack", "tcp", figure="gflops_per_watt")
     assert [config for config, _ in c.ranking()] == ["ucx", "tcp"]
     assert [g.key[2] for g in c.groups] == ["gflops_per_watt"]
     assert main(["compare", str(study), "--figure", "gflops_per_watt", "--baseline", "tcp"]) == 0

@@ -9,7 +9,7 @@ from typing import Sequence
 from scalebench.analysis import comparison
 from scalebench.errors import InputError
 from scalebench.interconnect import curves
-from scalebench.results import compare
+from scalebench.results import bakeoff
 from scalebench.results.document import Block, Chart, Figure, Heading, Line, Mark, Panel, Text, bullets, table
 from scalebench.results.sections.common import fmt, fom_groups, measured_line, slug, ylabel
 from scalebench.results.series import Series, at_label, axis_label
@@ -88,9 +88,9 @@ def _summaries(group: Sequence[Series], baseline: str | None) -> list[Block]:
     if len(curves) < 2:
         return []
     first = next((s for s in group if s.key.stack == baseline), group[0])
-    ratios = compare.ratios_to_baseline(curves, first.key.stack, first.higher_is_better, first.axis)
+    ratios = bakeoff.ratios_to_baseline(curves, first.key.stack, first.higher_is_better, first.axis)
     summary = comparison.summarise({stack: r for stack, r in ratios.items() if r})
-    warnings = comparison.health_warnings(compare.time_like_curves(curves, first.higher_is_better))
+    warnings = comparison.health_warnings(bakeoff.time_like_curves(curves, first.higher_is_better))
     title = f"{first.bench.title} on {first.key.where}"
     out: list[Block] = [
         Heading(4, f"{title}: stacks against {first.key.stack}"),
@@ -186,7 +186,7 @@ def micro_section(all_series: Sequence[Series]) -> list[Block]:
     micro = [s for s in all_series if s.bench.section == "microbenchmark"]
     if not micro:
         return out + [Text("No microbenchmark results.")]
-    baseline = compare.default_baseline(all_series)
+    baseline = bakeoff.default_baseline(all_series)
     out.append(Text("n1/2 is the message size reaching half the peak bandwidth. Latency surprise = measured latency "
                     "/ Hockney's model t0 + size/B (t0 the smallest message's latency, B the peak bandwidth of the "
                     "same stack): 1 is the model, 2 twice as slow; the area sums the excess over log2(size). Ratios "

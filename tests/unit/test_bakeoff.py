@@ -7,7 +7,7 @@ import reframe_reports as rr
 from scalebench.analysis import comparison
 from scalebench.cli import main
 from scalebench.errors import InputError
-from scalebench.results import compare, series, store as results
+from scalebench.results import bakeoff, series, store as results
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +32,7 @@ def _geomean(values):
 
 
 def test_stacks_normalised_to_the_baseline(study):
-    c = compare.compare(_series(study), "stack", "tcp")
+    c = bakeoff.compare(_series(study), "stack", "tcp")
     assert c.configs == ("tcp", "ucx") and c.baseline == "tcp"
     hpl = _group(c, "HPLCheck")
     assert hpl.ratios["ucx"] == pytest.approx({1: 910 / 900, 2: 1790 / 1700, 4: 3500 / 3100})  # rates: value/base
@@ -44,7 +44,7 @@ def test_stacks_normalised_to_the_baseline(study):
 
 
 def test_overall_summary_is_the_geomean_of_series_geomeans(study):
-    c = compare.compare(_series(study), "stack", "tcp")
+    c = bakeoff.compare(_series(study), "stack", "tcp")
     per_series = [_geomean(list(g.ratios["ucx"].values())) for g in c.groups]
     assert c.summary["ucx"].count == len(c.groups) == 5
     assert c.summary["ucx"].geomean == pytest.approx(_geomean(per_series))
@@ -53,13 +53,13 @@ def test_overall_summary_is_the_geomean_of_series_geomeans(study):
 
 
 def test_baseline_choice_inverts_the_ratios(study):
-    tcp = compare.compare(_series(study), "stack", "tcp")
-    ucx = compare.compare(_series(study), "stack", "ucx")
+    tcp = bakeoff.compare(_series(study), "stack", "tcp")
+    ucx = bakeoff.compare(_series(study), "stack", "ucx")
     assert ucx.summary["tcp"].geomean == pytest.approx(1 / tcp.summary["ucx"].geomean)
 
 
 def test_run_times_are_summed_before_normalising(study):
-    c = compare.compare(_series(study), "stack", "tcp")
+    c = bakeoff.compare(_series(study), "stack", "tcp")
     t = c.totals
     # the registry's run times: LAMMPS loop time (1000 steps) at 5 counts, OpenFOAM wall time at 3
     assert t is not None and len(t.keys) == 8
@@ -76,7 +76,7 @@ def test_systems_side_by_side_with_their_best_stack(tmp_path):
     rr.write_run(tmp_path, "a", [*rr.lammps("tcp", {1: 100.0, 2: 150.0}, system="vendorA"),
                                  *rr.lammps("ucx", {1: 110.0, 2: 140.0}, system="vendorA")])
     rr.write_run(tmp_path, "b", rr.lammps("cray-mpich", {1: 121.0, 2: 165.0}, system="vendorB"))
-    c = compare.compare(_series(tmp_path), "system", "vendorA:cpu")
+    c = bakeoff.compare(_series(tmp_path), "system", "vendorA:cpu")
     (group,) = c.groups
     assert group.values["vendorA:cpu"] == {1: 110.0, 2: 150.0}  # best stack at each point
     assert group.ratios["vendorB:cpu"] == pytest.approx({1: 1.1, 2: 1.1})
@@ -85,16 +85,16 @@ def test_systems_side_by_side_with_their_best_stack(tmp_path):
 
 def test_unknown_baseline_and_empty_results_are_errors(study, tmp_path):
     with pytest.raises(InputError, match=r"--baseline: 'uxc' is not a stack .* \(did you mean 'ucx'\?\)"):
-        compare.compare(_series(study), "stack", "uxc")
+        bakeoff.compare(_series(study), "stack", "uxc")
     rr.write_run(tmp_path, "x", [rr.testcase("SiteMemoryCheck", {"triad": (1.0, "MB/s")}, params={})])
     with pytest.raises(InputError, match="no figure of merit"):
-        compare.compare(_series(tmp_path), "stack")
+        bakeoff.compare(_series(tmp_path), "stack")
 
 
 def test_series_the_baseline_did_not_run_are_listed(tmp_path):
     rr.write_run(tmp_path, "a", rr.lammps("tcp", {1: 100.0}))
     rr.write_run(tmp_path, "b", [*rr.lammps("ucx", {1: 110.0}), *rr.openfoam("ucx", {1: 50.0})])
-    c = compare.compare(_series(tmp_path), "stack", "tcp")
+    c = bakeoff.compare(_series(tmp_path), "stack", "tcp")
     assert c.without_baseline == ("cluster:cpu OpenFOAMCheck time_per_step case=cavity scaling=strong",)
 
 
@@ -110,8 +110,8 @@ def test_compare_cli(study, capsys):
 
 def test_health_warnings_use_the_same_time_like_values():
     curves = {"a": {4: 1.0, 8: 1.0}, "b": {4: 20.0, 8: 1.5}}  # latencies
-    warnings = comparison.health_warnings(compare.time_like_curves(curves, higher_is_better=False))
+    warnings = comparison.health_warnings(bakeoff.time_like_curves(curves, higher_is_better=False))
     assert [(w.config, w.size) for w in warnings] == [("b", 4)]
     bandwidths = {"a": {4: 100.0, 8: 100.0}, "b": {4: 5.0, 8: 80.0}}
-    warnings = comparison.health_warnings(compare.time_like_curves(bandwidths, higher_is_better=True))
+    warnings = comparison.health_warnings(bakeoff.time_like_curves(bandwidths, higher_is_better=True))
     assert [(w.config, w.size, w.times_best) for w in warnings] == [("b", 4, pytest.approx(20.0))]
