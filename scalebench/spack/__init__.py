@@ -4,7 +4,7 @@
   schema the project uses, and package, variant and value names checked against
   scalebench/data/spack_packages.yaml (no Spack needed). Each `Finding` names the file, the YAML
   key path (e.g. `spack.specs[0].matrix[1][0]`) and what is wrong. That includes the fabric
-  rules of `scalebench.spack.fabrics`: a stack requests what its name and its site's fabric need.
+  rules of `scalebench.spack.fabric_rules`: a stack requests what its name and its site's fabric need.
 - `scalebench.spack.concretize`: find a Spack (SPACK_ROOT or `spack` on PATH) and concretize an
   environment on a temporary copy, never writing into the repository.
 - `scalebench.cli.spack`: `scalebench spack validate [DIR]`.

@@ -20,7 +20,7 @@ What it checks, each problem as a `Finding(file, key, message)`:
   package's conflicts (e.g. mpich `device=ch4 netmod=tcp`) is an error.
 - Stacks: an environment whose expanded specs use more than one MPI must say `unify: false` (or
   `when_possible`): Spack's solver fails on `unify: true` across MPIs with an opaque internal error.
-- Fabrics (scalebench.spack.fabrics): an environment named <mpi>-<transport> (openmpi-ucx, ...)
+- Fabrics (scalebench.spack.fabric_rules): an environment named <mpi>-<transport> (openmpi-ucx, ...)
   requests, for each site, what scalebench/data/spack_fabrics.yaml requires of that name, of the
   site's fabric class and of its scheduler, both declared in sites/<site>/site.yaml.
   Expansion (definitions, matrices) stops at MAX_SPECS specs per environment: a matrix crossed ten
@@ -39,7 +39,7 @@ from typing import Any
 from scalebench import loaders, paths
 from scalebench.errors import InputError
 from scalebench.spack.expand import MAX_SPECS, Expansion  # noqa: F401 (MAX_SPECS: part of this module's API)
-from scalebench.spack.fabrics import (SITE_FILE, SITE_KEYS, FabricRules, externals_only, load_rules, required_nodes,
+from scalebench.spack.fabric_rules import (SITE_FILE, SITE_KEYS, FabricRules, externals_only, load_rules, required_nodes,
                                       spell, unmet)
 from scalebench.spack.sections import SectionChecks, _Definition, _type_name, _unknown_key
 from scalebench.spack.specs import (Node, PackageTable, SpecSyntaxError, check_node, load_table, merge_nodes, parse_spec,

@@ -8,7 +8,7 @@ import yaml
 
 from scalebench.errors import InputError
 from scalebench.spack import load_table, validate_env, validate_tree
-from scalebench.spack.fabrics import SITE_FILE, FabricRules, load_rules
+from scalebench.spack.fabric_rules import SITE_FILE, FabricRules, load_rules
 from scalebench.spack.validate import find_envs
 
 REPO = Path(__file__).resolve().parents[2]
