@@ -1,10 +1,13 @@
-"""scalebench.apps: LAMMPS inputs and OpenFOAM cases sized for strong and weak scaling."""
+"""scalebench.apps and scalebench.rooms.lammps: LAMMPS inputs and OpenFOAM cases sized for strong and weak
+scaling."""
 import gzip
 import re
 
 import pytest
 
-from scalebench.apps import common, lammps, openfoam
+from scalebench.apps import common, openfoam
+from scalebench.rooms.lammps import inputs as lammps
+from scalebench.rooms.lammps.outcome import lammps_packages
 from scalebench.errors import InputError
 
 # --- split_factors -------------------------------------------------------------------------------
@@ -87,8 +90,8 @@ List of individual style options included in this LAMMPS executable
 
 
 def test_lammps_packages_from_help():
-    assert lammps.lammps_packages(HELP) == {"ASPHERE", "BODY", "KSPACE", "MANYBODY", "MOLECULE", "RIGID"}
-    assert lammps.lammps_packages("no such section\n") == set()
+    assert lammps_packages(HELP) == {"ASPHERE", "BODY", "KSPACE", "MANYBODY", "MOLECULE", "RIGID"}
+    assert lammps_packages("no such section\n") == set()
 
 
 def test_shipped_workloads_and_templates_agree():
