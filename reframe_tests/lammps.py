@@ -76,13 +76,4 @@ class LAMMPSCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck,
         self.lammps_version = outcome.run.lammps_version or ''
 
     def figures(self, outcome):
-        run = outcome.run
-        found = {'timesteps_per_s': run.timesteps_per_s, 'atom_steps_per_s': outcome.atom_steps_per_s}
-        if WORKLOADS[self.workload].time_unit == 'ns/day':
-            found['ns_per_day'] = run.ns_per_day
-        else:
-            found['tau_per_day'] = run.tau_per_day
-        found.update(loop_time=run.loop_time_s, comm_share=run.comm_pct_total)  # Comm: the interconnect signal
-        if 'Kspace' in run.timing_breakdown:
-            found['kspace_share'] = run.timing_breakdown['Kspace']['pct_total']
-        return found
+        return outcome.figures(WORKLOADS[self.workload].time_unit)

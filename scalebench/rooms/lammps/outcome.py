@@ -1,7 +1,9 @@
-"""What a LAMMPS job's `lmp -h` and log say against what was asked: the check's sanity."""
+"""What a LAMMPS job's `lmp -h` and log say against what was asked (the check's sanity), and the figures
+it reports."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from scalebench.rooms.lammps.inputs import LammpsWorkload
 from scalebench.rooms.lammps.output import LammpsLog, LammpsRun
@@ -36,6 +38,22 @@ class LammpsOutcome:
         then atoms x timesteps/s, which is how LAMMPS computes it."""
         run = self.run
         return run.atom_steps_per_s or run.atoms * run.timesteps_per_s  # type: ignore[union-attr]
+
+    def figures(self, time_unit: str) -> dict[str, Any]:
+        """{figure: value} of a finished run, named as scalebench/data/benchmarks.yaml's LAMMPSCheck: the
+        simulated time per day in the workload's unit (ns/day, else tau/day), and the Comm share, the
+        interconnect's signal."""
+        run = self.run
+        assert run is not None, "figures of a run that did not finish"
+        found: dict[str, Any] = {"timesteps_per_s": run.timesteps_per_s, "atom_steps_per_s": self.atom_steps_per_s}
+        if time_unit == "ns/day":
+            found["ns_per_day"] = run.ns_per_day
+        else:
+            found["tau_per_day"] = run.tau_per_day
+        found.update(loop_time=run.loop_time_s, comm_share=run.comm_pct_total)
+        if "Kspace" in run.timing_breakdown:
+            found["kspace_share"] = run.timing_breakdown["Kspace"]["pct_total"]
+        return found
 
 
 def lammps_outcome(workload: LammpsWorkload, help_text: str, log: LammpsLog, *, tasks: int, atoms: int,
