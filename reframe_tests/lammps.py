@@ -1,9 +1,10 @@
 """LAMMPS: timesteps/s, atom-steps/s and the Comm share at each scale, strong and weak scaling.
 
-Inputs are written by scalebench.apps.lammps from the templates of reframe_tests/inputs/lammps/ (LJ
-melt, EAM copper, SPC/E water with PPPM). Strong scaling runs `atoms` atoms at every rank count;
+Inputs are written by scalebench.rooms.lammps.inputs from the templates of reframe_tests/inputs/lammps/
+(LJ melt, EAM copper, SPC/E water with PPPM). Strong scaling runs `atoms` atoms at every rank count;
 weak scaling replicates the 1-rank box so each rank keeps `atoms` atoms. The job lists the binary's
-packages first (`lmp -h`): a workload whose packages it lacks fails naming them.
+packages first (`lmp -h`): a workload whose packages it lacks fails naming them. Parser, plan rules
+and outcome: scalebench.rooms.lammps.
 """
 import shlex
 import shutil
@@ -12,12 +13,13 @@ import reframe as rfm
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 
 from scalebench import plan, programs
-from scalebench.apps import lammps
-from scalebench.parse.lammps import parse_lammps
+from scalebench.rooms.lammps import inputs
+from scalebench.rooms.lammps.outcome import lammps_outcome
+from scalebench.rooms.lammps.output import parse_lammps
 
 from .base import ScalebenchCheck, knob_variables, planned_test
 
-WORKLOADS = lammps.load_lammps_workloads()
+WORKLOADS = inputs.load_lammps_workloads()
 
 
 @planned_test
@@ -28,7 +30,7 @@ class LAMMPSCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck,
     lmp_binary = variable(str, value='')  # '' = the environment's extras['lmp_binary'], else lmp
     atoms = variable(int, value=0, loggable=True)  # 0: the workload's default; weak: per rank
     steps = variable(int, value=0, loggable=True)  # 0: the workload's default
-    inputs_dir = variable(str, value=str(lammps.INPUTS / 'lammps'))
+    inputs_dir = variable(str, value=str(inputs.INPUTS_DIR))
 
     # Recorded in every perflog line and report.
     lammps_version = variable(str, value='', loggable=True)
@@ -43,7 +45,7 @@ class LAMMPSCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck,
     def set_input(self):
         spec = WORKLOADS[self.workload]
         self.lmp_binary = self.lmp_binary or self.current_environ.extras.get('lmp_binary', 'lmp')
-        self.lammps_in = lammps.lammps_input(spec, lammps.read_template(self.inputs_dir, spec),
+        self.lammps_in = inputs.lammps_input(spec, inputs.read_template(self.inputs_dir, spec),
                                              self.atoms or spec.atoms, self.steps or spec.steps, self.num_tasks,
                                              self.scaling)
         self.steps = self.lammps_in.steps
@@ -60,11 +62,11 @@ class LAMMPSCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck,
     def write_input(self):
         self.write_stage_file('in.lammps', self.lammps_in.text)
         for name in WORKLOADS[self.workload].files:
-            shutil.copy(lammps.input_file(self.inputs_dir, name), self.stagedir)
+            shutil.copy(inputs.input_file(self.inputs_dir, name), self.stagedir)
 
     def parse_outputs(self, read):
-        return lammps.lammps_outcome(WORKLOADS[self.workload], read(self.help_file), parse_lammps(read(self.log_file)),
-                                     tasks=self.num_tasks, atoms=self.expected_atoms, steps=self.steps)
+        return lammps_outcome(WORKLOADS[self.workload], read(self.help_file), parse_lammps(read(self.log_file)),
+                              tasks=self.num_tasks, atoms=self.expected_atoms, steps=self.steps)
 
     @sanity_function
     def validate(self):
@@ -74,13 +76,4 @@ class LAMMPSCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck,
         self.lammps_version = outcome.run.lammps_version or ''
 
     def figures(self, outcome):
-        run = outcome.run
-        found = {'timesteps_per_s': run.timesteps_per_s, 'atom_steps_per_s': outcome.atom_steps_per_s}
-        if WORKLOADS[self.workload].time_unit == 'ns/day':
-            found['ns_per_day'] = run.ns_per_day
-        else:
-            found['tau_per_day'] = run.tau_per_day
-        found.update(loop_time=run.loop_time_s, comm_share=run.comm_pct_total)  # Comm: the interconnect signal
-        if 'Kspace' in run.timing_breakdown:
-            found['kspace_share'] = run.timing_breakdown['Kspace']['pct_total']
-        return found
+        return outcome.figures(WORKLOADS[self.workload].time_unit)

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from scalebench import room
-from scalebench.apps.lammps import load_lammps_workloads
 from scalebench.apps.openfoam import load_openfoam_cases
 from scalebench.errors import InputError
 from scalebench.units import parse_duration
@@ -87,7 +86,7 @@ def system_scale_names(partitions: Iterable[PartitionSpec]) -> list[str]:
     return scale_names(p.scales() for p in partitions)
 
 
-def _has_scale(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
+def has_scale(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
     return partition.scale(params["scale"]) is not None
 
 
@@ -150,7 +149,7 @@ def _job(partition: PartitionSpec, stack: StackSpec, scale: str | Scale, setting
 
 # --- applications -------------------------------------------------------------------------------
 
-def _plan_app(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
+def plan_app(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
     if stack.container:  # LAMMPS's help probe and OpenFOAM's case preparation run on the host
         raise LeftOut(f"stack {stack.stack} runs in a container: the application checks prepare their inputs "
                       "on the host, which does not have the image's programs; not supported yet")
@@ -161,7 +160,7 @@ def _plan_app(partition: PartitionSpec, stack: StackSpec, params: Params, settin
 def _valid_openfoam(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
     """A heavy case (meshing included) only when asked for: -S heavy_cases=true."""
     heavy = load_openfoam_cases()[params["case"]].heavy
-    return _has_scale(partition, params) and (not heavy or bool(settings and settings.heavy_cases))
+    return has_scale(partition, params) and (not heavy or bool(settings and settings.heavy_cases))
 
 
 # --- interconnect -------------------------------------------------------------------------------
@@ -254,7 +253,7 @@ def _osu(name: str) -> CheckSpec:
 
 
 CHECKS: dict[str, CheckSpec] = {spec.name: spec for spec in (
-    CheckSpec("HPLCheck", ("scale",), ("hpl",), ("hpl",), _scales, _has_scale, _plan_hpl),
+    CheckSpec("HPLCheck", ("scale",), ("hpl",), ("hpl",), _scales, has_scale, _plan_hpl),
     CheckSpec("HPLTuneCheck", ("scale",), ("hpl",), ("hpl",), _fixed(scale=("1_node",)), _always, _plan_tuning,
               directory="reframe_tests/tuning"),
     # Screening: one job per chunk of nodes; or, for sites that prefer one job per node,
@@ -262,16 +261,13 @@ CHECKS: dict[str, CheckSpec] = {spec.name: spec for spec in (
     CheckSpec("ScreeningCheck", ("chunk",), ("screen",), (), _screen_chunks, _valid_screening, _plan_screening,
               needs=f"a partition of at least {SCREEN_MIN_NODES} nodes"),
     CheckSpec("NodeHealthCheck", ("scale",), ("hpcc",), ("hpl",), _fixed(scale=("1_node",)),
-              lambda p, params, settings: p.max_nodes >= SCREEN_MIN_NODES and _has_scale(p, params), _plan_node_health,
+              lambda p, params, settings: p.max_nodes >= SCREEN_MIN_NODES and has_scale(p, params), _plan_node_health,
               needs=f"a partition of at least {SCREEN_MIN_NODES} nodes"),
     CheckSpec("HPLScalingCheck", (), ("hpl",), ("hpl",), _fixed(),
               lambda partition, params, settings: len(hpl_series(partition)) >= 2, _plan_scaling),
-    CheckSpec("LAMMPSCheck", ("scale", "workload", "scaling"), ("lammps",), (),
-              lambda partitions: {**_scales(partitions), "workload": list(load_lammps_workloads()),
-                                  "scaling": list(SCALING_MODES)}, _has_scale, _plan_app),
     CheckSpec("OpenFOAMCheck", ("scale", "case", "scaling"), ("openfoam",), (),
               lambda partitions: {**_scales(partitions), "case": list(load_openfoam_cases()),
-                                  "scaling": list(SCALING_MODES)}, _valid_openfoam, _plan_app),
+                                  "scaling": list(SCALING_MODES)}, _valid_openfoam, plan_app),
     CheckSpec("NetPIPECheck", ("placement",), ("netpipe",), (), _fixed(placement=microbench.PLACEMENTS),
               _valid_two_ranks, _plan_two_ranks),
     CheckSpec("NetPIPEStreamCheck", ("placement",), ("netpipe",), (), _fixed(placement=microbench.PLACEMENTS),

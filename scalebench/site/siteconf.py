@@ -77,7 +77,7 @@ _DETECTABLE = ("cores_per_node", "memory_per_node", "microarch", "clock_ghz")
 _HPL_KEYS = ("hpl_time_budget_s", "hpl_trials", "hpl_ranks_per_node", "hpl_threads_per_rank", "hpl_max_grid_aspect")
 # Binaries and directories a stack's checks run (environment extras of the same name); a benchmark
 # room's stack keys (scalebench.room) are its programs too.
-_STACK_PROGRAMS = ("hpl_binary", "hpcc_binary", "lmp_binary", "netpipe_binary", "osu_dir", "mpirun",
+_STACK_PROGRAMS = ("hpl_binary", "hpcc_binary", "netpipe_binary", "osu_dir", "mpirun",
                    "openfoam_bashrc", "screen_binary", *room.site_keys("stack"))
 # Where Spack's osu-micro-benchmarks package installs its programs, under a view.
 OSU_IN_VIEW = "libexec/osu-micro-benchmarks"

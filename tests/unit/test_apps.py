@@ -1,10 +1,15 @@
-"""scalebench.apps: LAMMPS inputs and OpenFOAM cases sized for strong and weak scaling."""
+"""scalebench.apps and scalebench.rooms.lammps: LAMMPS inputs and OpenFOAM cases sized for strong and weak
+scaling, and the figures a LAMMPS run reports."""
 import gzip
 import re
 
 import pytest
 
-from scalebench.apps import common, lammps, openfoam
+from scalebench.apps import common, openfoam
+from scalebench.rooms.lammps import inputs as lammps
+from scalebench.rooms.lammps.outcome import lammps_outcome, lammps_packages
+from scalebench.rooms.lammps.output import parse_lammps
+from vectors import read_vector
 from scalebench.errors import InputError
 
 # --- split_factors -------------------------------------------------------------------------------
@@ -87,8 +92,8 @@ List of individual style options included in this LAMMPS executable
 
 
 def test_lammps_packages_from_help():
-    assert lammps.lammps_packages(HELP) == {"ASPHERE", "BODY", "KSPACE", "MANYBODY", "MOLECULE", "RIGID"}
-    assert lammps.lammps_packages("no such section\n") == set()
+    assert lammps_packages(HELP) == {"ASPHERE", "BODY", "KSPACE", "MANYBODY", "MOLECULE", "RIGID"}
+    assert lammps_packages("no such section\n") == set()
 
 
 def test_shipped_workloads_and_templates_agree():
@@ -102,6 +107,20 @@ def test_shipped_workloads_and_templates_agree():
         for extra in spec.files:
             assert (common.INPUTS / "lammps" / extra).is_file()
         assert spec.time_unit in ("ns/day", "tau/day")
+
+
+def test_lammps_figures_in_the_workloads_time_unit_and_kspace_only_where_timed():
+    protein = parse_lammps(read_vector("lammps", "lammps2018_protein_nsday_no_katom_4procs"))
+    outcome = lammps_outcome(LJ, "", protein, tasks=4, atoms=32000, steps=100)
+    assert outcome.problems == ()
+    # no katom-step/s printed: atoms x timesteps/s, as LAMMPS computes it
+    assert outcome.figures("ns/day") == {"timesteps_per_s": 15.626, "atom_steps_per_s": 32000 * 15.626,
+                                         "ns_per_day": 2.7, "loop_time": 6.39977, "comm_share": 1.08,
+                                         "kspace_share": 9.54}
+    lj = parse_lammps(read_vector("lammps", "lammps2024_kokkos_gpu_lj_tauday_katom"))
+    figures = lammps_outcome(LJ, "", lj, tasks=1, atoms=500, steps=1000).figures("tau/day")
+    assert figures == {"timesteps_per_s": 1432.166, "atom_steps_per_s": 716083.0, "tau_per_day": 618695.793,
+                       "loop_time": 0.698243, "comm_share": 23.02}
 
 
 # --- OpenFOAM dictionaries -----------------------------------------------------------------------

@@ -198,8 +198,9 @@ def test_lammps_figures_that_cannot_be_or_contradict_each_other_are_named(values
 
 
 def test_the_lammps_check_fails_a_log_whose_figures_contradict_each_other():
-    from scalebench.apps.lammps import lammps_outcome, load_lammps_workloads
-    from scalebench.parse.lammps import parse_lammps
+    from scalebench.rooms.lammps.inputs import load_lammps_workloads
+    from scalebench.rooms.lammps.outcome import lammps_outcome
+    from scalebench.rooms.lammps.output import parse_lammps
 
     text = LAMMPS_RUN.format(loop="9.4", procs="2", rate="99999", tasks="2") + (
         "\nMPI task timing breakdown:\nSection |  min time  |  avg time  |  max time  |%varavg| %total\n"

@@ -7,9 +7,10 @@ from pathlib import Path
 
 from scalebench import textfile
 from scalebench.apps.common import INPUTS, load_specs, split_factors
-from scalebench.parse.lammps import LammpsLog, LammpsRun
 from scalebench.site.scales import check_scaling
 from scalebench.validation import check_name, require_count, require_positive
+
+INPUTS_DIR = INPUTS / "lammps"  # the templates and workloads.yaml
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class LammpsInput:
 
 
 def load_lammps_workloads(directory: Path | None = None) -> dict[str, LammpsWorkload]:
-    return load_specs((directory or INPUTS / "lammps") / "workloads.yaml", LammpsWorkload,
+    return load_specs((directory or INPUTS_DIR) / "workloads.yaml", LammpsWorkload,
                        ("packages", "files"))
 
 
@@ -79,62 +80,9 @@ def lammps_input(workload: LammpsWorkload, template: str, atoms: int, steps: int
     return LammpsInput("\n".join(header) + "\n\n" + template, total, steps, cells, replicate)
 
 
-def lammps_packages(help_text: str) -> set[str]:
-    """The packages `lmp -h` lists under "Installed packages:" (up to the next blank line)."""
-    found: set[str] = set()
-    lines = iter(help_text.splitlines())
-    for line in lines:
-        if line.strip() == "Installed packages:":
-            break
-    else:
-        return found
-    for line in lines:
-        if not line.strip():
-            if found:
-                break
-            continue
-        found.update(line.split())
-    return found
-
-
 def input_file(inputs_dir: str | Path, name: str) -> Path:
     return Path(inputs_dir) / name
 
 
 def read_template(inputs_dir: str | Path, workload: LammpsWorkload) -> str:
     return textfile.read_text(input_file(inputs_dir, workload.input), f"workload {workload.name} template")
-
-
-@dataclass(frozen=True)
-class LammpsOutcome:
-    run: LammpsRun | None
-    problems: tuple[str, ...]  # [] for a finished run of the requested size on the requested processes
-
-    @property
-    def atom_steps_per_s(self) -> float:
-        """LAMMPS's own k/M/Gatom-step/s, normalised; older releases print none for some inputs:
-        then atoms x timesteps/s, which is how LAMMPS computes it."""
-        run = self.run
-        return run.atom_steps_per_s or run.atoms * run.timesteps_per_s  # type: ignore[union-attr]
-
-
-def lammps_outcome(workload: LammpsWorkload, help_text: str, log: LammpsLog, *, tasks: int, atoms: int,
-                   steps: int) -> LammpsOutcome:
-    """What a LAMMPS job's `lmp -h` and log say against what was asked."""
-    installed = lammps_packages(help_text)
-    missing = sorted(set(workload.packages) - installed) if installed else []
-    if missing:
-        return LammpsOutcome(None, (f"the LAMMPS binary lacks package(s) {', '.join(missing)} needed by workload "
-                                    f"{workload.name}",))
-    run = log.run
-    if run is None or not log.complete:
-        return LammpsOutcome(None, (f"LAMMPS run did not finish: {log.error or 'no complete run summary'}",))
-    checks = [
-        *((True, f"LAMMPS log: {problem}") for problem in log.problems),  # figures that cannot be or disagree
-        (log.nan_in_thermo, "NaN or inf in the thermo output"),
-        (run.procs != tasks, f"LAMMPS ran on {run.procs} procs, {tasks} requested (wrong MPI launcher?)"),
-        (run.mpi_tasks != tasks, f"LAMMPS reports {run.mpi_tasks} MPI tasks, {tasks} requested"),
-        (run.atoms != atoms, f"LAMMPS ran {run.atoms} atoms, {atoms} expected"),
-        (run.steps != steps, f"LAMMPS ran {run.steps} steps, {steps} requested"),
-    ]
-    return LammpsOutcome(run, tuple(message for failed, message in checks if failed))
