@@ -2,12 +2,14 @@
 
 Each case is a tutorial of the OpenFOAM installation (reframe_tests/inputs/openfoam/cases.yaml). The
 job prepares it where OpenFOAM is installed (`scalebench prepare openfoam`: the tutorial copied from
-$FOAM_TUTORIALS and sized by scalebench.apps.openfoam, blockMesh cells, endTime = steps x deltaT,
+$FOAM_TUTORIALS and sized by scalebench.rooms.openfoam.cases, blockMesh cells, endTime = steps x deltaT,
 `simple` decomposition into `ranks` subdomains), runs the meshing steps, then the solver under the
 partition's launcher with -parallel (serial on one rank), timed by `date` around it.
 
 motorBike (surfaceFeatureExtract, snappyHexMesh and potentialFoam in parallel, then simpleFoam) takes
 minutes on tens of cores: it runs only with -S heavy_cases=true.
+
+Parser, plan rules and outcome: scalebench.rooms.openfoam.
 """
 import shlex
 import sys
@@ -16,7 +18,8 @@ import reframe as rfm
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 
 from scalebench import plan, programs
-from scalebench.apps import openfoam
+from scalebench.rooms.openfoam import cases as openfoam
+from scalebench.rooms.openfoam.outcome import openfoam_outcome
 
 from .base import ScalebenchCheck, knob_variables, planned_test
 
@@ -69,8 +72,7 @@ class OpenFOAMCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck,
         self.postrun_cmds = [f'date +%s.%N > {openfoam.SOLVER_END}']
 
     def parse_outputs(self, read):
-        return openfoam.openfoam_outcome(CASES[self.case], read, stdout=self.job.stdout, tasks=self.num_tasks,
-                                         steps=self.steps)
+        return openfoam_outcome(CASES[self.case], read, stdout=self.job.stdout, tasks=self.num_tasks, steps=self.steps)
 
     @sanity_function
     def validate(self):
@@ -82,9 +84,4 @@ class OpenFOAMCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck,
         self.case_summary = outcome.setup['summary']
 
     def figures(self, outcome):
-        log = outcome.log
-        return {'time_per_step': log.seconds_per_step_mean,  # mean ExecutionTime per step after the first
-                'execution_time': log.final_execution_time_s,  # CPU seconds of the master rank
-                'clock_time': log.final_clock_time_s,  # whole seconds
-                'wall_time': outcome.wall_time_s,  # the launcher and solver timed by `date`, start-up included
-                'wall_time_per_step': outcome.wall_time_per_step_s}
+        return outcome.figures

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from scalebench import room
-from scalebench.apps.openfoam import load_openfoam_cases
 from scalebench.errors import InputError
 from scalebench.units import parse_duration
 from scalebench.validation import check_name
@@ -24,7 +23,7 @@ from scalebench.knobs import knob
 from scalebench.screening import jobs as screening_jobs
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
 from scalebench.site.partition import PartitionSpec, Reservation, StackSpec
-from scalebench.site.scales import SCALING_MODES, Scale, node_scale, scale_names, scaling_series
+from scalebench.site.scales import Scale, node_scale, scale_names, scaling_series
 from scalebench.site.thresholds import SCREEN_MIN_NODES
 
 OSU_PAIRS = (1, 2, 4)
@@ -157,12 +156,6 @@ def plan_app(partition: PartitionSpec, stack: StackSpec, params: Params, setting
                          ranks_per_node=settings.ranks_per_node))
 
 
-def _valid_openfoam(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
-    """A heavy case (meshing included) only when asked for: -S heavy_cases=true."""
-    heavy = load_openfoam_cases()[params["case"]].heavy
-    return has_scale(partition, params) and (not heavy or bool(settings and settings.heavy_cases))
-
-
 # --- interconnect -------------------------------------------------------------------------------
 
 def _two_ranks(partition: PartitionSpec, params: Params) -> tuple[Scale, int] | str:
@@ -265,9 +258,6 @@ CHECKS: dict[str, CheckSpec] = {spec.name: spec for spec in (
               needs=f"a partition of at least {SCREEN_MIN_NODES} nodes"),
     CheckSpec("HPLScalingCheck", (), ("hpl",), ("hpl",), _fixed(),
               lambda partition, params, settings: len(hpl_series(partition)) >= 2, _plan_scaling),
-    CheckSpec("OpenFOAMCheck", ("scale", "case", "scaling"), ("openfoam",), (),
-              lambda partitions: {**_scales(partitions), "case": list(load_openfoam_cases()),
-                                  "scaling": list(SCALING_MODES)}, _valid_openfoam, plan_app),
     CheckSpec("NetPIPECheck", ("placement",), ("netpipe",), (), _fixed(placement=microbench.PLACEMENTS),
               _valid_two_ranks, _plan_two_ranks),
     CheckSpec("NetPIPEStreamCheck", ("placement",), ("netpipe",), (), _fixed(placement=microbench.PLACEMENTS),

@@ -21,7 +21,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from scalebench import loaders
 
-# A room's site.yaml: {partition: {key: JSON schema}, stack: {key: JSON schema}}; stack keys name programs.
+# A room's site.yaml: {partition: {key: JSON schema}, stack: {key: JSON schema}}; stack keys name programs
+# (a stack key's `x-under-spack-view: PATH` is its default under a Spack stack: <view>/PATH).
 SITE_PLACES = ("partition", "stack")
 
 

@@ -1,2 +1,2 @@
-"""Application inputs: OpenFOAM cases sized for a rank count and scaling mode, and (common.py) what
-they share with LAMMPS's workloads (scalebench.rooms.lammps.inputs)."""
+"""What the application checks share (common.py): scaling modes applied to inputs, factor splits, spec
+files. Their rooms are scalebench.rooms.lammps and scalebench.rooms.openfoam."""

@@ -16,7 +16,6 @@ from scalebench.parse.hpcc import parse_hpcc
 from scalebench.parse.hpl import parse_hpl
 from scalebench.parse.imb import parse_imb
 from scalebench.parse.netpipe import parse_netpipe
-from scalebench.parse.openfoam import parse_openfoam
 from scalebench.parse.osu import parse_osu
 
 
@@ -31,7 +30,6 @@ def _hpcc(text: str) -> dict:
 KINDS: dict[str, Callable[[str], dict]] = {
     "hpl": _hpl,
     "hpcc": _hpcc,
-    "openfoam": lambda text: parse_openfoam(text).to_dict(),
     "osu": lambda text: parse_osu(text).to_dict(),
     "imb": lambda text: parse_imb(text).to_dict(),
     "netpipe": lambda text: parse_netpipe(text).to_dict(),

@@ -1,14 +1,16 @@
-"""scalebench.apps and scalebench.rooms.lammps: LAMMPS inputs and OpenFOAM cases sized for strong and weak
-scaling, and the figures a LAMMPS run reports."""
+"""scalebench.apps, scalebench.rooms.lammps and scalebench.rooms.openfoam: LAMMPS inputs and OpenFOAM cases
+sized for strong and weak scaling, and the figures a LAMMPS run reports."""
 import gzip
 import re
 
 import pytest
 
-from scalebench.apps import common, openfoam
+from scalebench.apps import common
 from scalebench.rooms.lammps import inputs as lammps
 from scalebench.rooms.lammps.outcome import lammps_outcome, lammps_packages
 from scalebench.rooms.lammps.output import parse_lammps
+from scalebench.rooms.openfoam import cases as openfoam
+from scalebench.rooms.openfoam.outcome import snapped_cells
 from vectors import read_vector
 from scalebench.errors import InputError
 
@@ -319,8 +321,8 @@ def test_snapped_cells_is_the_last_mesh():
     log = ("Refined mesh : cells:36000  faces:110000  points:40000\n"
            "Snapped mesh : cells:61591  faces:198377  points:76163\n"
            "Layer mesh : cells:65995  faces:210647  points:79916\nFinished meshing without any errors\n")
-    assert openfoam.snapped_cells(log) == 65995
-    assert openfoam.snapped_cells("End\n") is None
+    assert snapped_cells(log) == 65995
+    assert snapped_cells("End\n") is None
 
 
 def test_openfoam_environment_is_sourced_only_when_not_set(tmp_path):

@@ -79,8 +79,8 @@ def test_fifos_among_other_files_the_library_reads(tmp_path, fifo, monkeypatch):
     a tutorial's gzipped file unpacks to at most textfile's limit."""
     import gzip
 
-    from scalebench.apps import openfoam
     from scalebench.errors import InputError
+    from scalebench.rooms.openfoam import cases as openfoam
     from scalebench.site import rundir
 
     assert rundir.file_digest(fifo) == f"unreadable {fifo} (lock file: {fifo} is not a regular file)"
@@ -171,11 +171,12 @@ def test_session_info_as_a_list_and_a_400_digit_figure_are_skipped_by_name(tmp_p
 
 
 def test_a_case_file_nested_deep_fails_the_case_not_the_check():
-    from scalebench.apps import openfoam
+    from scalebench.rooms.openfoam.cases import OpenfoamCase
+    from scalebench.rooms.openfoam.outcome import openfoam_outcome
 
-    case = openfoam.OpenfoamCase(name="c", tutorial="t", solver="s", cells=1, steps=1)
+    case = OpenfoamCase(name="c", tutorial="t", solver="s", cells=1, steps=1)
     for text in ("[" * 5000 + "]" * 5000, "[1]"):
-        outcome = openfoam.openfoam_outcome(case, lambda name: text, stdout="log", tasks=1, steps=1)
+        outcome = openfoam_outcome(case, lambda name: text, stdout="log", tasks=1, steps=1)
         assert outcome.problems[0].startswith("case set-up failed: ")
 
 

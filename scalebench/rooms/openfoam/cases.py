@@ -1,5 +1,5 @@
 """OpenFOAM cases sized for a rank count and scaling mode, from the installation's tutorials and
-reframe_tests/inputs/openfoam/ (cases.yaml names them)."""
+reframe_tests/inputs/openfoam/ (cases.yaml names them), and the job's steps before the solver."""
 from __future__ import annotations
 
 import gzip
@@ -12,10 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from scalebench import loaders, textfile
+from scalebench import textfile
 from scalebench.apps.common import INPUTS, load_specs, split_factors
 from scalebench.errors import InputError
-from scalebench.parse.openfoam import OpenfoamLog
 from scalebench.site.scales import check_scaling
 from scalebench.validation import check_name, excerpt, excerpt_text, is_number, require_count, require_positive
 
@@ -311,15 +310,6 @@ def openfoam_logs(case: OpenfoamCase, ranks: int) -> list[str]:
     return [log for _, log in _steps_plan(case, ranks, "") if log]
 
 
-_MESHED_RE = re.compile(r"^(?:Refined|Snapped|Layer) mesh\s*:\s*cells:(\d+)", re.MULTILINE)
-
-
-def snapped_cells(snappy_log: str) -> int | None:
-    """The cell count of snappyHexMesh's last mesh (after refinement, snapping, layers); None if absent."""
-    found = _MESHED_RE.findall(snappy_log)
-    return int(found[-1]) if found else None
-
-
 def copy_tutorial(tutorials: str | Path, case: OpenfoamCase, target: str | Path) -> None:
     """The case's tutorial copied into target with its extra files; gzipped dictionaries (e.g.
     snappyHexMeshDict.gz in some distributions) are unpacked, gzipped geometry (constant/triSurface)
@@ -382,59 +372,3 @@ def prepare_case(case: OpenfoamCase, tutorials: str | Path, target: str | Path, 
         (target / name).write_text(text)
     (target / CASE_FILE).write_text(json.dumps(setup.to_json()) + "\n")
     return setup
-
-
-@dataclass(frozen=True)
-class OpenfoamOutcome:
-    log: OpenfoamLog | None
-    setup: Mapping[str, Any]  # CASE_FILE
-    problems: tuple[str, ...]
-    solver_cells: int = 0
-    wall_time_s: float | None = None  # the solver's, timed by the job (ClockTime has 1 s resolution)
-
-    @property
-    def wall_time_per_step_s(self) -> float | None:
-        steps = self.log.n_time_steps if self.log else 0
-        return self.wall_time_s / steps if self.wall_time_s is not None and steps else None
-
-
-def openfoam_outcome(case: OpenfoamCase, read: Any, *, stdout: str, tasks: int, steps: int) -> OpenfoamOutcome:
-    """What an OpenFOAM job's files say: the case it prepared, its utilities' logs (each must end
-    with End, blockMesh with the cells asked for) and the solver's log. read(name): a stage file's text."""
-    from scalebench.parse.openfoam import parse_openfoam
-
-    try:
-        setup = loaders.parse_json(read(CASE_FILE).encode(), CASE_FILE)
-    except InputError as err:
-        return OpenfoamOutcome(None, {}, (f"case set-up failed: no {CASE_FILE} ({err})",))
-    if not isinstance(setup, dict):
-        return OpenfoamOutcome(None, {}, (f"case set-up failed: {CASE_FILE} holds no JSON object",))
-    problems = []
-    for name in openfoam_logs(case, tasks):
-        try:
-            words = read(name).split()
-        except InputError:
-            problems.append(f"{name} missing")
-            continue
-        if "End" not in words[-5:]:
-            problems.append(f"{name} does not end with End")
-        if name == "log.blockMesh" and f"nCells: {setup.get('cells')}" not in " ".join(words):
-            problems.append(f"blockMesh did not make {setup.get('cells')} cells")
-    if problems:
-        return OpenfoamOutcome(None, setup, ("case set-up failed: " + "; ".join(problems),))
-    log = parse_openfoam(read(stdout))
-    checks = [
-        *((True, f"solver log: {problem}") for problem in log.problems),  # times that cannot be or fall
-        (log.fatal_error, "the solver stopped with a FOAM FATAL error"),
-        (not log.finished, "the solver did not reach End"),
-        (log.nprocs != tasks, f"the solver reports nProcs {log.nprocs}, {tasks} requested (wrong MPI launcher?)"),
-        (log.n_time_steps != steps, f"the solver ran {log.n_time_steps} steps, {steps} requested"),
-        (log.nonfinite_residuals, "non-finite residuals"),
-    ]
-    snapped = snapped_cells(read("log.snappyHexMesh")) if "log.snappyHexMesh" in openfoam_logs(case, tasks) else None
-    try:
-        wall = float(read(SOLVER_END)) - float(read(SOLVER_START))
-    except (InputError, ValueError):
-        wall = None
-    return OpenfoamOutcome(log, setup, tuple(message for failed, message in checks if failed),
-                           snapped or int(setup.get("cells", 0)), wall)
