@@ -1,11 +1,11 @@
-"""scalebench.apps, scalebench.rooms.lammps and scalebench.rooms.openfoam: LAMMPS inputs and OpenFOAM cases
+"""scalebench.app_inputs, scalebench.rooms.lammps and scalebench.rooms.openfoam: LAMMPS inputs and OpenFOAM cases
 sized for strong and weak scaling, and the figures a LAMMPS run reports."""
 import gzip
 import re
 
 import pytest
 
-from scalebench.apps import common
+from scalebench import app_inputs as common
 from scalebench.rooms.lammps import inputs as lammps
 from scalebench.rooms.lammps.outcome import lammps_outcome, lammps_packages
 from scalebench.rooms.lammps.output import parse_lammps

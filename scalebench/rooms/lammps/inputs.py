@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scalebench import textfile
-from scalebench.apps.common import INPUTS, load_specs, split_factors
+from scalebench.app_inputs import INPUTS, load_specs, split_factors
 from scalebench.site.scales import check_scaling
 from scalebench.validation import check_name, require_count, require_positive
 

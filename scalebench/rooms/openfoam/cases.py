@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from scalebench import textfile
-from scalebench.apps.common import INPUTS, load_specs, split_factors
+from scalebench.app_inputs import INPUTS, load_specs, split_factors
 from scalebench.errors import InputError
 from scalebench.site.scales import check_scaling
 from scalebench.validation import check_name, excerpt, excerpt_text, is_number, require_count, require_positive
