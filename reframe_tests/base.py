@@ -229,15 +229,20 @@ class ScalebenchCheck(recorded('base')):
         self.keep_files = [*self.keep_files, probe_samples.PROBE_DIR]
 
     def node_interference(self):
-        """(record, one-line summary) of the job's node probe samples, read once."""
+        """(record, one-line summary) of the job's node probe samples, read once; (None, '') with
+        node_probe=false, whose samples (taken for energy alone) are no evidence of the case."""
+        if not self.node_probe:
+            return None, ''
         cores = (self.num_tasks_per_node or self.num_tasks) * (self.num_cpus_per_task or 1)
         return self.once('interference', lambda: probe_samples.interference_record(
             Path(self.stagedir), self.num_nodes, cores))
 
     @run_before('performance')
     def record_interference(self):
-        if not self.is_dry_run() and self.case_plan.job is not None and self.node_probe:
-            self.interference, self.interference_summary = self.node_interference()
+        if not self.is_dry_run() and self.case_plan.job is not None:
+            record, summary = self.node_interference()
+            if record is not None:
+                self.interference, self.interference_summary = record, summary
 
     def partition_spec(self):
         return _partition_spec(self.current_system.name, self.current_partition)
