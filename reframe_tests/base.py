@@ -9,6 +9,7 @@ from pathlib import Path
 
 import reframe as rfm
 import reframe.utility.sanity as sn
+import reframe.utility.typecheck as typ
 from reframe.core.backends import getlauncher
 from reframe.core.builtins import parameter, run_after, run_before, variable
 from reframe.core.exceptions import ConfigError
@@ -88,6 +89,12 @@ def recorded(check):
     return types.new_class(f'{check}Recorded', (rfm.RegressionTestPlugin,), exec_body=declare)
 
 
+def setting(*kinds, **kwargs):
+    """A variable a user sets with -S, of these types. A bool is declared as ReFrame's typ.Bool: a variable of
+    plain bool takes -S name=false as bool('false'), which is True."""
+    return variable(*(typ.Bool if kind is bool else kind for kind in kinds), **kwargs)
+
+
 def knob_variables(settings, *names):
     """A plugin declaring the knobs of a settings dataclass (scalebench.knobs) as variables settable
     with -S: all of them, or those named; typed, defaulted and loggable as the dataclass says."""
@@ -98,7 +105,7 @@ def knob_variables(settings, *names):
             kind = str if knob.kind is Path else knob.kind
             value = None if knob.default is None else kind(knob.default)
             kinds = (kind, type(None)) if knob.optional else (kind,)
-            namespace[knob.name] = variable(*kinds, value=value, loggable=knob.recorded)
+            namespace[knob.name] = setting(*kinds, value=value, loggable=knob.recorded)
     return types.new_class(f'{settings.__name__}Knobs', (rfm.RegressionTestPlugin,), exec_body=declare)
 
 
@@ -128,7 +135,7 @@ class ScalebenchCheck(recorded('base')):
     # Where `scalebench references freeze` wrote the references this check is held to.
     references_dir = variable(str, value=str(paths.SITE_CONFIGS / 'references'))
     # The node probe (scalebench.nodeprobe): on, and seconds between its samples during the run.
-    node_probe = variable(bool, value=True)
+    node_probe = setting(bool, value=True)
     probe_interval_s = variable(float, value=2.0)
     # (directory, seconds) of the energy readings the probe takes too (EnergyFigures sets it), or None.
     probe_energy = None
@@ -222,15 +229,20 @@ class ScalebenchCheck(recorded('base')):
         self.keep_files = [*self.keep_files, probe_samples.PROBE_DIR]
 
     def node_interference(self):
-        """(record, one-line summary) of the job's node probe samples, read once."""
+        """(record, one-line summary) of the job's node probe samples, read once; (None, '') with
+        node_probe=false, whose samples (taken for energy alone) are no evidence of the case."""
+        if not self.node_probe:
+            return None, ''
         cores = (self.num_tasks_per_node or self.num_tasks) * (self.num_cpus_per_task or 1)
         return self.once('interference', lambda: probe_samples.interference_record(
             Path(self.stagedir), self.num_nodes, cores))
 
     @run_before('performance')
     def record_interference(self):
-        if not self.is_dry_run() and self.case_plan.job is not None and self.node_probe:
-            self.interference, self.interference_summary = self.node_interference()
+        if not self.is_dry_run() and self.case_plan.job is not None:
+            record, summary = self.node_interference()
+            if record is not None:
+                self.interference, self.interference_summary = record, summary
 
     def partition_spec(self):
         return _partition_spec(self.current_system.name, self.current_partition)

@@ -12,7 +12,7 @@ from reframe.core.builtins import run_after, variable
 
 from scalebench.hpl import frozen, tune
 
-from ..base import planned_test
+from ..base import planned_test, setting
 from ..hpl import HPLCheck
 
 
@@ -20,8 +20,8 @@ from ..hpl import HPLCheck
 class HPLTuneCheck(HPLCheck):
     descr = 'HPL tuning sweep (NB x grid x BCAST x DEPTH); best PASSED row frozen on request'
     nbs = variable(str, value='')  # comma-separated; '' = scalebench.hpl.tune defaults
-    freeze = variable(bool, value=False)
-    force = variable(bool, value=False)  # replace a frozen deck (the old one is kept, renamed)
+    freeze = setting(bool, value=False)
+    force = setting(bool, value=False)  # replace a frozen deck (the old one is kept, renamed)
     frozen_deck = variable(str, value='', loggable=True)
 
     def plan_settings(self):

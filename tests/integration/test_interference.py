@@ -2,20 +2,24 @@
 a CPU hog pinned to the core of its last rank (started and stopped by the test). The node probe measures
 the hog, and the disturbed case is noisy naming it; the other run's verdict is what its probe measured
 (this machine is shared: other work may disturb the "quiet" run too, and then it must say so); neither
-table shows a ratio that cannot be."""
+table shows a ratio that cannot be. With the probe off (node_probe=false), the samples it still takes for
+a partition's energy readings are no evidence of the case."""
+import os
 import re
 import subprocess
 import sys
 
 import pytest
 
-from conftest import local_scales, ranks_at, require_cores, require_xhpl, run_reframe
-from scalebench.nodeprobe.samples import interference_reasons
+from conftest import local_scales, ranks_at, require_cores, require_tools, require_xhpl, run_reframe
+from hpl_outputs import hpl_output, solve
+from scalebench.nodeprobe.samples import interference_reasons, interference_record
 from scalebench.results import noise
 from scalebench.results.sections import hpl as hpl_section
 from scalebench.results.store import ingest
 from scalebench.results.table import from_sessions
 from scalebench.site.thresholds import report_flags
+from wrapped_site import install_wrappers, site_file
 
 pytestmark = pytest.mark.integration
 
@@ -82,3 +86,37 @@ def test_a_cpu_hog_beside_a_rank_is_measured_named_and_makes_the_case_noisy(tmp_
 
     for cell in disturbed_ratios + ratios_in_table(sessions):
         assert cell == hpl_section.CEILING_NOT_VALID or float(re.fullmatch(r"([\d.]+)%", cell)[1]) <= 100, cell
+
+
+def test_with_the_probe_off_the_samples_it_takes_for_energy_are_no_evidence_of_the_case(tmp_path):
+    """node_probe=false on a partition with an energy sampler: the probe still runs, for the energy
+    readings, beside hogs on every core; the case records no interference, is not noisy, and its DGEMM
+    ceiling warning does not blame interference."""
+    require_tools("mpirun")
+    require_cores(2)
+    site = site_file(tmp_path, install_wrappers(tmp_path))
+    site.write_text(site.read_text().replace("time_limit: 10m,", "time_limit: 10m, energy: {source: rapl, period_s: 1},"))
+    output = tmp_path / "hpl.out"  # DGEMM at 38% of the 1_core scale's Rpeak (32 Gflop/s): a ceiling warning
+    output.write_text("StarDGEMM_N=1000\nCommWorldProcs=1\nStarDGEMM_Gflops=12.1\nDGEMM_Before_Gflops=12.0 12.1\n"
+                      + hpl_output([solve(10.0, 2304)] * 3) + "DGEMM_After_Gflops=12.0\n")
+    env = dict(os.environ, SCALEBENCH_SITE=str(site), FAKE_HPL_OUTPUT=str(output))
+    hogs = [start_hog(core) for core in (0, 1)]
+    try:
+        proc = run_reframe(tmp_path / "run", "-r", "-n", "HPLCheck%scale=1_core$", "-S", "time_budget_s=0.1",
+                           "-S", "efficiency_floor=0", "-S", f"references_dir={tmp_path / 'refs'}",
+                           "-S", "node_probe=false", env=env, timeout=300)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    flags = report_flags()
+    (stage,) = {path.parent.parent for path in (tmp_path / "run" / "output").rglob("nodeprobe/*.jsonl")}
+    probed, _ = interference_record(stage, 1, 1)
+    assert interference_reasons(probed, flags["noisy_steal"], flags["noisy_foreign_cores"])  # the hogs were seen
+
+    _, case = hpl_case(tmp_path / "run")
+    assert not case.recorded("interference", None) and not case.recorded("interference_summary", None)
+    assert not noise.case_noise(case, flags).noisy
+    warnings = case.recorded("ceiling_warnings")
+    assert "DGEMM reaches 38% of Rpeak" in warnings and "no interference measured" in warnings, warnings

@@ -1,17 +1,20 @@
 """The knobs of a plan are declared once, as settings fields: plan's -S names and types are theirs."""
+import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import REPO, run_reframe
 from scalebench.cli.cases import settings_of
 from scalebench.errors import InputError
 from scalebench.hpl.plan import HplSettings, plan_hpl
 from scalebench.knobs import knob, knobs
 from scalebench.plan import Settings, site_specs
 from scalebench.site.siteconf import site_systems
+from wrapped_site import install_wrappers, site_file
 
 
 def test_every_hpl_knob_is_a_plan_name_of_its_type():
@@ -43,3 +46,22 @@ def test_a_site_asking_more_trials_than_hpl_dat_lists_is_refused_naming_the_key(
     partitions, stacks, _ = site_specs(site_systems(site))
     with pytest.raises(InputError, match="hpl_trials: 21 solves; HPL.dat lists at most 20"):
         plan_hpl(partitions[0], next(iter(stacks.values())), "1_core", HplSettings())
+
+
+def test_every_boolean_variable_of_every_check_takes_false_and_true_from_the_command_line(tmp_path):
+    """ReFrame reads -S name=false into a variable of plain bool as bool('false'), True: -S node_probe=false
+    probed anyway, and its foreign-load record made prepared outputs noisy on a loaded machine."""
+    env = dict(os.environ, SCALEBENCH_SITE=str(site_file(tmp_path, install_wrappers(tmp_path))))
+
+    def described(*settings):
+        proc = run_reframe(tmp_path / "run", "-R", *settings, "--describe", checks=".", env=env, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return json.loads(proc.stdout)
+
+    checks = described()
+    flags = sorted({name for check in checks for name, value in check.items() if isinstance(value, bool)})
+    assert {"node_probe", "heavy_cases", "freeze", "force"} <= set(flags)  # the checks' own, besides ReFrame's
+    for text, expected in (("false", False), ("true", True)):
+        for check in described(*(f"-S{name}={text}" for name in flags)):
+            assert {name: check[name] for name in flags if name in check} == \
+                {name: expected for name in flags if name in check}, check["name"]
