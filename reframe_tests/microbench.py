@@ -9,7 +9,9 @@
   `osu_dir` (e.g. a Spack view's libexec/osu-micro-benchmarks), then on PATH.
 
 Figures per message size are named <figure>_<bytes>; scalebench/data/benchmarks.yaml tells reports
-how to draw them (n1/2, latency surprise, stack comparisons).
+how to draw them (n1/2, latency surprise, stack comparisons). NetPIPE's and OSU's parsers, plans and
+outcomes are rooms (scalebench.rooms.netpipe, scalebench.rooms.osu); hpcc's network figures and what the
+microbenchmarks share are scalebench.interconnect.microbench.
 """
 
 import reframe as rfm
@@ -18,8 +20,10 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 from scalebench import plan
 from scalebench.interconnect import microbench
 from scalebench.parse.hpcc import parse_hpcc
-from scalebench.parse.netpipe import parse_netpipe
-from scalebench.parse.osu import parse_osu
+from scalebench.rooms.netpipe.outcome import netpipe_measured
+from scalebench.rooms.netpipe.output import parse_netpipe
+from scalebench.rooms.osu.outcome import osu_measured
+from scalebench.rooms.osu.output import parse_osu
 
 from .base import ScalebenchCheck, in_registry_units, knob_variables, planned_test
 
@@ -53,8 +57,8 @@ class NetPIPECheck(_Microbenchmark):
         self.keep_files = [self.output_file]
 
     def parse_outputs(self, read):
-        return microbench.netpipe_measured(parse_netpipe(read(self.output_file)), read(self.job.stdout),
-                                           self.max_bytes, stream=bool(self.mode_options))
+        return netpipe_measured(parse_netpipe(read(self.output_file)), read(self.job.stdout), self.max_bytes,
+                                stream=bool(self.mode_options))
 
     def record(self, measured):
         self.hosts = measured.hosts
@@ -108,7 +112,7 @@ class _OSUCheck(_Microbenchmark, knob_variables(plan.Settings, 'osu_buffers')):
         self.launch_program(program, [*self.case_plan.args, *map(str, self.osu_options)], directories)
 
     def parse_outputs(self, read):
-        return microbench.osu_measured(parse_osu(read(self.job.stdout)), self.figure, self.unit, self.extra)
+        return osu_measured(parse_osu(read(self.job.stdout)), self.figure, self.unit, self.extra)
 
 
 @planned_test

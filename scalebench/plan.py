@@ -26,8 +26,6 @@ from scalebench.site.partition import PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import Scale, node_scale, scale_names, scaling_series
 from scalebench.site.thresholds import SCREEN_MIN_NODES
 
-OSU_PAIRS = (1, 2, 4)
-OSU_COLLECTIVES = ("osu_allreduce", "osu_alltoall", "osu_allgather")
 Params = Mapping[str, Any]
 
 
@@ -140,8 +138,8 @@ def _plan_scaling(partition: PartitionSpec, stack: StackSpec, params: Params, se
     return CasePlan(None, note=f"speedup and efficiency over HPLCheck at {names}")
 
 
-def _job(partition: PartitionSpec, stack: StackSpec, scale: str | Scale, settings: Settings,
-         **layout: Any) -> JobPlan:
+def case_job(partition: PartitionSpec, stack: StackSpec, scale: str | Scale, settings: Settings,
+             **layout: Any) -> JobPlan:
     """job_plan with what the run's settings say of every job: the shell's variables, a reservation."""
     return job_plan(partition, stack, scale, environ=settings.environ, reservation=settings.reservation, **layout)
 
@@ -152,124 +150,40 @@ def plan_app(partition: PartitionSpec, stack: StackSpec, params: Params, setting
     if stack.container:  # LAMMPS's help probe and OpenFOAM's case preparation run on the host
         raise LeftOut(f"stack {stack.stack} runs in a container: the application checks prepare their inputs "
                       "on the host, which does not have the image's programs; not supported yet")
-    return CasePlan(_job(partition, stack, params["scale"], settings, threads_per_rank=settings.threads_per_rank,
-                         ranks_per_node=settings.ranks_per_node))
+    return CasePlan(case_job(partition, stack, params["scale"], settings, threads_per_rank=settings.threads_per_rank,
+                             ranks_per_node=settings.ranks_per_node))
 
 
-# --- interconnect -------------------------------------------------------------------------------
-
-def _two_ranks(partition: PartitionSpec, params: Params) -> tuple[Scale, int] | str:
-    return microbench.two_rank_layout(params["placement"], partition.max_nodes, partition.cores_per_node)
-
-
-def _valid_two_ranks(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
-    return not isinstance(_two_ranks(partition, params), str)
-
-
-def _plan_two_ranks(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    scale, ranks_per_node = _two_ranks(partition, params)  # type: ignore[misc]
-    return CasePlan(_job(partition, stack, scale, settings, ranks_per_node=ranks_per_node))
-
-
-def osu_pairs_layout(partition: PartitionSpec, placement: str, pairs: int) -> tuple[Scale, int] | str:
-    """osu_mbw_mr with `pairs` pairs: half the ranks on each of two nodes (inter_node), or all on one
-    (intra_node); or why the partition cannot hold them."""
-    two = _two_ranks(partition, {"placement": placement})
-    if isinstance(two, str):
-        return two
-    scale, _ = two
-    per_node = pairs if placement == "inter_node" else 2 * pairs
-    if per_node > partition.cores_per_node:
-        return f"{pairs} pair(s) {placement} need {per_node} cores per node; the nodes have {partition.cores_per_node}"
-    return scale, per_node
-
-
-def _valid_pairs(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
-    return not isinstance(osu_pairs_layout(partition, params["placement"], params["pairs"]), str)
-
-
-def _valid_whole_nodes(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
-    return microbench.whole_nodes_scale(partition.max_nodes).num_nodes * partition.cores_per_node >= 2
-
+# --- interconnect (NetPIPE and OSU are rooms: scalebench/rooms/netpipe, scalebench/rooms/osu) --------
 
 def _plan_whole_nodes(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    return CasePlan(_job(partition, stack, microbench.whole_nodes_scale(partition.max_nodes), settings))
+    return CasePlan(case_job(partition, stack, microbench.whole_nodes_scale(partition.max_nodes), settings))
 
 
 def _scales(partitions: Sequence[PartitionSpec]) -> dict[str, list[Any]]:
     return {"scale": system_scale_names(partitions)}
 
 
-def _fixed(**values: Sequence[Any]) -> Callable[[Sequence[PartitionSpec]], Mapping[str, Sequence[Any]]]:
+def fixed_values(**values: Sequence[Any]) -> Callable[[Sequence[PartitionSpec]], Mapping[str, Sequence[Any]]]:
+    """A check's `values` that are the same on every site."""
     return lambda partitions: {name: list(v) for name, v in values.items()}
-
-
-OSU_BUFFERS = ("host", "device")
-
-
-def _osu_plan(layout: Callable[[PartitionSpec, Params], tuple[Scale, int | None]], collective: bool = False,
-              ) -> Callable[[PartitionSpec, StackSpec, Params, Settings], CasePlan]:
-    """An OSU case: host buffers, or device buffers (-d cuda|rocm [D D]) with one GPU per rank bound to it."""
-    def plan(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-        if settings.osu_buffers not in OSU_BUFFERS:
-            raise InputError(f"osu_buffers: {settings.osu_buffers!r} is not one of {', '.join(OSU_BUFFERS)}")
-        scale, ranks_per_node = layout(partition, params)
-        if settings.osu_buffers == "host":
-            return CasePlan(_job(partition, stack, scale, settings, ranks_per_node=ranks_per_node))
-        gpus = partition.gpus
-        if gpus is None or not gpus.runtime:
-            raise LeftOut(f"device buffers need GPUs with their arch (sm_* or gfx*) in the site file; "
-                          f"{partition.fullname} has {'none' if gpus is None else 'arch ' + repr(gpus.arch)}")
-        per_node = ranks_per_node or gpus.count  # a whole-node collective: one rank per GPU
-        if per_node > gpus.count:
-            raise LeftOut(f"device buffers: {per_node} ranks per node, {gpus.count} GPUs to give them")
-        job = _job(partition, stack, scale, settings, ranks_per_node=per_node, gpus_per_node=per_node)
-        return CasePlan(job, args=("-d", gpus.runtime) if collective else ("-d", gpus.runtime, "D", "D"))
-    return plan
-
-
-def _two_rank_layout(partition: PartitionSpec, params: Params) -> tuple[Scale, int | None]:
-    return _two_ranks(partition, params)  # type: ignore[return-value]
-
-
-def _pairs_layout(partition: PartitionSpec, params: Params) -> tuple[Scale, int | None]:
-    return osu_pairs_layout(partition, params["placement"], params["pairs"])  # type: ignore[return-value]
-
-
-def _whole_nodes_layout(partition: PartitionSpec, params: Params) -> tuple[Scale, int | None]:
-    return microbench.whole_nodes_scale(partition.max_nodes), None
-
-
-def _osu(name: str) -> CheckSpec:
-    return CheckSpec(name, ("placement",), ("osu",), (), _fixed(placement=microbench.PLACEMENTS),
-                     _valid_two_ranks, _osu_plan(_two_rank_layout))
 
 
 CHECKS: dict[str, CheckSpec] = {spec.name: spec for spec in (
     CheckSpec("HPLCheck", ("scale",), ("hpl",), ("hpl",), _scales, has_scale, _plan_hpl),
-    CheckSpec("HPLTuneCheck", ("scale",), ("hpl",), ("hpl",), _fixed(scale=("1_node",)), _always, _plan_tuning,
-              directory="reframe_tests/tuning"),
+    CheckSpec("HPLTuneCheck", ("scale",), ("hpl",), ("hpl",), fixed_values(scale=("1_node",)), _always,
+              _plan_tuning, directory="reframe_tests/tuning"),
     # Screening: one job per chunk of nodes; or, for sites that prefer one job per node,
     # NodeHealthCheck with --distribute (it has no dependencies, so that works).
     CheckSpec("ScreeningCheck", ("chunk",), ("screen",), (), _screen_chunks, _valid_screening, _plan_screening,
               needs=f"a partition of at least {SCREEN_MIN_NODES} nodes"),
-    CheckSpec("NodeHealthCheck", ("scale",), ("hpcc",), ("hpl",), _fixed(scale=("1_node",)),
+    CheckSpec("NodeHealthCheck", ("scale",), ("hpcc",), ("hpl",), fixed_values(scale=("1_node",)),
               lambda p, params, settings: p.max_nodes >= SCREEN_MIN_NODES and has_scale(p, params), _plan_node_health,
               needs=f"a partition of at least {SCREEN_MIN_NODES} nodes"),
-    CheckSpec("HPLScalingCheck", (), ("hpl",), ("hpl",), _fixed(),
+    CheckSpec("HPLScalingCheck", (), ("hpl",), ("hpl",), fixed_values(),
               lambda partition, params, settings: len(hpl_series(partition)) >= 2, _plan_scaling),
-    CheckSpec("NetPIPECheck", ("placement",), ("netpipe",), (), _fixed(placement=microbench.PLACEMENTS),
-              _valid_two_ranks, _plan_two_ranks),
-    CheckSpec("NetPIPEStreamCheck", ("placement",), ("netpipe",), (), _fixed(placement=microbench.PLACEMENTS),
-              _valid_two_ranks, _plan_two_ranks),
-    CheckSpec("HPCCNetworkCheck", (), ("hpcc",), (), _fixed(), _valid_whole_nodes, _plan_whole_nodes),
-    _osu("OSULatencyCheck"), _osu("OSUBandwidthCheck"), _osu("OSUBiBandwidthCheck"),
-    CheckSpec("OSUMultiBandwidthCheck", ("placement", "pairs"), ("osu",), (),
-              _fixed(placement=microbench.PLACEMENTS, pairs=OSU_PAIRS),
-              _valid_pairs, _osu_plan(_pairs_layout)),
-    CheckSpec("OSUCollectiveCheck", ("placement", "benchmark"), ("osu",), (),
-              _fixed(benchmark=OSU_COLLECTIVES, placement=("whole_nodes",)), _valid_whole_nodes,
-              _osu_plan(_whole_nodes_layout, collective=True)),
+    CheckSpec("HPCCNetworkCheck", (), ("hpcc",), (), fixed_values(), microbench.valid_whole_nodes,
+              _plan_whole_nodes),
 )}
 # The benchmark rooms' checks (scalebench.room); they build their CheckSpecs with the classes above.
 CHECKS.update({spec.name: spec for found in room.rooms() for spec in found.checks()})

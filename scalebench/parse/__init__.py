@@ -14,9 +14,6 @@ from scalebench.errors import InputError, ParseError
 from scalebench.validation import excerpt
 from scalebench.parse.hpcc import parse_hpcc
 from scalebench.parse.hpl import parse_hpl
-from scalebench.parse.imb import parse_imb
-from scalebench.parse.netpipe import parse_netpipe
-from scalebench.parse.osu import parse_osu
 
 
 def _hpl(text: str) -> dict:
@@ -30,9 +27,6 @@ def _hpcc(text: str) -> dict:
 KINDS: dict[str, Callable[[str], dict]] = {
     "hpl": _hpl,
     "hpcc": _hpcc,
-    "osu": lambda text: parse_osu(text).to_dict(),
-    "imb": lambda text: parse_imb(text).to_dict(),
-    "netpipe": lambda text: parse_netpipe(text).to_dict(),
     **{found.name: found.parse for found in room.rooms()},
 }
 

@@ -77,10 +77,7 @@ _DETECTABLE = ("cores_per_node", "memory_per_node", "microarch", "clock_ghz")
 _HPL_KEYS = ("hpl_time_budget_s", "hpl_trials", "hpl_ranks_per_node", "hpl_threads_per_rank", "hpl_max_grid_aspect")
 # Binaries and directories a stack's checks run (environment extras of the same name); a benchmark
 # room's stack keys (scalebench.room) are its programs too.
-_STACK_PROGRAMS = ("hpl_binary", "hpcc_binary", "netpipe_binary", "osu_dir", "mpirun", "screen_binary",
-                   *room.site_keys("stack"))
-# Where Spack's osu-micro-benchmarks package installs its programs, under a view.
-OSU_IN_VIEW = "libexec/osu-micro-benchmarks"
+_STACK_PROGRAMS = ("hpl_binary", "hpcc_binary", "mpirun", "screen_binary", *room.site_keys("stack"))
 # Host detection: only where a site file asks for it, and once per process.
 _HOST: list[host.HostInfo] = []
 
@@ -262,8 +259,6 @@ def _stack(stack: dict[str, Any], source: str, modules_system: str) -> dict[str,
     if stack.get("fabric") is not None:
         extras["fabric"] = fabric.check_fabric(f"{source}: {where}.fabric", stack["fabric"])
     view = extras.get("spack_view") or (f"{extras['spack_env']}/.spack-env/view" if "spack_env" in extras else None)
-    if view and "osu_dir" not in extras:
-        extras["osu_dir"] = f"{view}/{OSU_IN_VIEW}"
     for key, key_schema in room.site_keys("stack").items():  # a room's program where Spack puts it in a view
         if view and "x-under-spack-view" in key_schema and key not in extras:
             extras[key] = f"{view}/{key_schema['x-under-spack-view']}"

@@ -54,7 +54,7 @@ def unit_text(kind: str, shape: str) -> str:
     """One unit of an output of `shape`, repeated to the size asked."""
     real = {"hpl": DATA / "hpl" / "pace_multi4_hpl23.txt", "hpcc": DATA / "hpcc" / "hpcc150_8procs_full.txt",
             "lammps": DATA / "lammps" / "lammps2024_reaxff_2procs_katom.txt",
-            "osu": DATA / "osu" / "osu59_bw_craympich.txt", "imb": DATA / "imb" / "imb2018_pingpong_msglog_ompi.txt",
+            "osu": DATA / "osu" / "osu59_bw_craympich.txt",
             "openfoam": DATA / "openfoam" / "ofv2012_icoFoam_cavity_serial.txt",
             "netpipe": DATA / "netpipe" / "npopenmpi_sm_2ranks.np.out"}[kind].read_text()
     if shape == "appended":

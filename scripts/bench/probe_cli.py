@@ -885,11 +885,6 @@ def class30_6_parsers(b: Builder) -> None:
             ("2 procs against 64 MPI tasks", dict(loop="9.4", procs="2", rate="10.638", tasks="64"), "64 MPI tasks")):
         b.add("30.6", f"parse lammps: {label}", ["parse", "lammps", b.file("log.lammps", lammps.format(**fields))],
               "ok", check=sane(("loop_time_s", "timesteps_per_s"), warning))
-    imb = ("# Benchmarking PingPong\n# #processes = 2\n       #bytes #repetitions      t[usec]   Mbytes/sec\n"
-           "            0         1000        -0.21         0.00\n            8         1000          nan         inf\n"
-           "           16         1000          inf        -4.00\n           32         1000         0.30       106.00\n")
-    b.add("30.6", "parse imb: negative, nan and inf times", ["parse", "imb", b.file("imb.txt", imb)], "ok",
-          check=sane(("blocks",), "dropped"))
     openfoam = "Build  : v2312\nExec   : icoFoam\nTime = 1\nExecutionTime = 1e308 s  ClockTime = 1 s\nEnd\n"
     b.add("30.6", "parse openfoam: ExecutionTime 1e308", ["parse", "openfoam", b.file("log", openfoam)], "ok",
           check=sane(("final_execution_time_s", "seconds_per_step_mean"), "dropped"))

@@ -74,22 +74,6 @@ def test_no_netpipe_time_or_rate_is_a_value_that_cannot_be(rows):
     assert all(v is None or v > 0 for v in [r["usec"] for r in out["rows"]])
 
 
-@settings(FUZZ, max_examples=60)
-@given(rows=st.lists(st.tuples(numbers, numbers, numbers, numbers), min_size=1, max_size=5))
-def test_no_imb_time_or_rate_is_a_value_that_cannot_be(rows):
-    text = ("# Benchmarking Allreduce\n# #processes = 4\n"
-            "       #bytes #repetitions  t_min[usec]  t_max[usec]  t_avg[usec]   Mbytes/sec\n"
-            + "".join(f"{8 * 2 ** i:>13} {1000:>12} {a:>12} {b:>12} {c:>12} {d:>12}\n"
-                      for i, (a, b, c, d) in enumerate(rows)))
-    out = _parse("imb", text)
-    assert out is not None
-    (block,) = out["blocks"]
-    times = [row[c] for row in block["rows"] for c in ("t_min[usec]", "t_max[usec]", "t_avg[usec]")]
-    assert _measurements_sound(times + [block["min_latency_usec"]], "us") == []
-    assert _measurements_sound([row["Mbytes/sec"] for row in block["rows"]] + [block["peak_mbytes_per_sec"]],
-                               "MB/s") == []
-
-
 @settings(FUZZ, max_examples=80)
 @given(loop=numbers, procs=st.sampled_from(("1", "2", "64", "0")), rate=numbers, tasks=st.sampled_from(("1", "2", "64")),
        atom_rate=numbers)

@@ -13,8 +13,10 @@ from scalebench.errors import InputError
 from scalebench.results import records
 from scalebench.interconnect import microbench
 from scalebench.parse.hpcc import parse_hpcc
-from scalebench.parse.netpipe import parse_netpipe
-from scalebench.parse.osu import parse_osu
+from scalebench.rooms.netpipe import outcome as netpipe_outcome
+from scalebench.rooms.netpipe.output import parse_netpipe
+from scalebench.rooms.osu import outcome as osu_outcome
+from scalebench.rooms.osu.output import parse_osu
 from scalebench.screening.verdict import judge, summary
 from scalebench.screening.probe import parse_probe
 from scalebench.site.thresholds import report_flags
@@ -25,8 +27,9 @@ from vectors import data_dir, read_vector
 def measured():
     """(check, {name: (value, unit)}) as the checks' library functions measure them."""
     netpipe = data_dir("netpipe")
-    yield "NetPIPECheck", microbench.netpipe_figures(parse_netpipe((netpipe / "npopenmpi_sm_2ranks.np.out").read_text()))
-    yield "NetPIPEStreamCheck", microbench.netpipe_stream_figures(
+    yield "NetPIPECheck", netpipe_outcome.netpipe_figures(
+        parse_netpipe((netpipe / "npopenmpi_sm_2ranks.np.out").read_text()))
+    yield "NetPIPEStreamCheck", netpipe_outcome.netpipe_stream_figures(
         parse_netpipe((netpipe / "npopenmpi_sm_stream.np.out").read_text()))
     yield "HPCCNetworkCheck", microbench.hpcc_network_figures(parse_hpcc(read_vector("hpcc", "hpcc150_8procs_full")))
     osu = data_dir("osu")
@@ -34,7 +37,7 @@ def measured():
             ("OSULatencyCheck", "osu311_latency_ompi173_tcp_mailinglist", "latency", "us", ""),
             ("OSUBandwidthCheck", "osu59_bw_craympich", "bandwidth", "MB/s", "n_half")]:
         table = parse_osu((osu / f"{vector}.txt").read_text())
-        yield check, microbench.osu_measured(table, figure, unit, extra).figures
+        yield check, osu_outcome.osu_measured(table, figure, unit, extra).figures
     names = [f"nid{i:04d}" for i in range(1, 9)]
     yield "ScreeningCheck", summary(judge(parse_probe(probe_text(names)), report_flags()))
     core = energy.Measurement(energy.CORE, 5000.0, 1000.0, 1010.0, 2, "meter", ("node",), "core phase")

@@ -5,12 +5,16 @@ import subprocess
 
 import pytest
 
-from scalebench import benchmarks, programs
+from scalebench import benchmarks, programs, room
 from scalebench.errors import InputError, ParseError
 from scalebench.interconnect import microbench
+from scalebench.parse import KINDS
+from scalebench.plan import CHECKS
 from scalebench.parse.hpcc import parse_hpcc
-from scalebench.parse.netpipe import parse_netpipe
-from scalebench.parse.osu import parse_osu
+from scalebench.rooms.netpipe import outcome as netpipe_outcome
+from scalebench.rooms.netpipe.output import parse_netpipe
+from scalebench.rooms.osu import outcome as osu_outcome
+from scalebench.rooms.osu.output import parse_osu
 from scalebench.site.scales import Scale
 from vectors import data_dir, read_vector
 
@@ -22,7 +26,7 @@ def _netpipe(name: str) -> str:
 
 
 def test_netpipe_file_gives_latency_and_bandwidth_curves_in_us_and_mb_per_s():
-    latency, bandwidth = microbench.netpipe_curves(parse_netpipe(_netpipe("npopenmpi_sm_2ranks.np.out")))
+    latency, bandwidth = netpipe_outcome.netpipe_curves(parse_netpipe(_netpipe("npopenmpi_sm_2ranks.np.out")))
     # "       1 15.937457   0.00000048": 0.48 us; 15.937457 * 2**20 bits/s = 2.089 MB/s
     assert latency[1] == pytest.approx(0.48)
     assert bandwidth[1] == pytest.approx(15.937457 * 2**20 / 8 / 1e6)
@@ -30,7 +34,7 @@ def test_netpipe_file_gives_latency_and_bandwidth_curves_in_us_and_mb_per_s():
 
 
 def test_netpipe_figures_are_sized_with_a_summary():
-    figures = microbench.netpipe_figures(parse_netpipe(_netpipe("npopenmpi_sm_2ranks.np.out")))
+    figures = netpipe_outcome.netpipe_figures(parse_netpipe(_netpipe("npopenmpi_sm_2ranks.np.out")))
     assert figures["latency_1"] == (pytest.approx(0.48), "us")
     assert figures["bandwidth_8388608"][1] == "MB/s"
     assert figures["min_latency"] == (pytest.approx(0.48), "us")
@@ -44,26 +48,27 @@ def test_netpipe_figures_are_sized_with_a_summary():
 
 def test_netpipe_without_a_finite_point_is_a_parse_error():
     with pytest.raises(ParseError, match="no finite latency or bandwidth"):
-        microbench.netpipe_figures(parse_netpipe("       1 nan   nan\n"))
+        netpipe_outcome.netpipe_figures(parse_netpipe("       1 nan   nan\n"))
 
 
 def test_netpipe_ranks_tell_one_job_from_two_singletons():
-    hosts = microbench.netpipe_hosts(_netpipe("npopenmpi_sm_2ranks.stdout.txt"))
+    hosts = netpipe_outcome.netpipe_hosts(_netpipe("npopenmpi_sm_2ranks.stdout.txt"))
     assert hosts == {0: "vm", 1: "vm"}
-    assert microbench.placement_of(hosts) == "intra_node"
-    assert microbench.placement_of({0: "n001", 1: "n002"}) == "inter_node"
+    assert netpipe_outcome.placement_of(hosts) == "intra_node"
+    assert netpipe_outcome.placement_of({0: "n001", 1: "n002"}) == "inter_node"
     # both ranks write unbuffered to one output: a rank's line can start inside the other's
     interleaved = "Streaming in one direction only.\nmeasurement of the latency since small1: vm\n\n0: vm\n"
-    assert microbench.netpipe_hosts(interleaved) == {0: "vm", 1: "vm"}
-    assert microbench.netpipe_hosts("  0:       1 bytes 149263 times -->     15.94 Mbps in       0.48 usec\n") == {}
+    assert netpipe_outcome.netpipe_hosts(interleaved) == {0: "vm", 1: "vm"}
+    screen_row = "  0:       1 bytes 149263 times -->     15.94 Mbps in       0.48 usec\n"
+    assert netpipe_outcome.netpipe_hosts(screen_row) == {}
     # the wrong launcher: two 1-process copies, both rank 0
-    assert sorted(microbench.netpipe_hosts("0: vm\nUsing no perturbations\n0: vm\n")) == [0]
+    assert sorted(netpipe_outcome.netpipe_hosts("0: vm\nUsing no perturbations\n0: vm\n")) == [0]
 
 
 def test_osu_curves_from_real_outputs():
-    bandwidth = microbench.osu_curve(parse_osu(read_vector("osu", "osu59_bw_craympich")))
+    bandwidth = osu_outcome.osu_curve(parse_osu(read_vector("osu", "osu59_bw_craympich")))
     assert min(bandwidth) >= 1 and all(v > 0 for v in bandwidth.values())
-    latency = microbench.osu_curve(parse_osu(read_vector("osu", "osu311_latency_ompi173_tcp_mailinglist")))
+    latency = osu_outcome.osu_curve(parse_osu(read_vector("osu", "osu311_latency_ompi173_tcp_mailinglist")))
     assert 0 in latency  # osu_latency starts at 0 bytes
     summary = microbench.curve_summary(bandwidth)
     assert summary["peak_bandwidth"][0] == max(bandwidth.values())
@@ -76,13 +81,13 @@ def test_osu_mbw_mr_message_rate_column_as_printed():
             "# Size                  MB/s        Messages/s\n1                       3.50        3500000.00\n"
             "2                       7.10        3550000.00\n")
     table = parse_osu(text)
-    assert microbench.osu_curve(table) == {1: 3.5, 2: 7.1}
-    assert microbench.osu_message_rate_curve(table) == {1: 3500000.0, 2: 3550000.0}
+    assert osu_outcome.osu_curve(table) == {1: 3.5, 2: 7.1}
+    assert osu_outcome.osu_message_rate_curve(table) == {1: 3500000.0, 2: 3550000.0}
 
 
 def test_osu_without_rows_is_a_parse_error():
     with pytest.raises(ParseError, match="no finite row"):
-        microbench.osu_curve(parse_osu("# OSU MPI Barrier Latency Test v5.9\n# Avg Latency(us)\n            4.50\n"))
+        osu_outcome.osu_curve(parse_osu("# OSU MPI Barrier Latency Test v5.9\n# Avg Latency(us)\n            4.50\n"))
 
 
 def test_hpcc_network_figures_and_ring_ratio():
@@ -156,7 +161,7 @@ def test_registry_rejects_an_unknown_figure_kind(tmp_path):
 
 
 def test_netpipe_stream_gives_the_message_rate_by_size():
-    figures = microbench.netpipe_stream_figures(parse_netpipe(_netpipe("npopenmpi_sm_stream.np.out")))
+    figures = netpipe_outcome.netpipe_stream_figures(parse_netpipe(_netpipe("npopenmpi_sm_stream.np.out")))
     # "       1 28.274215   0.00000027": 28.274215 * 2**20 / 8 bytes/s of 1-byte messages
     assert figures["message_rate_1"] == (pytest.approx(28.274215 * 2**20 / 8), "msg/s")
     assert figures["small_message_rate"] == figures["message_rate_1"]
@@ -168,10 +173,22 @@ def test_netpipe_stream_gives_the_message_rate_by_size():
 def test_a_netpipe_curve_that_stops_early_or_on_one_rank_is_not_a_measurement():
     output = parse_netpipe((NETPIPE / "npopenmpi_sm_2ranks.np.out").read_text())
     stdout = (NETPIPE / "npopenmpi_sm_2ranks.stdout.txt").read_text()
-    whole = microbench.netpipe_measured(output, stdout, max_bytes=8388608)
+    whole = netpipe_outcome.netpipe_measured(output, stdout, max_bytes=8388608)
     assert whole.problems == () and whole.placement == "intra_node" and whole.figures
-    early = microbench.netpipe_measured(output, stdout, max_bytes=16777216)
+    early = netpipe_outcome.netpipe_measured(output, stdout, max_bytes=16777216)
     assert early.problems == ("NetPIPE's curve stops at 8388608 bytes, before the 16777216 asked: "
                               "the run ended early",)
-    one_rank = microbench.netpipe_measured(output, "0: vm\n", max_bytes=8388608)
+    one_rank = netpipe_outcome.netpipe_measured(output, "0: vm\n", max_bytes=8388608)
     assert one_rank.problems == ("NetPIPE reports ranks [0], expected [0, 1] (wrong MPI launcher?)",)
+
+
+def test_netpipe_and_osu_are_rooms_the_central_lists_find_without_naming_them():
+    found = {r.name: r for r in room.rooms()}
+    for name, checks in (("netpipe", {"NetPIPECheck", "NetPIPEStreamCheck"}),
+                         ("osu", {"OSULatencyCheck", "OSUBandwidthCheck", "OSUBiBandwidthCheck",
+                                  "OSUMultiBandwidthCheck", "OSUCollectiveCheck"})):
+        assert KINDS[name] is found[name].parse
+        assert {spec.name for spec in found[name].checks()} == checks and checks <= set(CHECKS)
+        assert found[name].section is None  # they report in the shared microbenchmark section
+        assert all(benchmarks.registry()[check].section == "microbenchmark" for check in checks)
+    assert {"netpipe_binary", "osu_dir"} <= set(room.site_keys("stack"))

@@ -167,14 +167,6 @@ def test_osu_latencies_out_of_order_are_named():
     assert out["warnings"] == ["at size 1: min, average and max latency out of order (1.9, 1.5, 1.6)"]
 
 
-def test_imb_times_out_of_order_are_named():
-    text = ("# Benchmarking Allreduce\n# #processes = 4\n"
-            "       #bytes #repetitions  t_min[usec]  t_max[usec]  t_avg[usec]\n"
-            "            8         1000         9.00         2.00         5.00\n")
-    out = parse_text("imb", text)
-    assert out["warnings"] == ["Allreduce on 4 processes, 8 bytes: t_min, t_avg and t_max out of order (9.0, 5.0, 2.0)"]
-
-
 LAMMPS_RUN = ("LAMMPS (2 Aug 2023)\nLoop time of {loop} on {procs} procs for 100 steps with 32000 atoms\n\n"
               "Performance: 9.191 tau/day, {rate} timesteps/s, 340.4 katom-step/s\n"
               "99.8% CPU use with {tasks} MPI tasks x 1 OpenMP threads\n")

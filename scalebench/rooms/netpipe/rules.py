@@ -1,0 +1,28 @@
+"""The plans of NetPIPECheck (ping-pong) and NetPIPEStreamCheck (one-direction stream): two ranks,
+within a node (intra_node) or one on each of two nodes (inter_node); scalebench.interconnect.microbench
+lays them out as it does OSU's point-to-point tests."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping
+
+from scalebench.interconnect import microbench
+from scalebench.site.partition import PartitionSpec, StackSpec
+
+if TYPE_CHECKING:
+    from scalebench.plan import CasePlan, CheckSpec, Settings
+
+CHECKS = ("NetPIPECheck", "NetPIPEStreamCheck")
+
+
+def _plan(partition: PartitionSpec, stack: StackSpec, params: Mapping[str, Any], settings: Settings) -> CasePlan:
+    from scalebench.plan import CasePlan, case_job
+
+    scale, ranks_per_node = microbench.two_ranks(partition, params)  # type: ignore[misc]
+    return CasePlan(case_job(partition, stack, scale, settings, ranks_per_node=ranks_per_node))
+
+
+def checks() -> tuple[CheckSpec, ...]:
+    from scalebench.plan import CheckSpec, fixed_values
+
+    return tuple(CheckSpec(name, ("placement",), ("netpipe",), (), fixed_values(placement=microbench.PLACEMENTS),
+                           microbench.valid_two_ranks, _plan) for name in CHECKS)
