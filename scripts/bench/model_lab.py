@@ -110,19 +110,23 @@ def stack_env() -> dict[str, str]:
     return {str(k): str(v) for k, v in site["stacks"][0]["env_vars"].items()}
 
 
-def retransmitted(state: cluster.State) -> int:
-    """TCP segments the cluster's namespaces have retransmitted so far (/proc/net/snmp's RetransSegs):
-    a shaper that drops makes TCP wait for its retransmission timeout, which no bandwidth shows."""
-    total = 0
+def tcp_losses(state: cluster.State) -> tuple[int, int]:
+    """(segments retransmitted, retransmission timeouts) of the cluster's namespaces so far
+    (/proc/net/snmp's RetransSegs, /proc/net/netstat's TCPTimeouts): a shaper or a backlog that drops
+    makes TCP resend, and a timeout stalls the flow at least 200 ms (Linux's TCP_RTO_MIN), which no
+    bandwidth shows."""
+    totals = [0, 0]
     for entry in state.data.get("created", []):
         if entry["kind"] != "netns":
             continue
-        text = subprocess.run(["nsenter", f"--net=/run/netns/{entry['name']}", "cat", "/proc/net/snmp"],
-                              capture_output=True, text=True, timeout=10).stdout
-        rows = [line.split()[1:] for line in text.splitlines() if line.startswith("Tcp:")]
-        if len(rows) == 2 and "RetransSegs" in rows[0]:
-            total += int(rows[1][rows[0].index("RetransSegs")])
-    return total
+        for i, (path, prefix, name) in enumerate((("/proc/net/snmp", "Tcp:", "RetransSegs"),
+                                                  ("/proc/net/netstat", "TcpExt:", "TCPTimeouts"))):
+            text = subprocess.run(["nsenter", f"--net=/run/netns/{entry['name']}", "cat", path],
+                                  capture_output=True, text=True, timeout=10).stdout
+            rows = [line.split()[1:] for line in text.splitlines() if line.startswith(prefix)]
+            if len(rows) == 2 and name in rows[0]:
+                totals[i] += int(rows[1][rows[0].index(name)])
+    return totals[0], totals[1]
 
 
 def plans(budget: float, trials: int) -> dict[int, HplPlan]:
@@ -245,13 +249,14 @@ def run_profile(profile: str, args: argparse.Namespace, results: Path) -> list[t
         run_dir = new_run_dir(results)
         run_dir = run_dir.with_name(f"{run_dir.name}-model-lab-{profile}")
         names = "HPLCheck%scale=(" + "|".join(f"{n}_nodes" for n in PREDICTED_NODES) + ")$"
-        before = retransmitted(state)
+        before = tcp_losses(state)
         # A failed scale is a row without a measurement, which misses the target; the other profiles still run.
         status = reframe(state, run_dir, profile, names, args.time_budget, args.trials, args.timeout)
         if status:
             print(f"lab: {profile}: reframe exited {status} on the 2- and 4-node runs; see {run_dir}", flush=True)
-        print(f"lab: {profile}: TCP retransmitted {retransmitted(state) - before} segment(s) during the 2- and "
-              f"4-node runs", flush=True)
+        after = tcp_losses(state)
+        print(f"lab: {profile}: TCP retransmitted {after[0] - before[0]} segment(s), {after[1] - before[1]} after a "
+              f"timeout, during the 2- and 4-node runs", flush=True)
         found = measured(run_dir)
         for nodes in PREDICTED_NODES:
             got, dgemm, noisy = found.get(nodes, (None, None, ""))
