@@ -42,8 +42,9 @@ prediction side by side against measured runs; README, "Predicting HPL at scale"
   words: at P = 2 with the lab's exchange (half each way) 1.5 where the page has 3. With it the panel
   factorisation's pivot exchanges, which the page's own per-phase sum has (N log2 P exchanges of
   2 NB + 4 words) and its summed formula drops as of lower order: at the lab's 34 panels of 384 they
-  are a fifth of the panel broadcast. Kept: on the lab's 100 Mbit/s link 4 nodes (2 x 2) measured
-  96 s where the page's column phase alone was 85 s (README);
+  are a fifth of the panel broadcast. Kept: on the lab's 100 Mbit/s link 4 nodes (2 x 2) solved in
+  96 s where the page's communication alone was 114 s (its column phase 85 s), this model's 84 s
+  (README);
 - ranks of a node share its link (`Case.flows`): in the column phase every rank of the node
   exchanges with its column's ranks on other nodes at once; a process row inside one node broadcasts
   without it. This is the accounting of a per-node figure on per-rank terms, not a fitted
@@ -186,9 +187,9 @@ class Case:
     def pivot_flows(self) -> float:
         """How many times each node's link carries a rank's pivot exchanges: only the panel's process
         column factors it, one of its ranks per process row on the node (a node holding part of a row
-        holds at most one)."""
+        holds at most one). On one node, its own link as every flow."""
         column = self.flows[1]
-        return column * max(1 / self.ranks_per_node, 1 / self.q)
+        return column if self.nodes == 1 else column * max(1 / self.ranks_per_node, 1 / self.q)
 
 
 @dataclass(frozen=True)

@@ -108,6 +108,7 @@ def test_ranks_of_a_node_share_its_link_in_the_column_phase():
     assert sixteen.pivot_flows == 1  # a row per node: one rank of the panel's column
     assert Case(200000, 384, 16, 4, 16, 16, 1e4).pivot_flows == pytest.approx(4 * (1 - 3 / 15))  # 4 rows
     assert Case(200000, 384, 4, 8, 8, 4, 1e4).pivot_flows == 1  # half a row: at most one of the column
+    assert Case(200000, 384, 4, 4, 1, 16, 1e4).pivot_flows == 1  # one node: its own link
 
 
 def test_ranks_sharing_cores_compute_that_much_slower():
