@@ -229,7 +229,8 @@ def run_profile(profile: str, args: argparse.Namespace, results: Path) -> list[t
         print(f"lab: {profile}: 1-node HPL {one.rmax:.2f} Gflop/s ({one.efficiency:.1f}% of Rpeak, its DGEMM "
               f"{one_dgemm or 0:.1f} Gflop/s before the solves); {link.source}; rings "
               f"{', '.join(f'{n} nodes {b / 1e6:.1f} MB/s, {a * 1e6:.3g} us' for n, (b, a) in rings.items())}: "
-              f"load exponent {loaded.load_exponent:.3g}; exchange share {loaded.exchange_share:.2f}; DGEMM per rank all at once "
+              f"load exponent {loaded.load_exponent:.3g}; exchange share {loaded.exchange_share or 0:.2f}; "
+              f"DGEMM per rank all at once "
               f"{', '.join(f'{n} nodes {g:.1f}' for n, g in concurrent.items())} Gflop/s", flush=True)
         if not one_dgemm:
             raise SystemExit(f"model_lab: {profile}: the 1-node HPL timed no DGEMM (see {calibration_dir})")

@@ -151,8 +151,9 @@ def test_a_ring_on_two_one_rank_nodes_gives_the_exchange_share(run, tmp_path):
     60 MB/s each way on a 100 MB/s pair is a share of 0.6, and the 4-node (2 x 2) expectation moves
     with it; a ring of 4 ranks on 2 nodes is not such an exchange and is not read as one."""
     def ring(nodes: int, tasks: int, gbs: float) -> dict:
-        return rr.testcase("HPCCNetworkCheck", {"random_ring_bandwidth": (gbs, "GB/s"), "random_ring_latency": (30.0, "us")},
-                           params={}, system="cluster", partition="cpu", stack="tcp", num_nodes=nodes, num_tasks=tasks)
+        figures = {"random_ring_bandwidth": (gbs, "GB/s"), "random_ring_latency": (30.0, "us")}
+        return rr.testcase("HPCCNetworkCheck", figures, params={}, system="cluster", partition="cpu", stack="tcp",
+                           num_nodes=nodes, num_tasks=tasks)
 
     assert expected.exchange_ring([]) is None
     exchange = rr.write_run(tmp_path / "exchange", "exchange", [ring(2, 2, 0.06)])

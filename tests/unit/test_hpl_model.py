@@ -151,7 +151,8 @@ def test_a_link_that_leaves_no_time_to_compute_is_named():
 @pytest.mark.parametrize("bad", [
     lambda: RankRate(0.0, "x"), lambda: RankRate(float("nan"), "x"), lambda: Link(-1e-6, 1e9),
     lambda: Link(1e-6, 0.0), lambda: Link(1e-6, 1e9, load_exponent=3.0), lambda: Link(1e-6, 1e9, exchange_share=0.0),
-    lambda: Link(1e-6, 1e9, exchange_share=1.2), lambda: Link(1e-6, 1e9, exchange_share=float("nan")), lambda: Case(0, 192, 1, 1, 1, 1, 1.0),
+    lambda: Link(1e-6, 1e9, exchange_share=1.2), lambda: Link(1e-6, 1e9, exchange_share=float("nan")),
+    lambda: Case(0, 192, 1, 1, 1, 1, 1.0),
     lambda: Case(1000, 192, 1, 1, 1, 1, -1.0), lambda: Case(1000, 192, 1, 1, 1, 1, 1.0, ranks_per_core=0.5),
 ])
 def test_values_that_cannot_be_are_named_errors(bad):
