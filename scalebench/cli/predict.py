@@ -83,6 +83,7 @@ def to_json(site: Path, predicted: Sequence[Predicted],
                 "bandwidth_mbs": c.inter.bandwidth_bps / 1e6 if c.inter and math.isfinite(c.inter.bandwidth_bps)
                 else None,
                 "load_exponent": c.inter.load_exponent if c.inter else None,
+                "exchange_share": c.inter.exchange_share if c.inter else None,
                 "link_source": c.inter.source if c.inter else "", "notes": [n for n in c.notes if n]}
 
     def case_json(p: Predicted) -> dict[str, Any]:

@@ -32,6 +32,19 @@ prediction side by side against measured runs; README, "Predicting HPL at scale"
   time-sharing two cores keep a fraction of the pair's bandwidth (README), and the ring measures it. The
   latency under load was tried the same way and is not kept: its term stays about 1% of the lab's
   4-node runs (README);
+- the swap and broadcast of U as HPL's long variant moves it (spread, then roll: HPL_pdlaswp01T),
+  where the published 3 b N^2 / (2Q) counts one U for the spread and two for the roll, one direction
+  after the other, as for many process rows: the spread sends the (P - 1) / P of U whose pivot rows
+  lie elsewhere, and the roll exchanges the (P - 1) / P a process lacks with its neighbours, both
+  directions at once (`Link.exchange_share`: the part of the pair's bandwidth each direction keeps
+  while two nodes send to each other, hpcc's ring on two one-rank nodes; unmeasured, one direction
+  after the other as the page counts it). The column phase costs (P - 1) / P (1 + 1 / share) N^2 / (2Q)
+  words: at P = 2 with the lab's exchange (half each way) 1.5 where the page has 3. With it the panel
+  factorisation's pivot exchanges, which the page's own per-phase sum has (N log2 P exchanges of
+  2 NB + 4 words) and its summed formula drops as of lower order: at the lab's 34 panels of 384 they
+  are a fifth of the panel broadcast. Kept: on the lab's 100 Mbit/s link 4 nodes (2 x 2) solved in
+  96 s where the page's communication alone was 114 s (its column phase 85 s), this model's 84 s
+  (README);
 - ranks of a node share its link (`Case.flows`): in the column phase every rank of the node
   exchanges with its column's ranks on other nodes at once; a process row inside one node broadcasts
   without it. This is the accounting of a per-node figure on per-rank terms, not a fitted
@@ -87,6 +100,9 @@ class Link:
     bandwidth_bps: float
     load_exponent: float = 0.0
     source: str = ""
+    # each direction's part of the pair bandwidth while two nodes send to each other at once; None:
+    # unmeasured, one direction after the other (the published count)
+    exchange_share: float | None = None
 
     def __post_init__(self) -> None:
         if not is_number(self.latency_s) or not 0 <= self.latency_s < 1.0:
@@ -94,6 +110,9 @@ class Link:
         perfect = self.bandwidth_bps == math.inf  # a what-if: no bandwidth term at all
         if not perfect and (not is_number(self.bandwidth_bps) or not self.bandwidth_bps >= 1e3):
             raise InputError(f"bandwidth ({self.source}): {excerpt(self.bandwidth_bps)} bytes/s is no link's")
+        if self.exchange_share is not None and (not is_number(self.exchange_share) or not 0 < self.exchange_share <= 1):
+            raise InputError(f"exchange share ({self.source}): {excerpt(self.exchange_share)} is not in (0, 1]: "
+                             f"the part of the pair's bandwidth each direction keeps in an exchange")
         if not is_number(self.load_exponent) or not 0 <= self.load_exponent <= MAX_LOAD_EXPONENT:
             raise InputError(f"load exponent ({self.source}): {excerpt(self.load_exponent)} is not in "
                              f"[0, {MAX_LOAD_EXPONENT:g}]")
@@ -101,6 +120,12 @@ class Link:
     def share(self, nodes: int) -> float:
         """The part of the pair bandwidth each node keeps while all `nodes` communicate."""
         return 1.0 if nodes <= 2 else (nodes / 2) ** -self.load_exponent
+
+    @property
+    def exchange_factor(self) -> float:
+        """How many one-way word times a word of a simultaneous exchange takes: 1 full duplex, 2 (the
+        published count, and the default) one direction after the other."""
+        return 2.0 if self.exchange_share is None else 1 / self.exchange_share
 
     def word_time(self, nodes: int, flows: float = 1.0) -> float:
         """Seconds per 8-byte word of a rank whose traffic each node's link carries `flows` times
@@ -157,6 +182,14 @@ class Case:
             return row, 0.0
         on_node = min(self.p, max(1, math.floor(rows_on_node))) - 1
         return row, self.ranks_per_node * (1 - on_node / (self.p - 1))
+
+    @property
+    def pivot_flows(self) -> float:
+        """How many times each node's link carries a rank's pivot exchanges: only the panel's process
+        column factors it, one of its ranks per process row on the node (a node holding part of a row
+        holds at most one). On one node, its own link as every flow."""
+        column = self.flows[1]
+        return column if self.nodes == 1 else column * max(1 / self.ranks_per_node, 1 / self.q)
 
 
 @dataclass(frozen=True)
@@ -219,12 +252,18 @@ def compute_time(case: Case, rate: RankRate) -> float:
 
 def communication(case: Case, link: Link) -> tuple[float, float]:
     """(bandwidth seconds, latency seconds) of the refined model: only the grid's real directions
-    communicate, each node's link shared by the flows through it and thinned by the load."""
+    communicate, each node's link shared by the flows through it and thinned by the load; the column
+    phase as HPL's spread and roll move U, with the panel factorisation's pivot exchanges."""
     n, nb, p, q = case.n, case.nb, case.p, case.q
     row_flows, column_flows = case.flows
     row_word = link.word_time(case.nodes, row_flows)
     column_word = link.word_time(case.nodes, column_flows)
-    bandwidth = (n * n / (2 * p) * row_word if q > 1 else 0.0) + (3 * n * n / (2 * q) * column_word if p > 1 else 0.0)
+    bandwidth = n * n / (2 * p) * row_word if q > 1 else 0.0
+    if p > 1:
+        spread_roll = (p - 1) / p * (1 + link.exchange_factor)  # the page's 3 at large P, one way at a time
+        bandwidth += spread_roll * n * n / (2 * q) * column_word
+        pivots = n * math.log2(p) * (2 * nb + 4)  # the longer message of each exchange
+        bandwidth += pivots * link.exchange_factor * link.word_time(case.nodes, case.pivot_flows)
     panels = n / nb
     alpha = link.latency_s
     latency = alpha * n * math.log2(p)  # panel factorisation: log2 P exchanges per column

@@ -21,6 +21,7 @@ from scalebench.hpl import model
 from scalebench.hpl.model import Calibration, Link, RankRate
 from scalebench.results.records import Case
 from scalebench.results.table import Table
+from scalebench.validation import is_number
 
 BELOW_MODEL = "below model: look at the fabric or the nodes"
 # The checks whose figures calibrate the links: ping-pongs (NetPIPE, OSU) and hpcc's pairs and rings.
@@ -102,6 +103,24 @@ def loaded(link: Link, bandwidths: Sequence[tuple[int, float]], fabric: str | No
     return model.with_load(link, *model.default_load(fabric))
 
 
+def with_exchange(link: Link, exchange_bps: float | None, what: str) -> Link:
+    """The link with the bandwidth each direction keeps while two nodes send to each other at once,
+    `exchange_bps` (bytes/s; hpcc's ring on two one-rank nodes is such an exchange), as a part of the
+    pair's; above the pair's is noise (full duplex). None or no rate: the link as it is."""
+    if exchange_bps is None or not is_number(exchange_bps) or not exchange_bps > 0 or link.bandwidth_bps == math.inf:
+        return link
+    share = min(1.0, exchange_bps / link.bandwidth_bps)
+    return replace(link, exchange_share=share, source=f"{link.source}; exchange share {share:.2f} from {what}")
+
+
+def exchange_ring(cases: Sequence[Case]) -> float | None:
+    """Bytes/s of the best hpcc randomly ordered ring run on exactly 2 nodes with one rank each: both
+    neighbours of a rank are the other node, so it sends to it while receiving from it."""
+    found = [case.figure("random_ring_bandwidth") for case in cases if case.benchmark == "HPCCNetworkCheck"
+             and case.result == "pass" and case.num_nodes == 2 and case.num_tasks == 2]
+    return max((value * 1e9 for value in found if value), default=None)
+
+
 _PAIR_BANDWIDTH = ("NetPIPECheck", "OSUBandwidthCheck")
 
 
@@ -165,7 +184,8 @@ def _links(cases: Sequence[Case]) -> tuple[Link | None, Link | None, list[str]]:
     inter, intra = links
     if inter is not None:
         fabric = next((c.provenance.get("fabric") for c in cases if c.provenance.get("fabric")), None)
-        inter = loaded(inter, ring_points(cases), fabric)
+        inter = with_exchange(loaded(inter, ring_points(cases), fabric), exchange_ring(cases),
+                              "hpcc's ring on 2 one-rank nodes")
         notes.append(inter.source)
     return inter, intra, notes
 

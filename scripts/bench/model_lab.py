@@ -4,8 +4,9 @@ For each link profile (site_configs/link_profiles.yaml) it starts the throwaway 
 mode, four nodes of one core each with shaped links, and
 1. runs the calibration: HPL on one node (through ReFrame, the plan's deck), NetPIPE between two
    nodes (latency and pair bandwidth), hpcc's rings on 2 and 4 nodes (the bandwidth each node gets
-   while all of them send: the load exponent), and DGEMM on every rank of a 2- and a 4-node job at
-   once (xhpl's repeats around a token solve);
+   while all of them send: the load exponent; on 2 one-rank nodes the ring is an exchange between
+   them, each sending to the other while receiving: the exchange share), and DGEMM on every rank of a
+   2- and a 4-node job at once (xhpl's repeats around a token solve);
 2. predicts HPL's efficiency on 2 and 4 nodes from those figures alone and prints the predictions;
 3. runs HPL on 2 and 4 nodes (ReFrame, the plan's decks) and prints profile, nodes, predicted,
    measured and the error; it exits 1 when an error exceeds --target (10% relative).
@@ -27,12 +28,11 @@ rate carries over as it is (scalebench predict does so).
 
 This machine has 2 cores: on 4 one-core nodes two ranks share each core (the site's Open MPI yields
 while it waits, so that a waiting rank does not spin through its partner's time), and the rings on 4
-nodes measure what sharing does to the network (CPU-bound TCP on 10GbE). Not explained yet: 4-node
-runs on shaped links faster than predicted (seen: -16% once on 1GbE, -25% and -24% on 100Mb). On
-100Mb the model's 2 x 2 communication alone (114 s) exceeds the whole measured solve (96 s), so
-neither a waiting rank lending its core to the rank sharing it (at most the compute, 12 s) nor
-HPL's look-ahead explains it; NetPIPE's bidirectional mode shows no full-duplex swap either (56% of
-the pair's bandwidth each way). The lab runs at nice -15, ahead of other work on the machine. Heavy:
+nodes measure what sharing does to the network (CPU-bound TCP on 10GbE). The shaped links' 4-node
+runs were faster than the published column phase allowed (on 100Mb its 2 x 2 communication alone,
+114 s, exceeded the measured solve, 96 s): at P = 2 HPL's spread and roll move U once, half of it
+in an exchange both ways at once, where the page counts it three times one way (scalebench.hpl.model's
+docstring). The lab runs at nice -15, ahead of other work on the machine. Heavy:
 run it under the shared lock on a quiet machine, one profile per run so that others can take the lock
 between them, e.g.
 
@@ -110,19 +110,23 @@ def stack_env() -> dict[str, str]:
     return {str(k): str(v) for k, v in site["stacks"][0]["env_vars"].items()}
 
 
-def retransmitted(state: cluster.State) -> int:
-    """TCP segments the cluster's namespaces have retransmitted so far (/proc/net/snmp's RetransSegs):
-    a shaper that drops makes TCP wait for its retransmission timeout, which no bandwidth shows."""
-    total = 0
+def tcp_losses(state: cluster.State) -> tuple[int, int]:
+    """(segments retransmitted, retransmission timeouts) of the cluster's namespaces so far
+    (/proc/net/snmp's RetransSegs, /proc/net/netstat's TCPTimeouts): a shaper or a backlog that drops
+    makes TCP resend, and a timeout stalls the flow at least 200 ms (Linux's TCP_RTO_MIN), which no
+    bandwidth shows."""
+    totals = [0, 0]
     for entry in state.data.get("created", []):
         if entry["kind"] != "netns":
             continue
-        text = subprocess.run(["nsenter", f"--net=/run/netns/{entry['name']}", "cat", "/proc/net/snmp"],
-                              capture_output=True, text=True, timeout=10).stdout
-        rows = [line.split()[1:] for line in text.splitlines() if line.startswith("Tcp:")]
-        if len(rows) == 2 and "RetransSegs" in rows[0]:
-            total += int(rows[1][rows[0].index("RetransSegs")])
-    return total
+        for i, (path, prefix, name) in enumerate((("/proc/net/snmp", "Tcp:", "RetransSegs"),
+                                                  ("/proc/net/netstat", "TcpExt:", "TCPTimeouts"))):
+            text = subprocess.run(["nsenter", f"--net=/run/netns/{entry['name']}", "cat", path],
+                                  capture_output=True, text=True, timeout=10).stdout
+            rows = [line.split()[1:] for line in text.splitlines() if line.startswith(prefix)]
+            if len(rows) == 2 and name in rows[0]:
+                totals[i] += int(rows[1][rows[0].index(name)])
+    return totals[0], totals[1]
 
 
 def plans(budget: float, trials: int) -> dict[int, HplPlan]:
@@ -203,6 +207,7 @@ def run_profile(profile: str, args: argparse.Namespace, results: Path) -> list[t
             raise SystemExit(f"model_lab: {profile}: no NetPIPE figures in {calibration_dir}")
         rings = {nodes: ring(state, work, nodes, args.timeout) for nodes in RING_NODES}
         loaded = expected.loaded(link, [(n, b) for n, (b, _) in rings.items()], None, "hpcc's rings at 2 and 4 nodes")
+        loaded = expected.with_exchange(loaded, rings[2][0], "hpcc's ring on 2 nodes")
         one, hpl_dir = next(line for line in hpl_lines(table) if line.nodes == 1), calibration_dir
         for attempt in range(CALIBRATION_ATTEMPTS - 1):
             if one.point() is not None:
@@ -224,7 +229,8 @@ def run_profile(profile: str, args: argparse.Namespace, results: Path) -> list[t
         print(f"lab: {profile}: 1-node HPL {one.rmax:.2f} Gflop/s ({one.efficiency:.1f}% of Rpeak, its DGEMM "
               f"{one_dgemm or 0:.1f} Gflop/s before the solves); {link.source}; rings "
               f"{', '.join(f'{n} nodes {b / 1e6:.1f} MB/s, {a * 1e6:.3g} us' for n, (b, a) in rings.items())}: "
-              f"load exponent {loaded.load_exponent:.3g}; DGEMM per rank all at once "
+              f"load exponent {loaded.load_exponent:.3g}; exchange share {loaded.exchange_share or 0:.2f}; "
+              f"DGEMM per rank all at once "
               f"{', '.join(f'{n} nodes {g:.1f}' for n, g in concurrent.items())} Gflop/s", flush=True)
         if not one_dgemm:
             raise SystemExit(f"model_lab: {profile}: the 1-node HPL timed no DGEMM (see {calibration_dir})")
@@ -244,13 +250,14 @@ def run_profile(profile: str, args: argparse.Namespace, results: Path) -> list[t
         run_dir = new_run_dir(results)
         run_dir = run_dir.with_name(f"{run_dir.name}-model-lab-{profile}")
         names = "HPLCheck%scale=(" + "|".join(f"{n}_nodes" for n in PREDICTED_NODES) + ")$"
-        before = retransmitted(state)
+        before = tcp_losses(state)
         # A failed scale is a row without a measurement, which misses the target; the other profiles still run.
         status = reframe(state, run_dir, profile, names, args.time_budget, args.trials, args.timeout)
         if status:
             print(f"lab: {profile}: reframe exited {status} on the 2- and 4-node runs; see {run_dir}", flush=True)
-        print(f"lab: {profile}: TCP retransmitted {retransmitted(state) - before} segment(s) during the 2- and "
-              f"4-node runs", flush=True)
+        after = tcp_losses(state)
+        print(f"lab: {profile}: TCP retransmitted {after[0] - before[0]} segment(s), {after[1] - before[1]} after a "
+              f"timeout, during the 2- and 4-node runs", flush=True)
         found = measured(run_dir)
         for nodes in PREDICTED_NODES:
             got, dgemm, noisy = found.get(nodes, (None, None, ""))

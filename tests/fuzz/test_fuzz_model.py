@@ -1,5 +1,6 @@
 """Invariants of HPL's scalability model (scalebench.hpl.model) over random cases, rates and links:
-- a slower link (more latency, less bandwidth, a steeper fall under load) never raises the efficiency;
+- a slower link (more latency, less bandwidth, a steeper fall under load, an exchange keeping less of
+  the bandwidth each way) never raises the efficiency;
 - with no latency and infinite bandwidth every case reaches the efficiency of one node;
 - at a fixed N, a grid at least as large in both directions (more nodes on the same link) never gives
   a higher efficiency; under the plan's rule (the squarest grid) this holds from one power of two of
@@ -36,17 +37,19 @@ def cases(draw, nodes=None):
 
 rates = st.builds(RankRate, st.floats(0.1, 5_000.0), st.just("fuzz"))
 links = st.builds(Link, st.floats(0.0, 1e-3), st.floats(1e6, 1e12), st.floats(0.0, model.MAX_LOAD_EXPONENT),
-                  st.just("fuzz"))
+                  st.just("fuzz"), st.none() | st.floats(0.05, 1.0))
 factors = st.floats(1.0, 500.0)  # a slowed link stays a link (below 1 s, above 1 kB/s)
 
 
 @settings(FUZZ, max_examples=400)
-@given(case=cases(), rate=rates, link=links, latency=factors, slowdown=factors, extra_load=st.floats(0.0, 1.0))
-def test_a_slower_link_never_raises_the_efficiency(case, rate, link, latency, slowdown, extra_load):
+@given(case=cases(), rate=rates, link=links, latency=factors, slowdown=factors, extra_load=st.floats(0.0, 1.0),
+       exchange=st.floats(0.05, 1.0))
+def test_a_slower_link_never_raises_the_efficiency(case, rate, link, latency, slowdown, extra_load, exchange):
     base = model.predict(case, rate, link).efficiency
     worse = [replace(link, latency_s=link.latency_s * latency),
              replace(link, bandwidth_bps=link.bandwidth_bps / slowdown),
-             replace(link, load_exponent=min(model.MAX_LOAD_EXPONENT, link.load_exponent + extra_load))]
+             replace(link, load_exponent=min(model.MAX_LOAD_EXPONENT, link.load_exponent + extra_load)),
+             replace(link, exchange_share=exchange * (link.exchange_share or 0.5))]  # an exchange keeping less
     for slower in worse:
         assert model.predict(case, rate, slower).efficiency <= base * (1 + 1e-12)
 

@@ -146,6 +146,31 @@ def test_a_load_fitted_to_rings_thins_the_expectation(run, tmp_path):
 
 
 
+def test_a_ring_on_two_one_rank_nodes_gives_the_exchange_share(run, tmp_path):
+    """hpcc's ring on 2 one-rank nodes is an exchange: each rank sends to the other while receiving.
+    60 MB/s each way on a 100 MB/s pair is a share of 0.6, and the 4-node (2 x 2) expectation moves
+    with it; a ring of 4 ranks on 2 nodes is not such an exchange and is not read as one."""
+    def ring(nodes: int, tasks: int, gbs: float) -> dict:
+        figures = {"random_ring_bandwidth": (gbs, "GB/s"), "random_ring_latency": (30.0, "us")}
+        return rr.testcase("HPCCNetworkCheck", figures, params={}, system="cluster", partition="cpu", stack="tcp",
+                           num_nodes=nodes, num_tasks=tasks)
+
+    assert expected.exchange_ring([]) is None
+    exchange = rr.write_run(tmp_path / "exchange", "exchange", [ring(2, 2, 0.06)])
+    lines = {line.nodes: line for line in hpl_lines(_table(run, exchange))}
+    n, p, q = DECKS[4]
+    by_hand = model.predict(model.Case(n, NB, p, q, 4, 1, RPEAK_NODE * 4), model.RankRate(RATE, "t"),
+                            replace(LINK, exchange_share=0.6)).efficiency
+    assert lines[4].expected.efficiency == pytest.approx(100 * by_hand, rel=1e-3)
+    plain = {line.nodes: line for line in hpl_lines(_table(run))}
+    assert lines[4].expected.efficiency > plain[4].expected.efficiency  # 0.6 each way beats one way at a time
+    assert lines[2].expected.efficiency == pytest.approx(plain[2].expected.efficiency)  # 1 x 2: no exchange
+    many = rr.write_run(tmp_path / "many", "many", [ring(2, 4, 0.03)])
+    assert expected.exchange_ring(expected.link_cases(_table(many))) is None
+    assert expected.with_exchange(LINK, 150e6, "faster than the pair").exchange_share == 1.0  # noise: full duplex
+    assert expected.with_exchange(LINK, None, "none") is LINK
+
+
 def test_predict_from_the_results_uses_the_same_calibration(run, capsys):
     from scalebench.cli import main
 

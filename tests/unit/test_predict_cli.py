@@ -33,6 +33,7 @@ def test_json_has_nodes_and_efficiency_per_case(capsys):
     calibration = data["calibrations"][0]
     assert calibration["rank_gflops"] == 40 and calibration["latency_us"] == pytest.approx(6)
     assert calibration["bandwidth_mbs"] == pytest.approx(1210) and calibration["load_exponent"] == 0.25
+    assert calibration["exchange_share"] is None  # unmeasured: one direction after the other
     assert data["summary"] and data["summary"][0].startswith("openmpi-10gbe on seed:nodes: ")
 
 
