@@ -1,5 +1,5 @@
 """What every scalebench check shares, as hpctestlib's base classes and EESSI's mixin do: the site's
-partitions and stacks as plain data, the case plan of scalebench.plan applied as it is, and each
+partitions and stacks as plain data, the case plan of scalebench.site_plan applied as it is, and each
 output read once for sanity and performance.
 """
 import os
@@ -16,7 +16,7 @@ from reframe.core.exceptions import ConfigError
 from reframe.core.meta import make_test
 from reframe.core.runtime import runtime
 
-from scalebench import benchmarks, knobs, paths, plan, programs, textfile
+from scalebench import benchmarks, knobs, paths, programs, site_plan, textfile
 from scalebench.errors import ScalebenchError
 from scalebench.interconnect import transport
 from scalebench.nodeprobe import job as node_probe, samples as probe_samples
@@ -46,10 +46,10 @@ def system_partitions():
 
 
 def planned_test(cls):
-    """rfm.simple_test for a check of scalebench.plan.CHECKS (under its class's name): its parameters
+    """rfm.simple_test for a check of scalebench.site_plan.CHECKS (under its class's name): its parameters
     are that entry's axes, in its order, with their values on this system, so the check's variants are
     those `scalebench plan` lists."""
-    spec = plan.CHECKS[cls.__name__]
+    spec = site_plan.CHECKS[cls.__name__]
     values = spec.values(system_partitions()) if spec.axes else {}
     axes = {axis: parameter(list(values[axis]), loggable=True) for axis in spec.axes}
     return rfm.simple_test(make_test(cls.__name__, (cls,), axes, module=cls.__module__))
@@ -118,12 +118,12 @@ def knob_values(check, settings):
 
 
 class ScalebenchCheck(recorded('base')):
-    """A check whose variants, partitions and jobs come from scalebench.plan.CHECKS[catalog_name]."""
+    """A check whose variants, partitions and jobs come from scalebench.site_plan.CHECKS[catalog_name]."""
 
     @property
     def catalog_name(self):
-        """The check's entry in scalebench.plan.CHECKS: its class's name, or its nearest ancestor's."""
-        return next(cls.__name__ for cls in type(self).__mro__ if cls.__name__ in plan.CHECKS)
+        """The check's entry in scalebench.site_plan.CHECKS: its class's name, or its nearest ancestor's."""
+        return next(cls.__name__ for cls in type(self).__mro__ if cls.__name__ in site_plan.CHECKS)
 
     @property
     def figures_name(self):
@@ -144,24 +144,24 @@ class ScalebenchCheck(recorded('base')):
     reservation_time_limit = variable(str, value='')
 
     def params(self):
-        return {axis: getattr(self, axis) for axis in plan.CHECKS[self.catalog_name].axes}
+        return {axis: getattr(self, axis) for axis in site_plan.CHECKS[self.catalog_name].axes}
 
     @run_after('init')
     def select_partitions(self):
         """Only partitions that can run this variant get it; stacks by the features it needs."""
-        spec = plan.CHECKS[self.catalog_name]
-        self.valid_systems = [p.fullname for p in plan.valid_partitions(spec, self.params(), system_partitions(),
+        spec = site_plan.CHECKS[self.catalog_name]
+        self.valid_systems = [p.fullname for p in site_plan.valid_partitions(spec, self.params(), system_partitions(),
                                                                         self.plan_settings())]
         self.valid_prog_environs = [' '.join(f'+{f}' for f in spec.stack_features)]
 
     def plan_settings(self):
         """The variables of this check that change its plan."""
-        return plan.Settings(**knob_values(self, plan.Settings), environ=dict(os.environ),
+        return site_plan.Settings(**knob_values(self, site_plan.Settings), environ=dict(os.environ),
                              reservation=self.asked_reservation())
 
     def asked_reservation(self):
         try:
-            return plan.asked_reservation(self.reservation, self.reservation_time_limit)
+            return site_plan.asked_reservation(self.reservation, self.reservation_time_limit)
         except ScalebenchError as err:
             raise ConfigError(str(err)) from None
 
@@ -172,7 +172,7 @@ class ScalebenchCheck(recorded('base')):
         env = self.current_environ
         stack = StackSpec.from_config(env.name, tuple(env.features), env.extras, env.env_vars)
         try:
-            self.case_plan = plan.CHECKS[self.catalog_name].plan(self.partition_spec(), stack, self.params(),
+            self.case_plan = site_plan.CHECKS[self.catalog_name].plan(self.partition_spec(), stack, self.params(),
                                                                  self.plan_settings())
         except LeftOut as why:
             self.skip(str(why))

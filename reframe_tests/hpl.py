@@ -1,6 +1,6 @@
 """HPL: residual-checked Rmax and efficiency (Rmax/Rpeak) at each scale of a partition.
 
-scalebench.hpl.plan decides every case (geometry, grid, N, NB, time limit, BLAS environment): the
+scalebench.hpl.case_plan decides every case (geometry, grid, N, NB, time limit, BLAS environment): the
 check applies the plan, writes its deck, and reads the outcome (scalebench.hpl.outcome).
 """
 import os
@@ -10,10 +10,10 @@ import reframe.utility.sanity as sn
 import reframe.utility.udeps as udeps
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 
-from scalebench import plan
+from scalebench import site_plan
 from scalebench.analysis import scaling
 from scalebench.hpl.outcome import hpl_outcome
-from scalebench.hpl.plan import HplSettings
+from scalebench.hpl.case_plan import HplSettings
 from scalebench.site import thresholds
 
 from .base import (ScalebenchCheck, in_registry_units, knob_values, knob_variables, planned_test, recorded,
@@ -26,13 +26,13 @@ class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('HPLCheck'),
                EnergyFigures):
     descr = 'HPL Rmax and efficiency vs Rpeak, residual-checked'
 
-    # Its knobs (-S name=value) are scalebench.hpl.plan.HplSettings's fields (knob_variables); None takes the
+    # Its knobs (-S name=value) are scalebench.hpl.case_plan.HplSettings's fields (knob_variables); None takes the
     # partition's site file, then hpl_decks/rules.yaml.
     efficiency_floor = variable(float, type(None), value=None)  # None: site_configs/efficiency_floors.yaml
     output_description = 'no HPL result'
 
     def plan_settings(self):
-        return plan.Settings(hpl=HplSettings(**knob_values(self, HplSettings)), environ=dict(os.environ),
+        return site_plan.Settings(hpl=HplSettings(**knob_values(self, HplSettings)), environ=dict(os.environ),
                              reservation=self.asked_reservation())
 
     @run_after('setup')
@@ -115,7 +115,8 @@ class HPLScalingCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, knob_variables
     def depend_on_series(self):
         """Every HPLCheck of a partition's series, on the same partition and stack (a partition gets
         only the variants it runs)."""
-        series = {s.name for p in system_partitions() if p.fullname in self.valid_systems for s in plan.hpl_series(p)}
+        series = {s.name for p in system_partitions() if p.fullname in self.valid_systems
+                  for s in site_plan.hpl_series(p)}
         for num in HPLCheck.get_variant_nums(scale=lambda scale: scale in series):
             self.depends_on(HPLCheck.variant_name(num), udeps.by_env)
 
@@ -131,7 +132,7 @@ class HPLScalingCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, knob_variables
         return values
 
     def series_variants(self):
-        names = {s.name for s in plan.hpl_series(self.partition_spec())}
+        names = {s.name for s in site_plan.hpl_series(self.partition_spec())}
         return [HPLCheck.variant_name(num) for num in HPLCheck.get_variant_nums(scale=lambda scale: scale in names)]
 
     def parse_outputs(self, read):

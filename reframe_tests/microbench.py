@@ -17,7 +17,7 @@ microbenchmarks share are scalebench.interconnect.microbench.
 import reframe as rfm
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 
-from scalebench import plan
+from scalebench import site_plan
 from scalebench.interconnect import microbench
 from scalebench.parse.hpcc import parse_hpcc
 from scalebench.rooms.netpipe.outcome import netpipe_measured
@@ -95,7 +95,7 @@ class HPCCNetworkCheck(_Microbenchmark):
         return microbench.hpcc_network_measured(parse_hpcc(read(self.output_file)), self.num_tasks)
 
 
-class _OSUCheck(_Microbenchmark, knob_variables(plan.Settings, 'osu_buffers')):
+class _OSUCheck(_Microbenchmark, knob_variables(site_plan.Settings, 'osu_buffers')):
     """One OSU program, found in the job under the stack's `osu_dir` (recursively), else on PATH."""
 
     osu_binary = variable(str, value='')  # '' = the program found under osu_dir or on PATH

@@ -13,7 +13,7 @@ import reframe as rfm
 from reframe.core.builtins import run_after, sanity_function, variable
 from reframe.core.exceptions import ConfigError
 
-from scalebench import plan, programs
+from scalebench import programs, site_plan
 from scalebench.errors import ScalebenchError
 from scalebench.screening import jobs, probe, verdict
 from scalebench.site.partition import SLURM_SCHEDULERS
@@ -32,7 +32,7 @@ class ScreeningCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('Scree
     output_description = 'no screening probe output'
 
     def plan_settings(self):
-        return plan.Settings(screen_nodes=self.node_names(), environ=dict(os.environ),
+        return site_plan.Settings(screen_nodes=self.node_names(), environ=dict(os.environ),
                              reservation=self.asked_reservation())
 
     def node_names(self):

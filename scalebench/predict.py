@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 from scalebench.errors import InputError
 from scalebench.hpl import model
 from scalebench.hpl.model import Calibration, Link, Prediction, RankRate
-from scalebench.plan import PlannedCase
+from scalebench.site_plan import PlannedCase
 
 
 @dataclass(frozen=True)

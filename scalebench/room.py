@@ -4,11 +4,11 @@ looking into that folder) without being named anywhere else. Its figures and pro
 data (scalebench/data/benchmarks.yaml, provenance.yaml); its ReFrame check is reframe_tests/<name>.py.
 
 A room is a package of scalebench/rooms/ defining ROOM, a Room. The central places ask this module,
-never a room by name: scalebench.plan (the room's checks join CHECKS), scalebench.parse (its output
+never a room by name: scalebench.site_plan (the room's checks join CHECKS), scalebench.parse (its output
 kind joins KINDS), the site file (the keys its site.yaml declares for partitions and stacks join the
 schema and the partition and environment extras), scalebench.benchmarks (its report section name)
 and the report (its section). A Room's callables import the room's code when called, so that a room
-may use scalebench.plan, .parse and .results, which in turn read the rooms.
+may use scalebench.site_plan, .parse and .results, which in turn read the rooms.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ SITE_PLACES = ("partition", "stack")
 class Room:
     name: str  # its output kind (`scalebench parse NAME`), and its report section when it has one
     parse: Callable[[str], dict]  # an output's text -> a JSON-ready dict; ParseError when it holds no result
-    checks: Callable[[], Sequence[Any]]  # its scalebench.plan.CheckSpec(s)
+    checks: Callable[[], Sequence[Any]]  # its scalebench.site_plan.CheckSpec(s)
     directory: Path  # the room's package directory, holding its site.yaml when it has site keys
     # (results Table, every Series) -> report blocks; None: its checks report in a shared section
     # (benchmarks.yaml `section`, e.g. application), not one of the room's own

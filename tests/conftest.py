@@ -76,7 +76,7 @@ def perflog_rows(run_dir: Path) -> list[dict[str, str]]:
 
 def local_partition():
     """The embedded default's partition on this machine (its cores, memory and scales, detected)."""
-    from scalebench.plan import site_specs
+    from scalebench.site_plan import site_specs
     from scalebench.site.siteconf import site_systems
 
     partitions, _, _ = site_specs(site_systems(LOCAL_SITE))

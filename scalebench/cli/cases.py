@@ -10,9 +10,9 @@ from typing import Any, Sequence
 from scalebench import paths
 from scalebench.cli.common import path_arg
 from scalebench.errors import InputError
-from scalebench.hpl.plan import HplSettings
+from scalebench.hpl.case_plan import HplSettings
 from scalebench.knobs import knobs
-from scalebench.plan import (Filters, PlannedCase, Settings, Unplanned, asked_reservation, plan_cases, site_specs,
+from scalebench.site_plan import (Filters, PlannedCase, Settings, Unplanned, asked_reservation, plan_cases, site_specs,
                              unplanned_checks)
 from scalebench.screening.jobs import expand_hostlist
 from scalebench.site.siteconf import site_systems

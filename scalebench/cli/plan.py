@@ -10,8 +10,8 @@ from scalebench.cli.cases import add_filter_arguments, planned_cases
 from scalebench.cli.common import EXIT_FAILED, EXIT_OK, print_json
 from scalebench.cli.predict import add_calibration_arguments, calibration_given, run_predictions
 from scalebench.errors import InputError
-from scalebench.hpl.plan import memory_text
-from scalebench.plan import PlannedCase, Unplanned
+from scalebench.hpl.case_plan import memory_text
+from scalebench.site_plan import PlannedCase, Unplanned
 from scalebench.units import format_duration
 
 HEADER = ("Check", "Partition", "Stack", "Nodes", "Ranks", "Ranks/node", "Threads", "N", "NB", "P x Q", "Idle",

@@ -16,7 +16,7 @@ from scalebench.cli.common import float_arg, path_arg, print_json
 from scalebench.errors import InputError
 from scalebench.hpl import model
 from scalebench.hpl.model import Calibration, Prediction
-from scalebench.plan import PlannedCase
+from scalebench.site_plan import PlannedCase
 from scalebench.predict import Given, Predicted, measured, predict_cases, summaries
 from scalebench.units import format_duration
 

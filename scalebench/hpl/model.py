@@ -158,7 +158,7 @@ class Case:
 
     @classmethod
     def from_plan(cls, plan: Any) -> Case:
-        """The case of a scalebench.hpl.plan.HplPlan: its deck, nodes, busy ranks per node and Rpeak."""
+        """The case of a scalebench.hpl.case_plan.HplPlan: its deck, nodes, busy ranks per node and Rpeak."""
         deck, job = plan.deck, plan.job
         return cls(deck.n, deck.nb, deck.p, deck.q, job.nodes, job.tasks_per_node, plan.rpeak_gflops)
 

@@ -27,9 +27,9 @@ from pathlib import Path
 from scalebench import paths
 from scalebench.hpl.deck import rewrite_hpl_dat
 from scalebench.hpl.outcome import hpl_outcome
-from scalebench.hpl.plan import HplPlan, plan_hpl
+from scalebench.hpl.case_plan import HplPlan, plan_hpl
 from scalebench.parse.hpcc import parse_hpcc
-from scalebench.plan import site_specs
+from scalebench.site_plan import site_specs
 from scalebench.site.siteconf import site_systems
 
 SITE = paths.SITE_CONFIGS / "sites" / "local.yaml"

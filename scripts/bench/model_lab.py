@@ -54,10 +54,10 @@ from pathlib import Path
 from scalebench import loaders, paths
 from scalebench.hpl import deck, model
 from scalebench.hpl.outcome import dgemm_repeats
-from scalebench.hpl.plan import HplPlan, HplSettings, plan_hpl
+from scalebench.hpl.case_plan import HplPlan, HplSettings, plan_hpl
 from scalebench.interconnect import microbench
 from scalebench.parse.hpcc import parse_hpcc
-from scalebench.plan import site_specs
+from scalebench.site_plan import site_specs
 from scalebench.results import expected, noise
 from scalebench.results.sections.hpl import hpl_lines
 from scalebench.results.sections.transports import fabric_figures

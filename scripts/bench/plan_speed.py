@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from scalebench import paths
-from scalebench.plan import plan_cases, site_specs
+from scalebench.site_plan import plan_cases, site_specs
 from scalebench.site.siteconf import site_systems
 
 ZEN4 = paths.SITE_CONFIGS / "sites" / "archetypes" / "zen4-ib.yaml"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from scalebench import paths
 from scalebench.predict import Given, predict_cases
-from scalebench.plan import Filters, plan_cases, site_specs
+from scalebench.site_plan import Filters, plan_cases, site_specs
 from scalebench.site.siteconf import site_systems
 
 ZEN4 = paths.SITE_CONFIGS / "sites" / "archetypes" / "zen4-ib.yaml"

@@ -22,7 +22,7 @@ import yaml
 
 from conftest import REPO, VENV_BIN, lmod_environ
 from scalebench.hpl.deck import load_rules
-from scalebench.plan import CHECKS, Filters, Settings, plan_cases, site_specs
+from scalebench.site_plan import CHECKS, Filters, Settings, plan_cases, site_specs
 from scalebench.site.siteconf import site_systems
 from scalebench.units import parse_duration, parse_size
 

@@ -454,7 +454,7 @@ def test_a_job_asking_more_memory_than_its_node_has_is_refused():
 
 def test_more_trials_than_hpl_dat_lists_is_refused():
     from scalebench.errors import InputError
-    from scalebench.hpl.plan import HplSettings
+    from scalebench.hpl.case_plan import HplSettings
 
     with pytest.raises(InputError, match="at most 20"):
         HplSettings(trials=99999999999999999999)

@@ -1,4 +1,4 @@
-"""scalebench.hpl.plan: the one owner of an HPL case's geometry, grid, N, NB, time limit and
+"""scalebench.hpl.case_plan: the one owner of an HPL case's geometry, grid, N, NB, time limit and
 provenance; and `scalebench plan`, which prints the same plans for a whole site."""
 import json
 import math
@@ -11,8 +11,8 @@ from scalebench import paths
 from scalebench.cli import main
 from scalebench.hpl import deck
 from scalebench.errors import InputError
-from scalebench.hpl.plan import HplSettings, plan_hpl, plan_tuning
-from scalebench.plan import asked_reservation
+from scalebench.hpl.case_plan import HplSettings, plan_hpl, plan_tuning
+from scalebench.site_plan import asked_reservation
 from scalebench.site.jobs import LeftOut
 from scalebench.site.partition import GpuSpec, PartitionHpl, PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import ScaleSpec

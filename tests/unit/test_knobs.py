@@ -10,9 +10,9 @@ import yaml
 from conftest import REPO, run_reframe
 from scalebench.cli.cases import settings_of
 from scalebench.errors import InputError
-from scalebench.hpl.plan import HplSettings, plan_hpl
+from scalebench.hpl.case_plan import HplSettings, plan_hpl
 from scalebench.knobs import knob, knobs
-from scalebench.plan import Settings, site_specs
+from scalebench.site_plan import Settings, site_specs
 from scalebench.site.siteconf import site_systems
 from wrapped_site import install_wrappers, site_file
 

@@ -9,7 +9,7 @@ from scalebench import benchmarks, programs, room
 from scalebench.errors import InputError, ParseError
 from scalebench.interconnect import microbench
 from scalebench.parse import KINDS
-from scalebench.plan import CHECKS
+from scalebench.site_plan import CHECKS
 from scalebench.parse.hpcc import parse_hpcc
 from scalebench.rooms.netpipe import outcome as netpipe_outcome
 from scalebench.rooms.netpipe.output import parse_netpipe

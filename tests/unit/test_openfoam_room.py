@@ -2,7 +2,7 @@
 the shared applications section."""
 from scalebench import benchmarks, room
 from scalebench.parse import KINDS
-from scalebench.plan import CHECKS
+from scalebench.site_plan import CHECKS
 from scalebench.rooms.openfoam import rules
 from scalebench.site import siteconf
 from test_siteconf import SITE, write

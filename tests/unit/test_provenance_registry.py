@@ -7,7 +7,7 @@ import pytest
 
 import reframe_reports as rr
 from scalebench import benchmarks
-from scalebench.hpl.plan import plan_hpl
+from scalebench.hpl.case_plan import plan_hpl
 from scalebench.results import report, store, tidy
 from scalebench.results.records import Case
 from scalebench.site import siteconf

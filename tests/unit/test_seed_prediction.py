@@ -21,7 +21,7 @@ import pytest
 
 from scalebench import paths
 from scalebench.predict import Given, predict_cases
-from scalebench.plan import Filters, plan_cases, site_specs
+from scalebench.site_plan import Filters, plan_cases, site_specs
 from scalebench.site.siteconf import site_systems
 
 SEED = paths.SITE_CONFIGS / "sites" / "archetypes" / "seed-10gbe.yaml"

@@ -9,20 +9,20 @@ from scalebench.interconnect import microbench
 from scalebench.site.partition import PartitionSpec, StackSpec
 
 if TYPE_CHECKING:
-    from scalebench.plan import CasePlan, CheckSpec, Settings
+    from scalebench.site_plan import CasePlan, CheckSpec, Settings
 
 CHECKS = ("NetPIPECheck", "NetPIPEStreamCheck")
 
 
 def _plan(partition: PartitionSpec, stack: StackSpec, params: Mapping[str, Any], settings: Settings) -> CasePlan:
-    from scalebench.plan import CasePlan, case_job
+    from scalebench.site_plan import CasePlan, case_job
 
     scale, ranks_per_node = microbench.two_ranks(partition, params)  # type: ignore[misc]
     return CasePlan(case_job(partition, stack, scale, settings, ranks_per_node=ranks_per_node))
 
 
 def checks() -> tuple[CheckSpec, ...]:
-    from scalebench.plan import CheckSpec, fixed_values
+    from scalebench.site_plan import CheckSpec, fixed_values
 
     return tuple(CheckSpec(name, ("placement",), ("netpipe",), (), fixed_values(placement=microbench.PLACEMENTS),
                            microbench.valid_two_ranks, _plan) for name in CHECKS)

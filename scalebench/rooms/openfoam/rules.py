@@ -1,5 +1,5 @@
 """The plan of OpenFOAMCheck: every case of reframe_tests/inputs/openfoam/cases.yaml at every scale of
-the system, strong and weak, each a job of the application checks' layout (scalebench.plan.plan_app);
+the system, strong and weak, each a job of the application checks' layout (scalebench.site_plan.plan_app);
 a case marked heavy (motorBike, meshing included) only with -S heavy_cases=true."""
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from scalebench.site.partition import PartitionSpec
 from scalebench.site.scales import SCALING_MODES
 
 if TYPE_CHECKING:
-    from scalebench.plan import CheckSpec, Settings
+    from scalebench.site_plan import CheckSpec, Settings
 
 CHECK = "OpenFOAMCheck"
 
 
 def _values(partitions: Sequence[PartitionSpec]) -> Mapping[str, Sequence[Any]]:
-    from scalebench.plan import system_scale_names
+    from scalebench.site_plan import system_scale_names
 
     return {"scale": system_scale_names(partitions), "case": list(load_openfoam_cases()),
             "scaling": list(SCALING_MODES)}
@@ -24,13 +24,13 @@ def _values(partitions: Sequence[PartitionSpec]) -> Mapping[str, Sequence[Any]]:
 
 def _valid(partition: PartitionSpec, params: Mapping[str, Any], settings: Settings | None = None) -> bool:
     """A heavy case (meshing included) only when asked for: -S heavy_cases=true."""
-    from scalebench.plan import has_scale
+    from scalebench.site_plan import has_scale
 
     heavy = load_openfoam_cases()[params["case"]].heavy
     return has_scale(partition, params) and (not heavy or bool(settings and settings.heavy_cases))
 
 
 def checks() -> tuple[CheckSpec, ...]:
-    from scalebench.plan import CheckSpec, plan_app
+    from scalebench.site_plan import CheckSpec, plan_app
 
     return (CheckSpec(CHECK, ("scale", "case", "scaling"), ("openfoam",), (), _values, _valid, plan_app),)

@@ -13,7 +13,7 @@ from scalebench.site.partition import PartitionSpec, StackSpec
 from scalebench.site.scales import Scale
 
 if TYPE_CHECKING:
-    from scalebench.plan import CasePlan, CheckSpec, Settings
+    from scalebench.site_plan import CasePlan, CheckSpec, Settings
 
 Params = Mapping[str, Any]
 Layout = Callable[[PartitionSpec, Params], tuple[Scale, int | None]]  # (scale, ranks per node; None: every core)
@@ -43,7 +43,7 @@ def _valid_pairs(partition: PartitionSpec, params: Params, settings: Settings | 
 def _plan(layout: Layout, collective: bool = False) -> Callable[[PartitionSpec, StackSpec, Params, Settings], CasePlan]:
     """An OSU case: host buffers, or device buffers (-d cuda|rocm [D D]) with one GPU per rank bound to it."""
     def plan(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-        from scalebench.plan import CasePlan, case_job
+        from scalebench.site_plan import CasePlan, case_job
 
         if settings.osu_buffers not in BUFFERS:
             raise InputError(f"osu_buffers: {settings.osu_buffers!r} is not one of {', '.join(BUFFERS)}")
@@ -75,7 +75,7 @@ def _whole_nodes_layout(partition: PartitionSpec, params: Params) -> tuple[Scale
 
 
 def checks() -> tuple[CheckSpec, ...]:
-    from scalebench.plan import CheckSpec, fixed_values
+    from scalebench.site_plan import CheckSpec, fixed_values
 
     return (
         *(CheckSpec(name, ("placement",), ("osu",), (), fixed_values(placement=microbench.PLACEMENTS),

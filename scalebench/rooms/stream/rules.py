@@ -19,7 +19,7 @@ from scalebench.site.partition import PartitionSpec, StackSpec
 from scalebench.units import format_size
 
 if TYPE_CHECKING:
-    from scalebench.plan import CasePlan, CheckSpec, Settings
+    from scalebench.site_plan import CasePlan, CheckSpec, Settings
 
 CHECK = "STREAMCheck"
 SCALE = "1_node"
@@ -57,7 +57,7 @@ def _valid(partition: PartitionSpec, params: Mapping[str, Any], settings: Settin
 
 
 def _plan(partition: PartitionSpec, stack: StackSpec, params: Mapping[str, Any], settings: Settings) -> CasePlan:
-    from scalebench.plan import CasePlan
+    from scalebench.site_plan import CasePlan
 
     job = job_plan(partition, stack, params["scale"], threads_per_rank=partition.cores_per_node, ranks_per_node=1,
                    whole_nodes=True, environ=settings.environ, reservation=settings.reservation)
@@ -68,6 +68,6 @@ def _plan(partition: PartitionSpec, stack: StackSpec, params: Mapping[str, Any],
 
 
 def checks() -> tuple[CheckSpec, ...]:
-    from scalebench.plan import CheckSpec
+    from scalebench.site_plan import CheckSpec
 
     return (CheckSpec(CHECK, ("scale",), ("stream",), (), _values, _valid, _plan),)

@@ -17,7 +17,7 @@ from scalebench import room
 from scalebench.errors import InputError
 from scalebench.units import parse_duration
 from scalebench.validation import check_name
-from scalebench.hpl.plan import HplPlan, HplSettings, plan_hpl, plan_tuning
+from scalebench.hpl.case_plan import HplPlan, HplSettings, plan_hpl, plan_tuning
 from scalebench.interconnect import microbench
 from scalebench.knobs import knob
 from scalebench.screening import jobs as screening_jobs
