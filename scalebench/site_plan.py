@@ -22,9 +22,8 @@ from scalebench.interconnect import microbench
 from scalebench.knobs import knob
 from scalebench.screening import jobs as screening_jobs
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
-from scalebench.site.partition import PartitionSpec, Reservation, StackSpec
+from scalebench.site.partition import SCREEN_MIN_NODES, PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import Scale, node_scale, scale_names, scaling_series
-from scalebench.site.thresholds import SCREEN_MIN_NODES
 
 Params = Mapping[str, Any]
 

@@ -22,7 +22,8 @@ from scalebench.results.records import Case, Session
 from scalebench.screening.jobs import hostlist, natural
 from scalebench.screening.probe import parse_probe
 from scalebench.screening.verdict import NODE_FIGURES, Score, Verdict, judge, score, thresholds
-from scalebench.site.thresholds import SCREEN_MIN_NODES, report_flags
+from scalebench.site.partition import SCREEN_MIN_NODES
+from scalebench.site.thresholds import report_flags
 from scalebench.validation import is_number
 
 SCREENING_CHECK = "ScreeningCheck"

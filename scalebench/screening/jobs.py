@@ -15,9 +15,8 @@ from scalebench.hpl.binaries import missing_binary, resolve_binary
 from scalebench.screening.probe import ProbeSettings, load_settings
 from scalebench.site.blas import stack_blas, threads_variables
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
-from scalebench.site.partition import PartitionSpec, Reservation, StackSpec
+from scalebench.site.partition import SCREEN_MIN_NODES, PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import node_scale
-from scalebench.site.thresholds import SCREEN_MIN_NODES
 from scalebench.units import format_duration, format_size
 from scalebench.validation import excerpt
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from scalebench.screening.probe import PairFigures, ProbeResult
-from scalebench.site.thresholds import SCREEN_MIN_NODES
+from scalebench.site.partition import SCREEN_MIN_NODES
 
 MAD_Z = 0.6745  # the normal distribution's MAD in standard deviations
 CAUSES = ("compute", "memory", "NIC")

@@ -19,6 +19,7 @@ from scalebench.validation import require_count
 
 # Slurm-like schedulers: the plan writes their options (--nodes, --mem) itself.
 SLURM_SCHEDULERS = ("slurm", "squeue")
+SCREEN_MIN_NODES = 3  # node screening: fewer nodes have no median to be behind
 
 
 @dataclass(frozen=True)

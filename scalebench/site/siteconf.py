@@ -20,9 +20,8 @@ from scalebench.energy.site import EnergySpec
 from scalebench.errors import InputError, ScalebenchError
 from scalebench.site import binding, fabric, host, modules, peak, rundir, spack_lock
 from scalebench.site.blas import blas_names
-from scalebench.site.partition import GpuSpec, JobOptions, Reservation
+from scalebench.site.partition import SCREEN_MIN_NODES, GpuSpec, JobOptions, Reservation
 from scalebench.site.scales import ScaleSpec
-from scalebench.site.thresholds import SCREEN_MIN_NODES
 from scalebench.units import format_size, parse_duration, parse_size
 from scalebench.validation import did_you_mean, excerpt, is_number
 

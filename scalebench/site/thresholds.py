@@ -1,4 +1,5 @@
-"""Performance floors kept as data (site_configs/efficiency_floors.yaml)."""
+"""The thresholds a site sets, as data: efficiency floors (site_configs/efficiency_floors.yaml) and the
+report's flags (site_configs/report_flags.yaml)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,8 +19,6 @@ def efficiency_floor(system: str, partition: str, path: Path | None = None) -> f
             return float(floors[key])
     raise InputError(f"{path}: no floor for {system}:{partition} and no '*' entry")
 
-
-SCREEN_MIN_NODES = 3  # node screening: fewer nodes have no median to be behind
 
 # Each flag and the open-closed interval (low, high] it must lie in.
 REPORT_FLAGS = {
