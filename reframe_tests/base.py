@@ -18,7 +18,7 @@ from reframe.core.runtime import runtime
 
 from scalebench import benchmarks, knobs, paths, programs, site_plan, textfile
 from scalebench.errors import ScalebenchError
-from scalebench.interconnect import transport
+from scalebench.interconnect import transport_evidence
 from scalebench.nodeprobe import job as node_probe, samples as probe_samples
 from scalebench.results import references
 from scalebench.site import container, fabric
@@ -293,12 +293,13 @@ class ScalebenchCheck(recorded('base')):
 
     def transport_check(self):
         """(ok, message): the MPI selected the transport the stack declares (none declared: recorded only)."""
-        found = transport.evidence(self.read_stage_file(self.job.stderr))
+        found = transport_evidence.evidence(self.read_stage_file(self.job.stderr))
         self.transport_evidence = found.summary()
         if not self.transport or self.num_tasks <= 1:  # one process sends to no other
             return True, ''
-        wrong = transport.verdict(self.stack, self.transport, self.current_environ.extras.get('intra_node_transport'),
-                                  found, self.num_nodes > 1)
+        wrong = transport_evidence.verdict(self.stack, self.transport,
+                                           self.current_environ.extras.get('intra_node_transport'), found,
+                                           self.num_nodes > 1)
         return wrong is None, wrong or ''
 
     def record(self, result):

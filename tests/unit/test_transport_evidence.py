@@ -5,14 +5,14 @@ from pathlib import Path
 import pytest
 
 from scalebench.errors import InputError
-from scalebench.interconnect import transport
+from scalebench.interconnect import transport_evidence
 from scalebench.site import fabric
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "transport"
 
 
 def found(name):
-    return transport.evidence((DATA / f"{name}.err").read_text())
+    return transport_evidence.evidence((DATA / f"{name}.err").read_text())
 
 
 @pytest.mark.parametrize("name, atoms", [
@@ -38,7 +38,7 @@ def test_each_mpi_says_what_it_selected_between_its_two_processes(name, atoms):
     ("openmpi-ofi-tcp", "ofi:tcp", None),
 ])
 def test_a_stack_on_what_it_declares_passes(name, declared, intra):
-    assert transport.verdict("s", declared, intra, found(name), across_nodes=False) is None
+    assert transport_evidence.verdict("s", declared, intra, found(name), across_nodes=False) is None
 
 
 @pytest.mark.parametrize("name, declared, intra, message", [
@@ -50,27 +50,27 @@ def test_a_stack_on_what_it_declares_passes(name, declared, intra):
     ("openmpi-ofi-tcp", "ofi:cxi", None, "declared ofi:cxi but libfabric selected tcp"),
 ])
 def test_a_job_steered_off_its_declared_transport_fails_naming_both(name, declared, intra, message):
-    assert message in transport.verdict("s", declared, intra, found(name), across_nodes=False)
+    assert message in transport_evidence.verdict("s", declared, intra, found(name), across_nodes=False)
 
 
 def test_across_nodes_the_declared_transport_must_carry_messages():
     text = "".join(f"[1.0] [n{i:02d}:{100 + i}:0] ucp_worker.c:1763 UCX  INFO    ep_cfg[0]: tag({lanes})\n"
                    for i, lanes in enumerate(["sysv/memory cma/memory", "rc_mlx5/mlx5_0:1", "tcp/ib0",
                                               "tcp/eth0", "tcp/eth0", "tcp/eth0"]))
-    evidence = transport.evidence(text)
-    wrong = transport.verdict("openmpi-ucx", "ucx:rc_mlx5", None, evidence, across_nodes=True)
+    evidence = transport_evidence.evidence(text)
+    wrong = transport_evidence.verdict("openmpi-ucx", "ucx:rc_mlx5", None, evidence, across_nodes=True)
     assert wrong == "stack openmpi-ucx declared ucx:rc_mlx5 but UCX selected tcp (on n02, n03, n04 ...)"
-    shm_only = transport.evidence(text.splitlines()[0])
-    assert "no ranks used it between nodes" in transport.verdict("x", "ucx:rc_mlx5", None, shm_only, True)
-    healthy = transport.evidence("\n".join(text.splitlines()[:2]))
-    assert transport.verdict("x", "ucx:rc_mlx5", None, healthy, across_nodes=True) is None
+    shm_only = transport_evidence.evidence(text.splitlines()[0])
+    assert "no ranks used it between nodes" in transport_evidence.verdict("x", "ucx:rc_mlx5", None, shm_only, True)
+    healthy = transport_evidence.evidence("\n".join(text.splitlines()[:2]))
+    assert transport_evidence.verdict("x", "ucx:rc_mlx5", None, healthy, across_nodes=True) is None
     assert healthy.summary() == "ucx:cma, ucx:rc_mlx5, ucx:sysv (2 processes on 2 hosts)"
 
 
 def test_no_evidence_is_a_failure_naming_what_was_looked_for():
-    evidence = transport.evidence("Now starting the main loop\n")
+    evidence = transport_evidence.evidence("Now starting the main loop\n")
     assert evidence.summary() == "none printed"
-    assert "printed no transport evidence" in transport.verdict("s", "shm", None, evidence, across_nodes=False)
+    assert "printed no transport evidence" in transport_evidence.verdict("s", "shm", None, evidence, across_nodes=False)
 
 
 @pytest.mark.parametrize("value", ["ofi:cxi", "ucx:rc_mlx5", "tcp", "shm", "btl:vader"])
