@@ -20,7 +20,7 @@ from scalebench import benchmarks, knobs, paths, programs, site_plan, textfile
 from scalebench.errors import ScalebenchError
 from scalebench.interconnect import transport_evidence
 from scalebench.nodeprobe import job as node_probe, samples as probe_samples
-from scalebench.results import references
+from scalebench.reporting import references
 from scalebench.site import container, fabric
 from scalebench.site.jobs import LeftOut
 from scalebench.site.partition import PartitionSpec, StackSpec

@@ -4,7 +4,7 @@ scalebench/data/benchmarks.yaml: which report section a check belongs to, its sc
 of merit, which way each figure is better, each figure's unit and range, and the relations between the
 figures of one case; a new check gets a report section by adding an entry.
 scalebench/data/quantities.yaml: the physical sense of a value by its unit (conversions, bounds), which
-every output parser and the ingest apply (scalebench.parse._common.refusal, scalebench.results.records).
+every output parser and the ingest apply (scalebench.parse._common.refusal, scalebench.reporting.records).
 scalebench/data/provenance.yaml: what a result records besides its figures, from which the perflog
 format, the checks' recorded variables, the ingest and the report's provenance columns derive."""
 from __future__ import annotations
@@ -24,7 +24,7 @@ from scalebench.validation import did_you_mean, excerpt, is_number
 SECTIONS = ("hpl", "application", "microbenchmark", "screening", "other", *room.section_names())
 DIRECTIONS = ("higher", "lower", "none")
 CURVE_KINDS = ("bandwidth", "latency")
-# What a value of a figure may be (scalebench.results.records checks every case at ingest).
+# What a value of a figure may be (scalebench.reporting.records checks every case at ingest).
 RANGES = ("positive", "non_negative", "any")
 _ENTRY_KEYS = {"title", "section", "x", "fom", "figures", "kind", "sized", "per_procs", "series_params", "time",
                "weak", "suite", "relations"}

@@ -1,5 +1,5 @@
 """HPL's scalability model (scalebench.hpl.model) at every planned HPL case: per system, partition and
-stack a calibration from numbers given or measured results (scalebench.results.expected), then each
+stack a calibration from numbers given or measured results (scalebench.reporting.expected), then each
 case's prediction or the reason for none, and a sentence per stack. `scalebench predict` and
 `plan --predict` print what this gives.
 """
@@ -37,14 +37,14 @@ class Measured:
     """What --from results calibrate, per (system:partition, stack), and the HPL runs behind them."""
 
     calibrations: Mapping[tuple[str, str], Calibration]
-    runs: Mapping[tuple[str, str], list[Any]]  # scalebench.results.expected.Point
+    runs: Mapping[tuple[str, str], list[Any]]  # scalebench.reporting.expected.Point
 
 
 def measured(results: Sequence[str]) -> Measured:
     """The calibrations the results under `results` give (read as `report` reads them, index included)."""
-    from scalebench.results import expected
-    from scalebench.results.sections.hpl import hpl_lines
-    from scalebench.results.store import load
+    from scalebench.reporting import expected
+    from scalebench.reporting.sections.hpl import hpl_lines
+    from scalebench.reporting.store import load
 
     table = load(results).table
     points = [p for p in (line.point() for line in hpl_lines(table)) if p is not None]

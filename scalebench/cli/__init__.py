@@ -71,8 +71,8 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """The terminal HPL table, then the files written; the main report's path last."""
-    from scalebench.results.report import parse_formats, write_report
-    from scalebench.results.sections import hpl_terminal_table
+    from scalebench.reporting.report import parse_formats, write_report
+    from scalebench.reporting.sections import hpl_terminal_table
 
     written = write_report(args.results, Path(args.out) if args.out else None, parse_formats(args.format),
                            Path(args.thresholds) if args.thresholds else None, split_csv=args.split_csv,
@@ -96,10 +96,10 @@ def _say(warnings: Sequence[str], notes: Sequence[str]) -> None:
 def cmd_accept(args: argparse.Namespace) -> int:
     """PASS/FAIL per criterion of the thresholds file; 1 on any FAIL (or missing required result), or
     while noisy points wait for a re-run."""
-    from scalebench.results import acceptance
-    from scalebench.results.document import render_text
-    from scalebench.results.store import load
-    from scalebench.results.table import figure_units
+    from scalebench.reporting import acceptance
+    from scalebench.reporting.document import render_text
+    from scalebench.reporting.store import load
+    from scalebench.reporting.table import figure_units
 
     loaded = load(args.results)
     criteria = acceptance.load(Path(args.thresholds), figure_units(loaded.table))
@@ -114,17 +114,17 @@ def cmd_accept(args: argparse.Namespace) -> int:
 
 def _expectations(criteria, results):  # type: ignore[no-untyped-def]
     """What HPL's scalability model expects, where a criterion compares with it (of_model)."""
-    from scalebench.results import acceptance
-    from scalebench.results.sections.hpl import model_expectations
+    from scalebench.reporting import acceptance
+    from scalebench.reporting.sections.hpl import model_expectations
 
     return model_expectations(results) if acceptance.uses_model(criteria) else None
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Configurations side by side, normalised to the baseline (text or Markdown on stdout)."""
-    from scalebench.results import bakeoff, series
-    from scalebench.results.document import render_markdown, render_text
-    from scalebench.results.store import load
+    from scalebench.reporting import bakeoff, series
+    from scalebench.reporting.document import render_markdown, render_text
+    from scalebench.reporting.store import load
 
     loaded = load(args.results)
     blocks = bakeoff.blocks(bakeoff.compare(series.build(loaded.table), args.by, args.baseline, args.figure), level=1)

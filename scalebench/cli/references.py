@@ -21,11 +21,11 @@ def cmd_references_freeze(args: argparse.Namespace) -> int:
     """Refuse unless the runs pass acceptance; then write the system's reference file."""
     import polars as pl
 
-    from scalebench.results import acceptance, references
-    from scalebench.results.document import render_text
-    from scalebench.results.sections.hpl import model_expectations
-    from scalebench.results.store import load
-    from scalebench.results.table import figure_units
+    from scalebench.reporting import acceptance, references
+    from scalebench.reporting.document import render_text
+    from scalebench.reporting.sections.hpl import model_expectations
+    from scalebench.reporting.store import load
+    from scalebench.reporting.table import figure_units
 
     loaded = load(args.results)
     warnings = loaded.warnings

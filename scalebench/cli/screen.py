@@ -17,9 +17,9 @@ def cmd_screen(args: argparse.Namespace) -> int:
     (printed, never run)."""
     import polars as pl
 
-    from scalebench.results import screening
-    from scalebench.results.document import Text, render_text
-    from scalebench.results.store import load
+    from scalebench.reporting import screening
+    from scalebench.reporting.document import Text, render_text
+    from scalebench.reporting.store import load
     from scalebench.site.thresholds import report_flags
 
     flags = report_flags(args.flags)

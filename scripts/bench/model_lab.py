@@ -58,10 +58,10 @@ from scalebench.hpl.case_plan import HplPlan, HplSettings, plan_hpl
 from scalebench.interconnect import microbench
 from scalebench.parse.hpcc import parse_hpcc
 from scalebench.site_plan import site_specs
-from scalebench.results import expected, noise
-from scalebench.results.sections.hpl import hpl_lines
-from scalebench.results.sections.transports import fabric_figures
-from scalebench.results.store import load
+from scalebench.reporting import expected, noise
+from scalebench.reporting.sections.hpl import hpl_lines
+from scalebench.reporting.sections.transports import fabric_figures
+from scalebench.reporting.store import load
 from scalebench.site.rundir import new_run_dir
 from scalebench.site.siteconf import site_systems
 from scalebench_lab import cluster

@@ -21,7 +21,7 @@ from scalebench.errors import InputError, ParseError, ResultsError
 from scalebench.hpl import tune
 from scalebench.parse import KINDS, parse_file, parse_text
 from scalebench.parse.hpl import DEFAULT_THRESHOLD, parse_hpl
-from scalebench.results import records, store
+from scalebench.reporting import records, store
 from scalebench.validation import C_INT_MAX
 
 CORPUS = seed_corpus()

@@ -179,7 +179,7 @@ def results_root(tmp_path_factory):
     "grid": st.sampled_from(((1, 1), (2, 2), (2, 4)))}), min_size=1, max_size=5))
 def test_ingest_keeps_registry_units_own_partitions_and_figures_that_agree(results_root, cases):
     import reframe_reports as rr
-    from scalebench.results import store
+    from scalebench.reporting import store
 
     root = results_root.mktemp("results")
     testcases = []

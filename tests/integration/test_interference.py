@@ -14,10 +14,10 @@ import pytest
 from conftest import local_scales, ranks_at, require_cores, require_tools, require_xhpl, run_reframe
 from hpl_outputs import hpl_output, solve
 from scalebench.nodeprobe.samples import interference_reasons, interference_record
-from scalebench.results import noise
-from scalebench.results.sections import hpl as hpl_section
-from scalebench.results.store import ingest
-from scalebench.results.table import from_sessions
+from scalebench.reporting import noise
+from scalebench.reporting.sections import hpl as hpl_section
+from scalebench.reporting.store import ingest
+from scalebench.reporting.table import from_sessions
 from scalebench.site.thresholds import report_flags
 from wrapped_site import install_wrappers, site_file
 

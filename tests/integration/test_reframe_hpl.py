@@ -7,10 +7,10 @@ import yaml
 
 from conftest import LOCAL_SITE, local_scales, ranks_at, require_tools, require_xhpl, run_reframe
 from scalebench.benchmarks import provenance
-from scalebench.results.document import Chart, Table
-from scalebench.results.report import build_document
-from scalebench.results.sections.hpl import NOISY, hpl_lines
-from scalebench.results.store import ingest, load
+from scalebench.reporting.document import Chart, Table
+from scalebench.reporting.report import build_document
+from scalebench.reporting.sections.hpl import NOISY, hpl_lines
+from scalebench.reporting.store import ingest, load
 
 pytestmark = pytest.mark.integration
 

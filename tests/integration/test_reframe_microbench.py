@@ -9,7 +9,7 @@ import pytest
 
 from conftest import VENV_BIN, require_cores, require_tools, run_reframe
 from scalebench import benchmarks
-from scalebench.results import store as results
+from scalebench.reporting import store as results
 
 pytestmark = pytest.mark.integration
 

@@ -3,7 +3,7 @@ import pytest
 import yaml
 
 from conftest import require_xhpl, run_reframe
-from scalebench.results.store import ingest
+from scalebench.reporting.store import ingest
 
 pytestmark = pytest.mark.integration
 

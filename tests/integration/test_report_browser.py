@@ -8,7 +8,7 @@ import headless_chromium
 import reframe_reports as rr
 from conftest import require_tools
 from png_check import png_colours
-from scalebench.results import report
+from scalebench.reporting import report
 
 pytestmark = pytest.mark.integration
 

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from conftest import REPO, require_xhpl, run_reframe, unavailable
-from scalebench.results.store import ingest
+from scalebench.reporting.store import ingest
 from scalebench_lab import accounting, meter
 from slurm_fixtures import slurm_cluster_factory  # noqa: F401
 

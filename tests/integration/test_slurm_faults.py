@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from conftest import REPO, VENV_BIN, file_hashes, perflog_rows, run_reframe
-from scalebench.results.store import ingest
+from scalebench.reporting.store import ingest
 from scalebench_lab import cluster
 from slurm_fixtures import slurm_cluster_factory  # noqa: F401
 

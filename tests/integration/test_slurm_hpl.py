@@ -3,7 +3,7 @@ YAML-described Slurm site (site_configs/slurm.py + site_configs/sites/testcluste
 import pytest
 
 from conftest import REPO, run_reframe
-from scalebench.results.store import ingest
+from scalebench.reporting.store import ingest
 from slurm_fixtures import slurm_cluster_factory  # noqa: F401
 
 pytestmark = pytest.mark.integration

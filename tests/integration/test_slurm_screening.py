@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from conftest import REPO, VENV_BIN, run_reframe
-from scalebench.results.store import ingest
+from scalebench.reporting.store import ingest
 from scalebench_lab import cluster as lab
 from slurm_fixtures import slurm_cluster_factory  # noqa: F401
 

@@ -20,8 +20,8 @@ import pytest
 import yaml
 
 from conftest import REPO, VENV_BIN, run_reframe
-from scalebench.results.screening import screened_jobs
-from scalebench.results.store import ingest
+from scalebench.reporting.screening import screened_jobs
+from scalebench.reporting.store import ingest
 from scalebench.site.thresholds import report_flags
 from scalebench_lab import cluster as lab
 from slurm_fixtures import slurm_cluster_factory  # noqa: F401

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from conftest import LOCAL_SITE, require_cores, require_tools, run_reframe
-from scalebench.results import report, store
+from scalebench.reporting import report, store
 
 pytestmark = pytest.mark.integration
 

@@ -6,8 +6,8 @@ import pytest
 import reframe_reports as rr
 from scalebench.cli import main
 from scalebench.errors import InputError
-from scalebench.results import acceptance, series, store as results
-from scalebench.results.table import figure_units
+from scalebench.reporting import acceptance, series, store as results
+from scalebench.reporting.table import figure_units
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "site_configs" / "acceptance.yaml"
@@ -157,7 +157,7 @@ def test_accept_exit_code_for_ci(study, tmp_path, capsys):
 
 
 def test_report_carries_the_verdicts(study, tmp_path):
-    from scalebench.results import report
+    from scalebench.reporting import report
 
     thresholds = _file(tmp_path, "criteria:\n  - {benchmark: HPLCheck, figure: efficiency, min: 80%}")
     written = report.write_report([study], tmp_path / "out", formats=("csv",), thresholds=thresholds)

@@ -7,7 +7,7 @@ import reframe_reports as rr
 from scalebench.analysis import comparison
 from scalebench.cli import main
 from scalebench.errors import InputError
-from scalebench.results import bakeoff, series, store as results
+from scalebench.reporting import bakeoff, series, store as results
 
 
 @pytest.fixture(scope="module")

@@ -4,9 +4,9 @@ import pytest
 
 import reframe_reports as rr
 from scalebench.cli import main
-from scalebench.results import acceptance, bakeoff, document, report, series, store as results
-from scalebench.results.sections import hpl as hpl_section, hpl_terminal_table
-from scalebench.results.table import figure_units
+from scalebench.reporting import acceptance, bakeoff, document, report, series, store as results
+from scalebench.reporting.sections import hpl as hpl_section, hpl_terminal_table
+from scalebench.reporting.table import figure_units
 
 # Gflop/s per watt of the core phase per node count: ucx solves faster at the same power.
 POWER_KW = {1: 0.5, 2: 1.0, 4: 2.0}

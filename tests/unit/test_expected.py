@@ -1,4 +1,4 @@
-"""Expected against measured (scalebench.results.expected and the report's HPL section): the model
+"""Expected against measured (scalebench.reporting.expected and the report's HPL section): the model
 calibrated on a run's own results, beside every HPL row, flagging a configuration below it, drawing
 its curve, and serving the of_model acceptance criterion."""
 from __future__ import annotations
@@ -11,12 +11,12 @@ import pytest
 import reframe_reports as rr
 from scalebench.errors import InputError
 from scalebench.hpl import model
-from scalebench.results import acceptance, expected, series
-from scalebench.results.document import Chart, Table
-from scalebench.results.report import build_document
-from scalebench.results.sections.hpl import hpl_lines, hpl_terminal_table, model_expectations
-from scalebench.results.store import load
-from scalebench.results.table import figure_units
+from scalebench.reporting import acceptance, expected, series
+from scalebench.reporting.document import Chart, Table
+from scalebench.reporting.report import build_document
+from scalebench.reporting.sections.hpl import hpl_lines, hpl_terminal_table, model_expectations
+from scalebench.reporting.store import load
+from scalebench.reporting.table import figure_units
 
 RATE = 40.0  # Gflop/s of one rank, one rank per node
 RPEAK_NODE = 50.0

@@ -10,7 +10,7 @@ from scalebench import benchmarks
 from scalebench.analysis import scaling
 from scalebench.energy import figures as energy
 from scalebench.errors import InputError
-from scalebench.results import records
+from scalebench.reporting import records
 from scalebench.interconnect import microbench
 from scalebench.parse.hpcc import parse_hpcc
 from scalebench.rooms.netpipe import outcome as netpipe_outcome

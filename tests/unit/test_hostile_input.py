@@ -13,7 +13,7 @@ import pytest
 import reframe_reports as rr
 from cli_calls import cli, one_error_line
 from scalebench.parse import parse_text
-from scalebench.results.store import ingest
+from scalebench.reporting.store import ingest
 from scalebench.validation import C_INT_MAX
 
 SCALEBENCH = Path(sys.executable).with_name("scalebench")
@@ -410,8 +410,8 @@ def test_messages_name_the_mistake(tmp_path, capsys, args, message):
 
 
 def test_drawing_says_nothing_on_stderr():
-    from scalebench.results import plots
-    from scalebench.results.document import Chart, Line, Panel
+    from scalebench.reporting import plots
+    from scalebench.reporting.document import Chart, Line, Panel
 
     chart = Chart("c", "c", (Panel("\u4e2d", "x", "y", (Line("\u4e2d", (1.0, 2.0), (1.0, 2.0), "g"),)),))
     with warnings.catch_warnings(record=True) as caught:

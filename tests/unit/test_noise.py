@@ -1,4 +1,4 @@
-"""Noise verdicts (scalebench.results.noise) on recorded figures: solves that disagree, a node probe that
+"""Noise verdicts (scalebench.reporting.noise) on recorded figures: solves that disagree, a node probe that
 measured foreign load, a ceiling below Rmax and a clock above nominal, as the HPL table, the report,
 `accept` and `references freeze` show them. The figures are those of issue 28's 2-vCPU EPYC (2.0 GHz,
 8 flop/cycle), shared with other work: 1-core solves 13.30, 18.05 and 13.31 Gflop/s against a nominal
@@ -7,10 +7,10 @@ import pytest
 
 import reframe_reports as rr
 from scalebench.cli import main
-from scalebench.results import acceptance, noise, references, report
-from scalebench.results.sections import hpl as hpl_section
-from scalebench.results.store import ingest
-from scalebench.results.table import figure_units, from_sessions
+from scalebench.reporting import acceptance, noise, references, report
+from scalebench.reporting.sections import hpl as hpl_section
+from scalebench.reporting.store import ingest
+from scalebench.reporting.table import figure_units, from_sessions
 
 HOG = {"nodes": 1, "expected_nodes": 1, "steal_pct": 0.0, "steal_node": "vm", "foreign_cores": 0.48,
        "foreign_node": "vm", "foreign_top": "sb-cpu-hog[4242] 0.47"}

@@ -218,7 +218,7 @@ def test_openfoam_times_that_cannot_be_or_fall_are_named():
 
 def _ingest(tmp_path, *cases):
     import reframe_reports as rr
-    from scalebench.results.store import load
+    from scalebench.reporting.store import load
 
     rr.write_run(tmp_path / "results", "r", list(cases))
     loaded = load([tmp_path / "results"], index=False)
@@ -244,7 +244,7 @@ def test_a_figure_in_another_unit_of_its_quantity_is_converted(tmp_path, rmax):
 
 
 def test_a_reference_is_converted_with_its_figure(tmp_path):
-    from scalebench.results.store import load
+    from scalebench.reporting.store import load
     import reframe_reports as rr
 
     case = _hpl({"rmax": (0.9, "Tflop/s")})
@@ -312,7 +312,7 @@ def test_hpcc_pingpong_figures_out_of_order_are_skipped(tmp_path):
 
 
 def test_a_figure_dropped_from_a_perflog_is_named(tmp_path):
-    from scalebench.results.store import load
+    from scalebench.reporting.store import load
 
     real = (__import__("pathlib").Path(__file__).parents[1] / "data" / "reframe" / "hpl_local_perflog.log").read_text()
     header, *lines = real.splitlines()

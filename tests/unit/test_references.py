@@ -6,9 +6,9 @@ import yaml
 
 import reframe_reports as rr
 from scalebench.errors import InputError
-from scalebench.results import references
-from scalebench.results.references import MAD_TO_SIGMA, Method, case_name, derive, freeze, reference_for
-from scalebench.results.store import ingest
+from scalebench.reporting import references
+from scalebench.reporting.references import MAD_TO_SIGMA, Method, case_name, derive, freeze, reference_for
+from scalebench.reporting.store import ingest
 
 
 def sessions(tmp_path, rmax_runs, latency_runs=(), system="cluster"):

@@ -12,7 +12,7 @@ from png_check import png_colours
 from scalebench import benchmarks
 from scalebench.analysis import scaling
 from scalebench.interconnect import curves
-from scalebench.results import document, report, series, store as results
+from scalebench.reporting import document, report, series, store as results
 
 REAL_REPORT = rr.REAL_REPORT
 
@@ -204,7 +204,7 @@ def test_text_renderer_aligns_tables():
 
 
 def test_chart_rendering_is_deterministic_and_non_blank():
-    from scalebench.results import plots
+    from scalebench.reporting import plots
 
     chart = document.Chart("c", "caption", (document.Panel("p", "x", "y", (
         document.Line("s", (1, 2, 4), (1.0, 1.9, 3.5), "s"),
@@ -279,7 +279,7 @@ def test_big_reports_draw_charts_in_a_worker_process(study, tmp_path, monkeypatc
 
 
 def test_a_failing_worker_leaves_the_charts_to_this_process(study, tmp_path, monkeypatch):
-    from scalebench.results import chart_worker
+    from scalebench.reporting import chart_worker
 
     def no_processes(*args, **kwargs):
         raise OSError("no processes here")
@@ -295,7 +295,7 @@ def test_a_hung_worker_is_stopped(monkeypatch):
     """Past its time limit the worker is terminated and the charts are drawn here."""
     import time as clock
 
-    from scalebench.results import chart_worker
+    from scalebench.reporting import chart_worker
 
     monkeypatch.setattr(chart_worker, "_TIMEOUT_S", 0.5)
     monkeypatch.setattr(chart_worker, "draw_here", _sleep_then_draw)

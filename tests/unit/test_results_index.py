@@ -1,4 +1,4 @@
-"""The index beside the results (scalebench.results.index): a report over it is the report over the JSON,
+"""The index beside the results (scalebench.reporting.index): a report over it is the report over the JSON,
 each report is read once, and faults (a damaged index file, a full disk, two reports at once, a run still
 writing) never change an answer nor anything already written (issue 33)."""
 import errno
@@ -18,7 +18,7 @@ import polars as pl
 import pytest
 
 import reframe_reports as rr
-from scalebench.results import index, report, store
+from scalebench.reporting import index, report, store
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "reframe"
 FORMATS = ("md", "txt", "csv", "html", "parquet")

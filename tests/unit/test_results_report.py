@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from scalebench.errors import ResultsError
-from scalebench.results import report, sections, store as results, tidy
+from scalebench.reporting import report, sections, store as results, tidy
 
 REAL_REPORT = Path(__file__).resolve().parents[1] / "data" / "reframe" / "hpl_local_run_report.json"
 
@@ -279,7 +279,7 @@ def test_a_nan_figure_is_read_but_not_a_measurement(tmp_path):
 
 def test_reframe_overhead_counts_overlapping_jobs_once():
     # Wall 100 s; jobs busy over [0, 30] and [20, 50] (overlap) and [60, 70]: busy 60 s -> overhead 40 s.
-    from scalebench.results.sections.appendix import _overhead
+    from scalebench.reporting.sections.appendix import _overhead
 
     assert _overhead(100.0, [(0.0, 30.0), (20.0, 50.0), (60.0, 70.0)]) == ("100.0", "40.0 (13.3 per case)")
 
@@ -328,7 +328,7 @@ srun: error: n2: task 0: Terminated
 
 def test_a_failed_case_carries_what_the_scheduler_said_into_the_failure_list(tmp_path):
     import reframe_reports as rr
-    from scalebench.results.document import render_markdown
+    from scalebench.reporting.document import render_markdown
     failed, passed = [rr.testcase("HPLCheck", {}, params={"scale": scale}, result=result, fail_phase=phase,
                                   extra={"stagedir": f"/moved/away/runs/r/stage/local/default/openmpi/{scale}",
                                          "job_stderr": "rfm_job.err", "job_stdout": "rfm_job.out"})

@@ -11,7 +11,7 @@ import pytest
 
 import reframe_reports as rr
 from scalebench.cli import main
-from scalebench.results import store
+from scalebench.reporting import store
 from scalebench.site import rundir, siteconf
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "reframe"

@@ -6,10 +6,10 @@ import pytest
 
 import reframe_reports as rr
 from scalebench.cli import main
-from scalebench.results.document import Figure, Table
-from scalebench.results.screening import blocks as screening_blocks
-from scalebench.results.screening import flagged_nodes, screens
-from scalebench.results.store import ingest
+from scalebench.reporting.document import Figure, Table
+from scalebench.reporting.screening import blocks as screening_blocks
+from scalebench.reporting.screening import flagged_nodes, screens
+from scalebench.reporting.store import ingest
 from scalebench.screening.jobs import hostlist
 from scalebench.screening.verdict import Thresholds, score
 from scalebench.site.thresholds import report_flags

@@ -12,7 +12,7 @@ from scalebench import benchmarks, paths, room
 from scalebench.errors import InputError, ParseError
 from scalebench.parse import KINDS
 from scalebench.site_plan import CHECKS, Filters, Settings, plan_cases, site_specs, unplanned_checks
-from scalebench.results import document, report, store as results
+from scalebench.reporting import document, report, store as results
 from scalebench.rooms.stream import rules
 from scalebench.rooms.stream.outcome import stream_outcome
 from scalebench.rooms.stream.output import KERNELS, WORDS, parse_stream

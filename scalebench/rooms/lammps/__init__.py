@@ -1,6 +1,6 @@
 """LAMMPS: timesteps/s, atom-steps/s and the Comm share at each scale, strong and weak scaling. The
 check is reframe_tests/lammps.py, its input templates reframe_tests/inputs/lammps/; it reports in
-the shared applications section (scalebench/results/sections/applications.py) beside OpenFOAM."""
+the shared applications section (scalebench/reporting/sections/applications.py) beside OpenFOAM."""
 from __future__ import annotations
 
 from pathlib import Path

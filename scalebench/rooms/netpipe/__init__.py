@@ -1,7 +1,7 @@
 """NetPIPE: one-way latency and bandwidth over message sizes between two ranks (ping-pong), and the
 message rate of a one-direction stream, within a node or between two. The checks are NetPIPECheck and
 NetPIPEStreamCheck in reframe_tests/microbench.py; they report in the shared microbenchmark section
-(scalebench/results/sections/microbenchmarks.py), so this room has none of its own."""
+(scalebench/reporting/sections/microbenchmarks.py), so this room has none of its own."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from scalebench.results import noise
-from scalebench.results.document import Block, Heading, Text, table
-from scalebench.results.sections.common import fmt
-from scalebench.results.series import Series, at_label
+from scalebench.reporting import noise
+from scalebench.reporting.document import Block, Heading, Text, table
+from scalebench.reporting.sections.common import fmt
+from scalebench.reporting.series import Series, at_label
 from scalebench.site.thresholds import report_flags
 
 FIGURES = ("copy", "scale", "add", "triad", "memory_bandwidth", "triad_fraction")

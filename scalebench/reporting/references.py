@@ -20,8 +20,8 @@ import yaml
 
 from scalebench import benchmarks, loaders, paths, writeonce
 from scalebench.errors import InputError, ScalebenchError
-from scalebench.results import noise
-from scalebench.results.records import Session
+from scalebench.reporting import noise
+from scalebench.reporting.records import Session
 from scalebench.textfile import file_key
 from scalebench.validation import check_name, excerpt_text, is_number
 
@@ -89,7 +89,7 @@ def case_name(display_name: str) -> str:
 def derive(sessions: Iterable[Session], system: str, method: Method | None = None,
            flags: Mapping[str, float] | None = None) -> tuple[dict[str, dict[str, dict[str, Reference]]], list[str]]:
     """({partition:environ: {case name: {figure: Reference}}}, notes on what was left out) from the
-    measured cases of `system`; noisy runs (scalebench.results.noise), figures without a direction, and
+    measured cases of `system`; noisy runs (scalebench.reporting.noise), figures without a direction, and
     figures with fewer runs than min_runs are left out."""
     method = method or Method()
     values: dict[tuple[str, str], dict[str, list[float]]] = {}  # (where, case) -> figure -> runs

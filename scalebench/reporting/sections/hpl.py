@@ -11,15 +11,15 @@ import polars as pl
 
 from scalebench.analysis import scaling
 from scalebench.benchmarks import lookup
-from scalebench.results import expected as model_expected
-from scalebench.results import noise, series
-from scalebench.results.document import Block, Chart, Figure, Heading, Line, Panel, Text, bullets, table, text_table
-from scalebench.results.expected import Expected, Point
-from scalebench.results.records import Case
-from scalebench.results.sections.common import fmt, measured_line, slug, ylabel
-from scalebench.results.sections.energy import energy_blocks, per_watt_cell
-from scalebench.results.series import Series, axis_label
-from scalebench.results.table import Table, exact_median, per_table
+from scalebench.reporting import expected as model_expected
+from scalebench.reporting import noise, series
+from scalebench.reporting.document import Block, Chart, Figure, Heading, Line, Panel, Text, bullets, table, text_table
+from scalebench.reporting.expected import Expected, Point
+from scalebench.reporting.records import Case
+from scalebench.reporting.sections.common import fmt, measured_line, slug, ylabel
+from scalebench.reporting.sections.energy import energy_blocks, per_watt_cell
+from scalebench.reporting.series import Series, axis_label
+from scalebench.reporting.table import Table, exact_median, per_table
 from scalebench.site.thresholds import report_flags
 
 
@@ -52,7 +52,7 @@ class HplLine:
     noisy_runs: int = 0
     gflops_per_watt: float | None = None  # core phase (scalebench.energy)
     job_gflops_per_watt: float | None = None  # job total, includes set-up
-    expected: Expected | None = None  # what HPL's scalability model expects (scalebench.results.expected)
+    expected: Expected | None = None  # what HPL's scalability model expects (scalebench.reporting.expected)
 
     def point(self) -> Point | None:
         """The configuration as the model reads it; None when a figure it needs is missing, or only noisy
@@ -113,7 +113,7 @@ def hpl_lines(results: Table) -> list[HplLine]:
     cases = cases.join(pl.DataFrame(combos, schema={"hpl_deck": pl.Utf8, "n": pl.Float64, "params": pl.Utf8,
                                                     "key": pl.UInt32}),
                        on=["hpl_deck", "n", "params"], how="left", nulls_equal=True, maintain_order="left")
-    # Noisy runs (scalebench.results.noise) are not counted where the line has clean ones.
+    # Noisy runs (scalebench.reporting.noise) are not counted where the line has clean ones.
     verdicts = noise.table_verdicts(results, report_flags(), within=pl.col("case").is_in(cases["case"].to_list()))
     noisy_rows = [row for row, verdict in verdicts.items() if verdict.noise.noisy]
     cvs = {row: verdict.noise.solve_cv for row, verdict in verdicts.items() if verdict.noise.solve_cv is not None}

@@ -1,4 +1,4 @@
-"""Charts (scalebench.results.document.Chart) drawn as PNG with matplotlib's Agg renderer.
+"""Charts (scalebench.reporting.document.Chart) drawn as PNG with matplotlib's Agg renderer.
 
 No pyplot: figures are built directly on an Agg canvas, so nothing depends on a display or on global
 pyplot state, and a chart costs only its own drawing.
@@ -15,7 +15,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from scalebench.results.document import Chart, Panel
+from scalebench.reporting.document import Chart, Panel
 
 # Colour-blind-safe (Okabe-Ito), then matplotlib's defaults for more stacks than that.
 _PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",

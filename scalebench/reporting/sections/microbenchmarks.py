@@ -9,10 +9,10 @@ from typing import Sequence
 from scalebench.analysis import comparison
 from scalebench.errors import InputError
 from scalebench.interconnect import curves
-from scalebench.results import bakeoff
-from scalebench.results.document import Block, Chart, Figure, Heading, Line, Mark, Panel, Text, bullets, table
-from scalebench.results.sections.common import fmt, fom_groups, measured_line, slug, ylabel
-from scalebench.results.series import Series, at_label, axis_label
+from scalebench.reporting import bakeoff
+from scalebench.reporting.document import Block, Chart, Figure, Heading, Line, Mark, Panel, Text, bullets, table
+from scalebench.reporting.sections.common import fmt, fom_groups, measured_line, slug, ylabel
+from scalebench.reporting.series import Series, at_label, axis_label
 from scalebench.units import format_size
 
 

@@ -1,11 +1,11 @@
 """Acceptance verdicts: thresholds from a YAML file (site_configs/acceptance.yaml) checked against the
 results, one PASS / FAIL / NO DATA row per criterion, system, stack and point.
 
-Measured values are the series' medians over repeated runs (scalebench.results.series), so one lucky run
+Measured values are the series' medians over repeated runs (scalebench.reporting.series), so one lucky run
 does not pass a criterion and one bad run does not fail it. A criterion nothing was measured for is
 NO DATA, which fails acceptance unless the criterion says `optional: true`: missing evidence is not
 a pass, and an acceptance that measured nothing (every criterion optional and NO DATA) fails. Noisy
-runs (scalebench.results.noise) are set aside: a point only they measured, or whose runs disagree, is
+runs (scalebench.reporting.noise) are set aside: a point only they measured, or whose runs disagree, is
 NOISY, neither a pass nor a fail, and its note names the cases to re-run.
 """
 from __future__ import annotations
@@ -21,15 +21,15 @@ from scalebench import loaders
 from scalebench.analysis import scaling
 from scalebench.benchmarks import registry
 from scalebench.errors import InputError
-from scalebench.results import noise, series
-from scalebench.results.document import Block, Heading, Table, Text, table
-from scalebench.results.series import Series, SeriesKey, at_label
-from scalebench.results.table import FigureUnit, Table as ResultsTable
+from scalebench.reporting import noise, series
+from scalebench.reporting.document import Block, Heading, Table, Text, table
+from scalebench.reporting.series import Series, SeriesKey, at_label
+from scalebench.reporting.table import FigureUnit, Table as ResultsTable
 from scalebench.site.thresholds import report_flags
 from scalebench.validation import C_INT_MAX, did_you_mean, excerpt, excerpt_text, finite_number
 
 METRICS = ("value", "speedup", "parallel_efficiency", "of_model")
-# of_model: the measured value over what HPL's scalability model expects of it (scalebench.results.expected)
+# of_model: the measured value over what HPL's scalability model expects of it (scalebench.reporting.expected)
 MODEL_FIGURES = {"HPLCheck": ("efficiency",)}
 AT_WORDS = ("every", "largest", "smallest")
 _KEYS = ("name", "benchmark", "figure", "metric", "min", "max", "at", "system", "partition", "stack", "params",
@@ -250,7 +250,7 @@ Noisy = Callable[[SeriesKey, str, int], "tuple[str, tuple[str, ...]] | None"]
 
 def evaluate(criteria: Iterable[Criterion], all_series: Sequence[Series], expectations: Expectations | None = None,
              clean: Mapping[SeriesKey, Series] | None = None, noisy: Noisy | None = None) -> list[Verdict]:
-    """Verdicts of the criteria over the series; `expectations` (scalebench.results.sections.hpl.
+    """Verdicts of the criteria over the series; `expectations` (scalebench.reporting.sections.hpl.
     model_expectations) serve the of_model metric. With `clean` (the series of the runs that are not
     noisy) and `noisy`, a point is judged on its clean runs, and is NOISY where it has none, where its
     metric's base point has none, or where `noisy` names a reason."""
@@ -287,7 +287,7 @@ def evaluate(criteria: Iterable[Criterion], all_series: Sequence[Series], expect
 
 def judge(criteria: Iterable[Criterion], results: ResultsTable, flags: Mapping[str, float] | None = None,
           all_series: Sequence[Series] | None = None, expectations: Expectations | None = None) -> list[Verdict]:
-    """Verdicts over the results with noisy runs set aside (scalebench.results.noise): a point is
+    """Verdicts over the results with noisy runs set aside (scalebench.reporting.noise): a point is
     NOISY when only noisy cases measured it (they are named, to re-run) or its clean runs disagree.
     `all_series`: series.build(results), when the caller has it; `expectations` as evaluate's."""
     flags = flags or report_flags()

@@ -6,10 +6,10 @@ from typing import Any, Mapping, Sequence
 
 from scalebench.analysis import scaling
 from scalebench.errors import InputError
-from scalebench.results import noise, series
-from scalebench.results.document import Block, Chart, Figure, Heading, Line, Mark, Panel, Text, table
-from scalebench.results.sections.common import fmt, fom_groups, measured_line, slug, ylabel
-from scalebench.results.series import Series, at_label, axis_label
+from scalebench.reporting import noise, series
+from scalebench.reporting.document import Block, Chart, Figure, Heading, Line, Mark, Panel, Text, table
+from scalebench.reporting.sections.common import fmt, fom_groups, measured_line, slug, ylabel
+from scalebench.reporting.series import Series, at_label, axis_label
 from scalebench.site.thresholds import report_flags
 
 

@@ -9,7 +9,7 @@ from scalebench import textfile
 from scalebench.errors import InputError
 from scalebench.loaders import REPORT_LIMIT
 from scalebench.benchmarks import lookup
-from scalebench.results.records import (PROVENANCE_KEYS, Case, FigureDropped, Session, check_case, count, derived,
+from scalebench.reporting.records import (PROVENANCE_KEYS, Case, FigureDropped, Session, check_case, count, derived,
                                         figure_value, params_from_name, run_provenance)
 
 _REFERENCE_FIELDS = ("perf_ref", "perf_lower_thres", "perf_upper_thres")

@@ -9,11 +9,11 @@ from typing import Any, Sequence
 
 import polars as pl
 
-from scalebench.results import series
-from scalebench.results.document import Block, Chart, Figure, Heading, Line, Panel, Text, table
-from scalebench.results.sections.common import slug
-from scalebench.results.series import Series, at_label
-from scalebench.results.table import Table, exact_median
+from scalebench.reporting import series
+from scalebench.reporting.document import Block, Chart, Figure, Heading, Line, Panel, Text, table
+from scalebench.reporting.sections.common import slug
+from scalebench.reporting.series import Series, at_label
+from scalebench.reporting.table import Table, exact_median
 
 _CASE_AXES = ("nodes", "procs", "cores")  # a curve over message sizes or a parameter has no one scale to follow
 _FORMATS = ("%Y%m%dT%H%M%S%z",)  # ReFrame's time_start; perflog sessions start with an ISO time

@@ -2,7 +2,7 @@
 tidy CSV, with sections for HPL, applications and microbenchmarks (scalebench/data/benchmarks.yaml says
 which check goes where), optional acceptance verdicts, a stack bake-off and a provenance appendix.
 
-Every number shown for a point is the median over the runs that measured it (scalebench.results.series).
+Every number shown for a point is the median over the runs that measured it (scalebench.reporting.series).
 """
 from __future__ import annotations
 
@@ -16,16 +16,16 @@ import polars as pl
 
 from scalebench import room
 from scalebench.errors import InputError, ResultsError
-from scalebench.results import acceptance, bakeoff, regressions, screening, series, tidy
-from scalebench.results.chart_worker import ChartWorker, draw_here
-from scalebench.results.document import (Block, Heading, Text, bullets, charts_of, render_html, render_markdown,
+from scalebench.reporting import acceptance, bakeoff, regressions, screening, series, tidy
+from scalebench.reporting.chart_worker import ChartWorker, draw_here
+from scalebench.reporting.document import (Block, Heading, Text, bullets, charts_of, render_html, render_markdown,
                                          render_text)
-from scalebench.results.sections import (application_section, failures_section, hpl_section, interference_section,
+from scalebench.reporting.sections import (application_section, failures_section, hpl_section, interference_section,
                                          micro_section, other_section, over_time_section, provenance_section,
                                          transport_section)
-from scalebench.results.sections.hpl import model_expectations
-from scalebench.results.store import Loaded, find_sources, load, paused_gc, results_dir_of
-from scalebench.results.table import Table, figure_units
+from scalebench.reporting.sections.hpl import model_expectations
+from scalebench.reporting.store import Loaded, find_sources, load, paused_gc, results_dir_of
+from scalebench.reporting.table import Table, figure_units
 from scalebench.validation import excerpt_text
 
 FORMATS = ("md", "html", "csv", "txt", "parquet")  # txt: every section as aligned text; parquet: the tidy table

@@ -7,10 +7,10 @@ from typing import Sequence
 
 import polars as pl
 
-from scalebench.results.document import Block, Heading, Text, table
-from scalebench.results.records import Case
-from scalebench.results.sections.common import fmt
-from scalebench.results.table import Table
+from scalebench.reporting.document import Block, Heading, Text, table
+from scalebench.reporting.records import Case
+from scalebench.reporting.sections.common import fmt
+from scalebench.reporting.table import Table
 from scalebench.site import fabric
 
 # Where each fabric figure comes from: benchmark -> {floor key: figure, or the prefix of a curve's

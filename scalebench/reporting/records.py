@@ -1,5 +1,5 @@
 """What ingest makes of a run: Cases and Sessions, and the one check every case passes before anything
-reads it (scalebench.results.store and .perflogs build cases; `check_case` vets them).
+reads it (scalebench.reporting.store and .perflogs build cases; `check_case` vets them).
 
 A run report is written by ReFrame from whatever a check computed, and may have been edited since:
 a value that cannot be a measurement (a negative Rmax, an efficiency of 1e300 %, Rpeak 0, -1 nodes, a

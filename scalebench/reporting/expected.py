@@ -19,8 +19,8 @@ from scalebench.benchmarks import lookup, split_sized
 from scalebench.errors import InputError
 from scalebench.hpl import model
 from scalebench.hpl.model import Calibration, Link, RankRate
-from scalebench.results.records import Case
-from scalebench.results.table import Table
+from scalebench.reporting.records import Case
+from scalebench.reporting.table import Table
 from scalebench.validation import is_number
 
 BELOW_MODEL = "below model: look at the fabric or the nodes"
@@ -169,7 +169,7 @@ def link_from(figures: Mapping[str, float], source: str) -> Link | None:
 
 
 def _links(cases: Sequence[Case]) -> tuple[Link | None, Link | None, list[str]]:
-    from scalebench.results.sections.transports import fabric_figures  # the sections import this module
+    from scalebench.reporting.sections.transports import fabric_figures  # the sections import this module
 
     notes = []
     links = []

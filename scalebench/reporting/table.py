@@ -1,6 +1,6 @@
 """The results as columns: every session, case and figure ingest vetted, in three polars frames that the
 report, acceptance and the bake-off query (references and screening read the Case objects of the cases
-they need, made from them), and that the index keeps (scalebench.results.index).
+they need, made from them), and that the index keeps (scalebench.reporting.index).
 
 Why polars: ReFrame 4.10 already depends on it (pinned in requirements.txt, with wheels for every
 supported Python on x86_64 and aarch64), so it adds no dependency to install or keep up; its Rust
@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, NamedTuple, Sequence, TypeVar
 import polars as pl
 
 from scalebench import benchmarks
-from scalebench.results.records import Case, Session
+from scalebench.reporting.records import Case, Session
 from scalebench.validation import is_number
 
 # Provenance kept as text columns (what str() of the value shows, "" when absent): the report's

@@ -13,14 +13,14 @@ import multiprocessing
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Sequence
 
-from scalebench.results.document import Chart
+from scalebench.reporting.document import Chart
 
 _TIMEOUT_S = 600  # far beyond any report: only a hung worker gets here
 
 
 def _warm() -> None:
     """Worker start-up: import matplotlib before any chart arrives."""
-    from scalebench.results import plots
+    from scalebench.reporting import plots
 
     del plots  # imported for its side effect: matplotlib loaded
 
@@ -31,7 +31,7 @@ def _ready() -> None:
 
 def draw_here(charts: Sequence[Chart], everything: Sequence[Chart] | None = None) -> dict[Chart, bytes]:
     """The charts drawn in this process (matplotlib imported on first use), coloured as `everything`."""
-    from scalebench.results import plots
+    from scalebench.reporting import plots
 
     return plots.render_all(charts, everything)
 

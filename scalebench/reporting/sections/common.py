@@ -1,13 +1,13 @@
 """What the report's sections share: number cells, chart names, measured lines and axis labels, and the
 grouping of figure-of-merit series. Every number shown for a point is the median over the runs that
-measured it (scalebench.results.series)."""
+measured it (scalebench.reporting.series)."""
 from __future__ import annotations
 
 import re
 from typing import Iterable
 
-from scalebench.results.document import Line
-from scalebench.results.series import Series
+from scalebench.reporting.document import Line
+from scalebench.reporting.series import Series
 
 
 def fmt(value: float | int | None, spec: str = "") -> str:

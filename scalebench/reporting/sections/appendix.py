@@ -8,11 +8,11 @@ from typing import Any, Iterable, Sequence
 import polars as pl
 
 from scalebench.benchmarks import provenance
-from scalebench.results.document import Block, Heading, Text, bullets, table
-from scalebench.results.records import Session
-from scalebench.results.sections.common import fmt
-from scalebench.results.series import Series
-from scalebench.results.table import Table
+from scalebench.reporting.document import Block, Heading, Text, bullets, table
+from scalebench.reporting.records import Session
+from scalebench.reporting.sections.common import fmt
+from scalebench.reporting.series import Series
+from scalebench.reporting.table import Table
 
 LIST_LIMIT = 4  # distinct values shown per cell before "(+N more)"
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 from scalebench import benchmarks
-from scalebench.results.document import Block, Heading, Text, table
-from scalebench.results.records import Case, Session
+from scalebench.reporting.document import Block, Heading, Text, table
+from scalebench.reporting.records import Case, Session
 from scalebench.validation import is_number
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import polars as pl
 
 from scalebench import benchmarks
-from scalebench.results.series import record_params
-from scalebench.results.table import Table, shown
+from scalebench.reporting.series import record_params
+from scalebench.reporting.table import Table, shown
 
 CSV_LEADING = ("run_start", "system", "partition", "stack", "benchmark", "case")
 _CSV_PROVENANCE = benchmarks.provenance().csv  # (column, field): the registry's

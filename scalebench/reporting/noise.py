@@ -24,8 +24,8 @@ import polars as pl
 
 from scalebench.benchmarks import lookup
 from scalebench.hpl.outcome import DgemmRepeats, disturbance, solve_cv
-from scalebench.results.records import Case
-from scalebench.results.table import Table, per_table
+from scalebench.reporting.records import Case
+from scalebench.reporting.table import Table, per_table
 from scalebench.site.thresholds import report_flags
 
 

@@ -2,7 +2,7 @@
 Markdown or one self-contained HTML page. Sections build blocks once; each format is one renderer,
 so the three outputs cannot drift apart.
 
-Charts are plain data here (lines, marks, axes); scalebench.results.plots draws them with matplotlib only
+Charts are plain data here (lines, marks, axes); scalebench.reporting.plots draws them with matplotlib only
 when a format needs pictures, so terminal output never imports it.
 """
 from __future__ import annotations

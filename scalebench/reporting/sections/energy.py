@@ -5,17 +5,17 @@ from __future__ import annotations
 from typing import Protocol, Sequence
 
 from scalebench.energy.figures import CORE, JOB_TOTAL, NO_SOURCE
-from scalebench.results import series
-from scalebench.results.document import Block, Chart, Figure, Heading, Panel, Text, bullets, table
-from scalebench.results.records import Case
-from scalebench.results.sections.common import fmt, measured_line, slug
-from scalebench.results.series import Series, axis_label
+from scalebench.reporting import series
+from scalebench.reporting.document import Block, Chart, Figure, Heading, Panel, Text, bullets, table
+from scalebench.reporting.records import Case
+from scalebench.reporting.sections.common import fmt, measured_line, slug
+from scalebench.reporting.series import Series, axis_label
 
 CORE_FIGURE, JOB_FIGURE = "gflops_per_watt", "job_gflops_per_watt"
 
 
 class HplLine(Protocol):
-    """What this part reads of a line of the HPL table (scalebench.results.sections.hpl.HplLine)."""
+    """What this part reads of a line of the HPL table (scalebench.reporting.sections.hpl.HplLine)."""
 
     @property
     def where(self) -> str: ...

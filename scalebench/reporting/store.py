@@ -1,12 +1,12 @@
 """Results store: ReFrame run reports and perflogs kept as written, read back into one table of
-sessions, cases and figures (scalebench.results.table).
+sessions, cases and figures (scalebench.reporting.table).
 
 A run directory (results/runs/<UTC time>-<host>-<pid>/) holds report.json, perflogs/, output/ and
 reframe.log exactly as ReFrame wrote them, and provenance.json when `scalebench run` made it;
 scalebench only reads them. A run's report.json is the source of truth; its perflogs are read only
 when the report is missing (the run was interrupted or is still going) or broken. A malformed or
 partial report is skipped with a warning that names the file. Each report is read once: what ingest
-made of it is kept in the index beside the results (scalebench.results.index).
+made of it is kept in the index beside the results (scalebench.reporting.index).
 """
 from __future__ import annotations
 
@@ -24,11 +24,11 @@ import polars as pl
 
 from scalebench import benchmarks, loaders, textfile
 from scalebench.errors import InputError, ResultsError
-from scalebench.results.index import INDEX_DIR, Index, Indexed, SegmentUnreadable, assemble
-from scalebench.results.perflogs import load_perflogs, run_dir_of
-from scalebench.results.records import (PROVENANCE_KEYS, Case, FigureDropped, Session, check_case, count, derived,
+from scalebench.reporting.index import INDEX_DIR, Index, Indexed, SegmentUnreadable, assemble
+from scalebench.reporting.perflogs import load_perflogs, run_dir_of
+from scalebench.reporting.records import (PROVENANCE_KEYS, Case, FigureDropped, Session, check_case, count, derived,
                                         figure_value, interval, number, params_from_name, run_provenance, text)
-from scalebench.results.table import Table, concat, from_sessions
+from scalebench.reporting.table import Table, concat, from_sessions
 from scalebench.site.rundir import DRY_RUN_MARK, dry_run_requested
 from scalebench.validation import excerpt_text
 

@@ -17,7 +17,7 @@ import polars as pl
 
 from scalebench.analysis import scaling
 from scalebench.benchmarks import Benchmark, lookup
-from scalebench.results.table import Table, exact_median, hashable
+from scalebench.reporting.table import Table, exact_median, hashable
 
 AXIS_LABELS = {"nodes": "Nodes", "procs": "Processes", "cores": "Cores", "msg_size": "Message size (bytes)"}
 AXIS_UNITS = {"nodes": "node(s)", "procs": "process(es)", "cores": "core(s)", "msg_size": "bytes"}

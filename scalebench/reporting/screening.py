@@ -17,8 +17,8 @@ from typing import Iterable, Mapping, Sequence
 
 from scalebench import benchmarks
 from scalebench.errors import InputError
-from scalebench.results.document import Block, Chart, Figure, Heading, Line, Mark, Panel, Table, Text, table
-from scalebench.results.records import Case, Session
+from scalebench.reporting.document import Block, Chart, Figure, Heading, Line, Mark, Panel, Table, Text, table
+from scalebench.reporting.records import Case, Session
 from scalebench.screening.jobs import hostlist, natural
 from scalebench.screening.probe import parse_probe
 from scalebench.screening.verdict import NODE_FIGURES, Score, Verdict, judge, score, thresholds

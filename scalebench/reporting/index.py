@@ -4,7 +4,7 @@ results, so that the next report reads Parquet instead of JSON.
     <results>/index/v1-<ingest version>/<UTC time>-<host>-<pid>-<random>/
         sessions.parquet  one row per indexed report: its digest (sha256 of the report's bytes), ReFrame
                           session identity, session fields and the warnings ingest gave for it
-        cases.parquet, records.parquet   its cases and figures (scalebench.results.table)
+        cases.parquet, records.parquet   its cases and figures (scalebench.reporting.table)
         stats.parquet     (path in the results, size, mtime, ctime, inode) -> digest: an unchanged report
                           is known without being read again, as git knows an unchanged file
         manifest.json     the sha256 of each file: a damaged one is found, never read as results
@@ -40,8 +40,8 @@ import polars as pl
 
 from scalebench import benchmarks, loaders, textfile
 from scalebench.errors import InputError
-from scalebench.results.records import Session, bounds
-from scalebench.results.table import CASE_SCHEMA, RECORD_SCHEMA, SESSION_SCHEMA, Table, from_sessions
+from scalebench.reporting.records import Session, bounds
+from scalebench.reporting.table import CASE_SCHEMA, RECORD_SCHEMA, SESSION_SCHEMA, Table, from_sessions
 from scalebench.units import format_size
 from scalebench.validation import C_INT_MAX, excerpt_text
 

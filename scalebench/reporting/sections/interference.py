@@ -1,14 +1,14 @@
 """The report's "Interference and noise" section: what the node probe measured on the nodes of every
-job (scalebench.nodeprobe), and which results are noisy (scalebench.results.noise) and why."""
+job (scalebench.nodeprobe), and which results are noisy (scalebench.reporting.noise) and why."""
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from scalebench.results import noise
-from scalebench.results.document import Block, Heading, Text, table
-from scalebench.results.sections.common import fmt
-from scalebench.results.series import Series, at_label
-from scalebench.results.table import Table
+from scalebench.reporting import noise
+from scalebench.reporting.document import Block, Heading, Text, table
+from scalebench.reporting.sections.common import fmt
+from scalebench.reporting.series import Series, at_label
+from scalebench.reporting.table import Table
 from scalebench.site.thresholds import report_flags
 from scalebench.validation import excerpt_text
 

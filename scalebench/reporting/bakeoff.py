@@ -14,8 +14,8 @@ from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 from scalebench.analysis import comparison
 from scalebench.errors import InputError
-from scalebench.results.document import Block, Heading, Text, bullets, table
-from scalebench.results.series import Series, at_label, time_like
+from scalebench.reporting.document import Block, Heading, Text, bullets, table
+from scalebench.reporting.series import Series, at_label, time_like
 from scalebench.validation import did_you_mean, excerpt
 
 BY = ("stack", "system")
