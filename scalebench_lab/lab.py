@@ -64,8 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--results", default=str(paths.RESULTS))
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per profile")
     args = parser.parse_args(argv)
-    from scalebench.results.report import write_report
-    from scalebench.results.sections import hpl_terminal_table
+    from scalebench.reporting.report import write_report
+    from scalebench.reporting.sections import hpl_terminal_table
 
     run_dirs, failed = [], []
     try:
