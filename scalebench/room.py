@@ -3,7 +3,8 @@ section live together in one package, scalebench/rooms/<name>/, found here (when
 looking into that folder) without being named anywhere else. Its figures and provenance names stay
 data (scalebench/data/benchmarks.yaml, provenance.yaml); its ReFrame check is reframe_tests/<name>.py.
 
-A room is a package of scalebench/rooms/ defining ROOM, a Room. The central places ask this module,
+A room is a package of scalebench/rooms/ defining ROOM, a Room, usually `declare`d: its parser in
+output.py, its CheckSpec(s) from rules.checks(), its section, if it has one, in section.py. The central places ask this module,
 never a room by name: scalebench.site_plan (the room's checks join CHECKS), scalebench.parse (its output
 kind joins KINDS), the site file (the keys its site.yaml declares for partitions and stacks join the
 schema and the partition and environment extras), scalebench.benchmarks (its report section name)
@@ -50,6 +51,25 @@ class Room:
 
 
 ROOMS = Path(__file__).with_name("rooms")  # the package scalebench.rooms, one package per room
+
+
+def declare(package: str, parser: str, section: str | None = None) -> Room:
+    """The Room of the package `package` (a room's __name__): its output kind is the package's name,
+    parsed by output.<parser> (returning an object with to_dict()); its checks are rules.checks(); its
+    report section, if it has one, is section.<section>(results, every series, the section's name).
+    Each module is imported when first called."""
+    name = package.rsplit(".", 1)[-1]
+
+    def parse(text: str) -> dict:
+        return getattr(importlib.import_module(f"{package}.output"), parser)(text).to_dict()
+
+    def checks() -> Sequence[Any]:
+        return importlib.import_module(f"{package}.rules").checks()
+
+    def report(results: Any, all_series: Sequence[Any]) -> list[Any]:
+        return getattr(importlib.import_module(f"{package}.section"), str(section))(results, all_series, name)
+
+    return Room(name, parse, checks, ROOMS / name, report if section else None)
 
 
 @functools.cache
