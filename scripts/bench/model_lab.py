@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -75,19 +76,23 @@ NETPIPE_MAX_BYTES = 2**23  # well past the shaper's burst (256 KiB at 1 Gbit/s):
 RING_NODES = (2, 4)
 PREDICTED_NODES = (2, 4)
 CALIBRATION_ATTEMPTS = 3  # of the 1-node HPL, when its solves disagree
+# An xhpl built with -DHPL_DETAILED_TIMING prints, after each solve, each phase's time on the rank
+# that spent the most in it (HPL_pdtest.c): "+ Max aggregated wall time mxswp . . :  1.23"
+PHASE_RE = re.compile(r"\+? ?Max aggregated wall time ([a-z][a-z ]*?)[ .]*: +(\d{1,9}\.\d+)")
+ROW_RE = re.compile(r"W[RC]\d\S* +\d+ +\d+ +(\d+) +(\d+) +(\d{1,9}\.\d+) ")
+MAX_OUTPUT_BYTES = 2**20
 
 
-def reframe(state: cluster.State, run_dir: Path, profile: str, names: str, budget: float, trials: int,
-            timeout: float) -> int:
+def reframe(state: cluster.State, run_dir: Path, profile: str, names: str, args: argparse.Namespace) -> int:
     checks = paths.REPO_ROOT / "reframe_tests"
     argv = [str(Path(sys.executable).with_name("reframe")), "-C", str(paths.SITE_CONFIGS / "slurm.py"),
             "-c", str(checks / "hpl.py"), "-c", str(checks / "microbench.py"), "-r", "-n", names,
             "-p", f"tcp-{profile}", "-S", "HPLCheck.ranks_per_node=1", "-S", "HPLCheck.efficiency_floor=0",
-            "-S", f"HPLCheck.hpl_binary={XHPL}", "-S", f"HPLCheck.time_budget_s={budget:g}",
-            "-S", f"HPLCheck.trials={trials}", "-S", f"NetPIPECheck.max_bytes={NETPIPE_MAX_BYTES}"]
+            "-S", f"HPLCheck.hpl_binary={args.hpl_binary}", "-S", f"HPLCheck.time_budget_s={args.time_budget:g}",
+            "-S", f"HPLCheck.trials={args.trials}", "-S", f"NetPIPECheck.max_bytes={NETPIPE_MAX_BYTES}"]
     env = state.client_env()
     env.update(SCALEBENCH_SITE=str(SITE), SCALEBENCH_RUN_DIR=str(run_dir))
-    return subprocess.run(state.client_argv(argv), env=env, timeout=timeout, stdout=subprocess.DEVNULL,
+    return subprocess.run(state.client_argv(argv), env=env, timeout=args.timeout, stdout=subprocess.DEVNULL,
                           stderr=subprocess.DEVNULL).returncode
 
 
@@ -129,9 +134,10 @@ def tcp_losses(state: cluster.State) -> tuple[int, int]:
     return totals[0], totals[1]
 
 
-def plans(budget: float, trials: int) -> dict[int, HplPlan]:
+def plans(args: argparse.Namespace) -> dict[int, HplPlan]:
     partitions, stacks, _ = site_specs(site_systems(SITE))
-    settings = HplSettings(ranks_per_node=1, hpl_binary=str(XHPL), time_budget_s=budget, trials=trials)
+    settings = HplSettings(ranks_per_node=1, hpl_binary=str(args.hpl_binary), time_budget_s=args.time_budget,
+                           trials=args.trials)
     return {nodes: plan_hpl(partitions[0], next(iter(stacks.values())), f"{nodes}_nodes", settings)
             for nodes in PREDICTED_NODES}
 
@@ -157,7 +163,8 @@ def concurrent_dgemm(state: cluster.State, work: Path, plan: HplPlan, timeout: f
     env = state.client_env()
     env.update(stack_env(), **plan.env_vars, **plan.job.env_vars)
     tasks = str(plan.job.tasks)
-    argv = state.client_argv(["srun", "-N", str(plan.job.nodes), "-n", tasks, f"--chdir={directory}", str(XHPL)])
+    argv = state.client_argv(["srun", "-N", str(plan.job.nodes), "-n", tasks, f"--chdir={directory}",
+                              plan.binary])
     output = subprocess.run(argv, env=env, timeout=timeout, check=True, capture_output=True, text=True).stdout
     repeats = dgemm_repeats(output)
     rate = per_rank(repeats.before, plan.job.tasks) if repeats else None
@@ -179,6 +186,26 @@ def measured(run_dir: Path) -> dict[int, tuple[float, float | None, str]]:
             if line.nodes and line.efficiency is not None}
 
 
+def phase_times(run_dir: Path) -> dict[int, list[dict[str, float]]]:
+    """nodes -> per solve, HPL's phase times in seconds and its wall time ("wall"), from the jobs'
+    output in `run_dir` (one rank per node: nodes = P x Q); nothing for an xhpl without them."""
+    found: dict[int, list[dict[str, float]]] = {}
+    for output in sorted(run_dir.glob("output/**/rfm_job.out")):
+        with output.open(errors="replace") as handle:
+            text = handle.read(MAX_OUTPUT_BYTES)
+        solves: list[dict[str, float]] = []
+        nodes = 0
+        for line in text.splitlines():
+            if row := ROW_RE.match(line):
+                nodes = int(row[1]) * int(row[2])
+                solves.append({"wall": float(row[3])})
+            elif (phase := PHASE_RE.match(line)) and solves:
+                solves[-1][phase[1].strip()] = float(phase[2])
+        if nodes and any(len(solve) > 1 for solve in solves):
+            found.setdefault(nodes, []).extend(solves)
+    return found
+
+
 def loads() -> str:
     return "/".join(f"{v:.2f}" for v in os.getloadavg())
 
@@ -194,7 +221,7 @@ def run_profile(profile: str, args: argparse.Namespace, results: Path) -> list[t
         calibration_dir = new_run_dir(results)
         calibration_dir = calibration_dir.with_name(f"{calibration_dir.name}-model-lab-{profile}-calibration")
         status = reframe(state, calibration_dir, profile, "HPLCheck%scale=1_node$|NetPIPECheck%placement=inter_node",
-                         args.time_budget, args.trials, args.timeout)
+                         args)
         if status:  # nothing to predict from
             raise SystemExit(f"model_lab: {profile}: calibration: reframe exited {status}; see {calibration_dir}")
         table = load([calibration_dir], index=False).table
@@ -216,7 +243,7 @@ def run_profile(profile: str, args: argparse.Namespace, results: Path) -> list[t
             print(f"lab: {profile}: the 1-node HPL is noisy ({one.noise}); running it again", flush=True)
             hpl_dir = new_run_dir(results)
             hpl_dir = hpl_dir.with_name(f"{hpl_dir.name}-model-lab-{profile}-calibration")
-            if reframe(state, hpl_dir, profile, "HPLCheck%scale=1_node$", args.time_budget, args.trials, args.timeout):
+            if reframe(state, hpl_dir, profile, "HPLCheck%scale=1_node$", args):
                 continue
             one = next(line for line in hpl_lines(load([hpl_dir], index=False).table) if line.nodes == 1)
         point = one.point()
@@ -224,7 +251,7 @@ def run_profile(profile: str, args: argparse.Namespace, results: Path) -> list[t
             raise SystemExit(f"model_lab: {profile}: no clean 1-node HPL in {CALIBRATION_ATTEMPTS} attempts: {one.noise}")
         rate = model.rate_from_run(point.case(), one.rmax, None, "HPL on 1 node")
         one_dgemm = measured(hpl_dir).get(1, (None, None, ""))[1]
-        plan_at = plans(args.time_budget, args.trials)
+        plan_at = plans(args)
         concurrent = {nodes: concurrent_dgemm(state, work, plan, args.timeout) for nodes, plan in plan_at.items()}
         print(f"lab: {profile}: 1-node HPL {one.rmax:.2f} Gflop/s ({one.efficiency:.1f}% of Rpeak, its DGEMM "
               f"{one_dgemm or 0:.1f} Gflop/s before the solves); {link.source}; rings "
@@ -252,7 +279,7 @@ def run_profile(profile: str, args: argparse.Namespace, results: Path) -> list[t
         names = "HPLCheck%scale=(" + "|".join(f"{n}_nodes" for n in PREDICTED_NODES) + ")$"
         before = tcp_losses(state)
         # A failed scale is a row without a measurement, which misses the target; the other profiles still run.
-        status = reframe(state, run_dir, profile, names, args.time_budget, args.trials, args.timeout)
+        status = reframe(state, run_dir, profile, names, args)
         if status:
             print(f"lab: {profile}: reframe exited {status} on the 2- and 4-node runs; see {run_dir}", flush=True)
         after = tcp_losses(state)
@@ -268,6 +295,10 @@ def run_profile(profile: str, args: argparse.Namespace, results: Path) -> list[t
             print(f"lab: {profile}: at {nodes} nodes the job's DGEMM before its solves {dgemm or 0:.1f} Gflop/s per "
                   f"rank: predicted {predicted or 0:.1%}; measured {got or 0:.1%}{f' ({noisy})' if noisy else ''}",
                   flush=True)
+        for nodes, solves in sorted(phase_times(run_dir).items()):
+            for solve in solves:
+                print(f"lab: {profile}: at {nodes} nodes HPL's phases (s, the busiest rank's): "
+                      f"{', '.join(f'{name} {seconds:.2f}' for name, seconds in solve.items())}", flush=True)
         print(f"lab: {profile}: done at load {loads()}", flush=True)
     finally:
         cluster.stop(work)
@@ -284,14 +315,17 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per ReFrame or srun run")
     parser.add_argument("--max-load", type=float, default=1.0, help="wait for a 1-minute load below this")
     parser.add_argument("--wait", type=float, default=1800, help="longest wait for it, seconds")
+    parser.add_argument("--hpl-binary", type=Path, default=XHPL,
+                        help="the xhpl every job runs (default: build/bin/xhpl); an absolute path, seen by every node")
     args = parser.parse_args()
+    args.hpl_binary = args.hpl_binary.resolve()  # the nodes run it from their own working directories
     if os.geteuid() != 0:
         raise SystemExit("model_lab: needs root (network namespaces, Slurm daemons)")
     # Ahead of other work on these 2 cores (the daemons and ranks inherit it): a rank left a third of
     # a core runs HPL at its pace (seen: StarDGEMM 28 and 79 Gflop/s on the two ranks of one job).
     os.nice(-15)
-    if not XHPL.is_file():
-        raise SystemExit(f"model_lab: {XHPL.relative_to(paths.REPO_ROOT)} not built (scripts/build-xhpl.sh)")
+    if not Path(args.hpl_binary).is_file():
+        raise SystemExit(f"model_lab: {args.hpl_binary} not built (scripts/build-xhpl.sh)")
     print(f"lab: load {loads()}, {cluster.machine_cpus()} cores", flush=True)
     start = time.monotonic()
     rows = []
