@@ -49,6 +49,7 @@ MAX_DIR_LEN = 60
 STATE_FILE = "state.json"
 MARKER_ENV = "SCALEBENCH_CLUSTER_TOKEN"  # set on every daemon we start; inherited by slurmstepd
 MUNGE_SOCKET_DIR = Path("/run/munge")
+NETNS_DIR = "/run/netns"  # where `ip netns` keeps its named namespaces
 CMD_TIMEOUT = 15.0  # default for every subprocess call
 READY_TIMEOUT = 30.0
 SCANCEL_WAIT = 15.0
@@ -257,7 +258,7 @@ class State:
         """argv to run a Slurm/MPI client against this cluster (inside the head namespace in netns mode)."""
         head = self.netns_head
         if head:
-            return ["nsenter", f"--net=/run/netns/{head}", "--", *argv]
+            return ["nsenter", f"--net={NETNS_DIR}/{head}", "--", *argv]
         return list(argv)
 
     def run_client(self, argv: Sequence[str], *, timeout: float = CMD_TIMEOUT, check: bool = True,
@@ -270,7 +271,7 @@ def exports(state: State) -> str:
     lines = [f"export {k}={v}" for k, v in state.data.get("env", {}).items()]
     if state.netns_head:
         lines.append(f"# netns mode: run clients in the head namespace, e.g. "
-                     f"nsenter --net=/run/netns/{state.netns_head} -- srun ..., "
+                     f"nsenter --net={NETNS_DIR}/{state.netns_head} -- srun ..., "
                      f"or: python -m scalebench_lab.cluster exec --dir {state.dir} -- srun ...")
     return "\n".join(lines) + "\n"
 
@@ -453,9 +454,13 @@ def _start_munged(state: State, env: dict) -> None:
 
 def _setup_netns(state: State, spec: Spec, cid: str, profile: dict | None) -> None:
     head = f"sb{cid}-head"
-    if Path(f"/run/netns/{head}").exists():
+    if Path(NETNS_DIR, head).exists():
         raise ClusterError(f"network namespace {head} already exists (a cluster in {spec.directory} "
                            "still running? stop it first)")
+    # `ip netns add` mounts the directory on itself the first time: ours to undo, also when another of
+    # our clusters (its namespaces all sb*) made it and may stop first, or when it is empty (nothing uses it)
+    if not _mounted(NETNS_DIR) or all(entry.name.startswith("sb") for entry in Path(NETNS_DIR).iterdir()):
+        state.add_created("netns_dir_mount", NETNS_DIR)
     _run(["ip", "netns", "add", head])
     state.data["netns_head"] = head
     state.add_created("netns", head)
@@ -509,7 +514,7 @@ def _in_namespace(ns: str, hostname: str, hosts: Path, argv: list[str],
                   f'&& mkdir -p "$s{PM_COUNTERS[len("/sys"):]}" && mount --bind "$3" "$s{PM_COUNTERS[len("/sys"):]}" '
                   '&& mount --move "$s" /sys && shift 4 && exec "$@"')
         args += [str(pm_counters[0]), str(pm_counters[1])]
-    return ["nsenter", f"--net=/run/netns/{ns}", "--", "unshare", "--uts", "--mount", "--",
+    return ["nsenter", f"--net={NETNS_DIR}/{ns}", "--", "unshare", "--uts", "--mount", "--",
             "/bin/sh", "-c", script, "sh", *args, *argv]
 
 
@@ -660,7 +665,7 @@ def start(directory: Path | str, nodes: int, mode: str = "loopback", cpus_per_no
 def _in_head(state: State, argv: list[str]) -> list[str]:
     """argv in the controller's network namespace (the head one in netns mode; the host's otherwise)."""
     head = state.netns_head
-    return ["nsenter", f"--net=/run/netns/{head}", "--", *argv] if head else argv
+    return ["nsenter", f"--net={NETNS_DIR}/{head}", "--", *argv] if head else argv
 
 
 def _start_accounting(state: State, spec: Spec, env: dict, db_port: int, dbd_port: int) -> None:
@@ -879,7 +884,7 @@ def _cancel_jobs(state: State) -> None:
     if not ctld or not is_alive(ctld[0]["pid"], ctld[0].get("starttime")):
         return
     head = state.netns_head
-    if head and not Path(f"/run/netns/{head}").exists():
+    if head and not Path(NETNS_DIR, head).exists():
         return
     listing = state.run_client(["squeue", "--noheader", "--format=%A"], timeout=10, check=False)
     jobs = listing.stdout.split() if listing.returncode == 0 else []
@@ -892,6 +897,27 @@ def _cancel_jobs(state: State) -> None:
         if left.returncode != 0 or not left.stdout.split():
             return
         time.sleep(0.3)
+
+
+def _mounted(path: str) -> bool:
+    """Whether `path` is a mount point (a directory bind-mounted on itself is one, which os.path.ismount
+    cannot see when both sides are on one file system)."""
+    with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as mounts:
+        return any(line.split()[4] == path for line in mounts if len(line.split()) > 4)
+
+
+def _unmount_netns_dir(created: list[dict]) -> list[str]:
+    """Unmount the namespace directory `start` made a mount of, once no namespace is left in it (another
+    cluster's, or the system's, keeps it)."""
+    if not any(c["kind"] == "netns_dir_mount" for c in created) or not _mounted(NETNS_DIR):
+        return []
+    if any(Path(NETNS_DIR).iterdir()):
+        return []
+    try:
+        _run(["umount", NETNS_DIR], timeout=10)
+    except ClusterError as err:
+        return [str(err)]
+    return []
 
 
 def stop(directory: Path | str) -> bool:
@@ -924,12 +950,13 @@ def stop(directory: Path | str) -> bool:
         if created["kind"] != "netns":
             continue  # veths and the bridge live inside the namespaces and go with them
         name = created["name"]
-        if not Path(f"/run/netns/{name}").exists():
+        if not Path(NETNS_DIR, name).exists():
             continue
         try:
             _run(["ip", "netns", "delete", name], timeout=10)
         except ClusterError as err:
             errors.append(str(err))
+    errors += _unmount_netns_dir(data["created"])
     data["phase"] = "stopped" if not errors else "stop-failed"
     data["stopped_at"] = time.time()
     state.save()
@@ -975,7 +1002,7 @@ def status(directory: Path | str) -> dict:
     data = state.data
     procs = [{"role": p["role"], "pid": p["pid"], "alive": is_alive(p["pid"], p.get("starttime"))}
              for p in data["processes"]]
-    namespaces = {c["name"]: Path(f"/run/netns/{c['name']}").exists()
+    namespaces = {c["name"]: Path(NETNS_DIR, c["name"]).exists()
                   for c in data["created"] if c["kind"] == "netns"}
     daemons_up = bool(procs) and all(p["alive"] for p in procs if p["role"] != "descendant")
     nodes = _node_states(state) if daemons_up and data.get("phase") == "running" else {}

@@ -235,6 +235,7 @@ def test_stop_netns_cluster_removes_its_namespaces_and_spares_a_shared_munged(sl
     assert cluster.stop(state.dir) is True
     assert_all_gone(state.dir)
     assert not any(Path(f"/run/netns/{n}").exists() for n in names)
+    assert any(c["kind"] == "netns_dir_mount" for c in state.data["created"])  # `ip netns add`'s mount is ours
     assert cluster.stop(state.dir) is False
     # the other cluster and its munged are untouched
     assert loopback.run_client(["srun", "-N2", "-n2", "true"], timeout=30).returncode == 0
