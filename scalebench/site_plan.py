@@ -23,7 +23,7 @@ from scalebench.knobs import knob
 from scalebench.screening import jobs as screening_jobs
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
 from scalebench.site.partition import SCREEN_MIN_NODES, PartitionSpec, Reservation, StackSpec
-from scalebench.site.scales import Scale, node_scale, scale_names, scaling_series
+from scalebench.site.scales import SCALING_MODES, Scale, node_scale, scale_names, scaling_series
 
 Params = Mapping[str, Any]
 
@@ -145,12 +145,33 @@ def case_job(partition: PartitionSpec, stack: StackSpec, scale: str | Scale, set
 
 # --- applications -------------------------------------------------------------------------------
 
-def plan_app(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
+def _plan_app(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
     if stack.container:  # LAMMPS's help probe and OpenFOAM's case preparation run on the host
         raise LeftOut(f"stack {stack.stack} runs in a container: the application checks prepare their inputs "
                       "on the host, which does not have the image's programs; not supported yet")
     return CasePlan(case_job(partition, stack, params["scale"], settings, threads_per_rank=settings.threads_per_rank,
                              ranks_per_node=settings.ranks_per_node))
+
+
+@dataclass(frozen=True)
+class _AppValues:
+    """The `values` of an application check: every scale of the system, each input, both scaling modes
+    (a value, not a closure, so that two declarations of one check compare equal)."""
+
+    axis: str
+    inputs: Callable[[], Iterable[str]]
+
+    def __call__(self, partitions: Sequence[PartitionSpec]) -> dict[str, list[Any]]:
+        return {**_scales(partitions), self.axis: list(self.inputs()), "scaling": list(SCALING_MODES)}
+
+
+def app_check(name: str, axis: str, inputs: Callable[[], Iterable[str]], feature: str,
+              valid: Callable[..., bool] | None = None) -> CheckSpec:
+    """An application check (a room's): each of its `axis` inputs at every scale of the system, strong and
+    weak scaling, each case one job of the application layout; `valid` (default: the partition has the
+    scale) may leave variants out."""
+    return CheckSpec(name, ("scale", axis, "scaling"), (feature,), (), _AppValues(axis, inputs), valid or has_scale,
+                     _plan_app)
 
 
 # --- interconnect (NetPIPE and OSU are rooms: scalebench/rooms/netpipe, scalebench/rooms/osu) --------

@@ -258,8 +258,8 @@ def _stack(stack: dict[str, Any], source: str, modules_system: str) -> dict[str,
     if stack.get("fabric") is not None:
         extras["fabric"] = fabric.check_fabric(f"{source}: {where}.fabric", stack["fabric"])
     view = extras.get("spack_view") or (f"{extras['spack_env']}/.spack-env/view" if "spack_env" in extras else None)
-    for key, key_schema in room.site_keys("stack").items():  # a room's program where Spack puts it in a view
-        if view and "x-under-spack-view" in key_schema and key not in extras:
+    for key, key_schema in room.site_keys("stack").items() if view else ():  # where Spack puts a room's program
+        if "x-under-spack-view" in key_schema and key not in extras:
             extras[key] = f"{view}/{key_schema['x-under-spack-view']}"
     return {
         "name": name,

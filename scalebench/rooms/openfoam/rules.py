@@ -1,25 +1,15 @@
 """The plan of OpenFOAMCheck: every case of reframe_tests/inputs/openfoam/cases.yaml at every scale of
-the system, strong and weak, each a job of the application checks' layout (scalebench.site_plan.plan_app);
+the system, strong and weak, each a job of the application checks' layout (scalebench.site_plan.app_check);
 a case marked heavy (motorBike, meshing included) only with -S heavy_cases=true."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping
 
 from scalebench.rooms.openfoam.cases import load_openfoam_cases
 from scalebench.site.partition import PartitionSpec
-from scalebench.site.scales import SCALING_MODES
 
 if TYPE_CHECKING:
     from scalebench.site_plan import CheckSpec, Settings
-
-CHECK = "OpenFOAMCheck"
-
-
-def _values(partitions: Sequence[PartitionSpec]) -> Mapping[str, Sequence[Any]]:
-    from scalebench.site_plan import system_scale_names
-
-    return {"scale": system_scale_names(partitions), "case": list(load_openfoam_cases()),
-            "scaling": list(SCALING_MODES)}
 
 
 def _valid(partition: PartitionSpec, params: Mapping[str, Any], settings: Settings | None = None) -> bool:
@@ -31,6 +21,6 @@ def _valid(partition: PartitionSpec, params: Mapping[str, Any], settings: Settin
 
 
 def checks() -> tuple[CheckSpec, ...]:
-    from scalebench.site_plan import CheckSpec, plan_app
+    from scalebench.site_plan import app_check
 
-    return (CheckSpec(CHECK, ("scale", "case", "scaling"), ("openfoam",), (), _values, _valid, plan_app),)
+    return (app_check("OpenFOAMCheck", "case", load_openfoam_cases, "openfoam", _valid),)
