@@ -151,13 +151,13 @@ class ScalebenchCheck(recorded('base')):
         """Only partitions that can run this variant get it; stacks by the features it needs."""
         spec = site_plan.CHECKS[self.catalog_name]
         self.valid_systems = [p.fullname for p in site_plan.valid_partitions(spec, self.params(), system_partitions(),
-                                                                        self.plan_settings())]
+                                                                             self.plan_settings())]
         self.valid_prog_environs = [' '.join(f'+{f}' for f in spec.stack_features)]
 
     def plan_settings(self):
         """The variables of this check that change its plan."""
         return site_plan.Settings(**knob_values(self, site_plan.Settings), environ=dict(os.environ),
-                             reservation=self.asked_reservation())
+                                  reservation=self.asked_reservation())
 
     def asked_reservation(self):
         try:
@@ -173,7 +173,7 @@ class ScalebenchCheck(recorded('base')):
         stack = StackSpec.from_config(env.name, tuple(env.features), env.extras, env.env_vars)
         try:
             self.case_plan = site_plan.CHECKS[self.catalog_name].plan(self.partition_spec(), stack, self.params(),
-                                                                 self.plan_settings())
+                                                                      self.plan_settings())
         except LeftOut as why:
             self.skip(str(why))
         job = self.case_plan.job

@@ -4,12 +4,13 @@ looking into that folder) without being named anywhere else. Its figures and pro
 data (scalebench/data/benchmarks.yaml, provenance.yaml); its ReFrame check is reframe_tests/<name>.py.
 
 A room is a package of scalebench/rooms/ defining ROOM, a Room, usually `declare`d: its parser in
-output.py, its CheckSpec(s) from rules.checks(), its section, if it has one, in section.py. The central places ask this module,
-never a room by name: scalebench.site_plan (the room's checks join CHECKS), scalebench.parse (its output
-kind joins KINDS), the site file (the keys its site.yaml declares for partitions and stacks join the
-schema and the partition and environment extras), scalebench.benchmarks (its report section name)
-and the report (its section). A Room's callables import the room's code when called, so that a room
-may use scalebench.site_plan, .parse and .results, which in turn read the rooms.
+output.py, its CheckSpec(s) from rules.checks(), its section, if it has one, in section.py. The
+central places ask this module, never a room by name: scalebench.site_plan (the room's checks join
+CHECKS), scalebench.parse (its output kind joins KINDS), the site file (the keys its site.yaml declares
+for partitions and stacks join the schema and the partition and environment extras),
+scalebench.benchmarks (its report section name) and the report (its section). A Room's callables
+import the room's code when called, so that a room may use scalebench.site_plan, .parse and
+.reporting, which in turn read the rooms.
 """
 from __future__ import annotations
 

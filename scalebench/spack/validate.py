@@ -39,8 +39,8 @@ from typing import Any
 from scalebench import loaders, paths
 from scalebench.errors import InputError
 from scalebench.spack.expand import MAX_SPECS, Expansion  # noqa: F401 (MAX_SPECS: part of this module's API)
-from scalebench.spack.fabric_rules import (SITE_FILE, SITE_KEYS, FabricRules, externals_only, load_rules, required_nodes,
-                                      spell, unmet)
+from scalebench.spack.fabric_rules import (SITE_FILE, SITE_KEYS, FabricRules, externals_only, load_rules,
+                                           required_nodes, spell, unmet)
 from scalebench.spack.sections import SectionChecks, _Definition, _type_name, _unknown_key
 from scalebench.spack.specs import (Node, PackageTable, SpecSyntaxError, check_node, load_table, merge_nodes, parse_spec,
                                     words)

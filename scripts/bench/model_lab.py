@@ -248,7 +248,8 @@ def run_profile(profile: str, args: argparse.Namespace, results: Path) -> list[t
             one = next(line for line in hpl_lines(load([hpl_dir], index=False).table) if line.nodes == 1)
         point = one.point()
         if point is None:
-            raise SystemExit(f"model_lab: {profile}: no clean 1-node HPL in {CALIBRATION_ATTEMPTS} attempts: {one.noise}")
+            raise SystemExit(f"model_lab: {profile}: no clean 1-node HPL in {CALIBRATION_ATTEMPTS} attempts: "
+                             f"{one.noise}")
         rate = model.rate_from_run(point.case(), one.rmax, None, "HPL on 1 node")
         one_dgemm = measured(hpl_dir).get(1, (None, None, ""))[1]
         plan_at = plans(args)
@@ -269,7 +270,8 @@ def run_profile(profile: str, args: argparse.Namespace, results: Path) -> list[t
         before_runs = {}
         for nodes, plan in plan_at.items():
             case = shared(plan)
-            before_runs[nodes] = (model.published(case, rate, link).efficiency, model.predict(case, rate, loaded).efficiency,
+            before_runs[nodes] = (model.published(case, rate, link).efficiency,
+                                  model.predict(case, rate, loaded).efficiency,
                                   at_dgemm(nodes, concurrent[nodes], "scaled by DGEMM on every rank at once"))
             print(f"lab: {profile}: predicted at {nodes} nodes (N={case.n}, {case.p} x {case.q}, "
                   f"{case.ranks_per_core:g} rank(s) per core) before the runs: published {before_runs[nodes][0]:.1%}, "
