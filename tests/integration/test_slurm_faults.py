@@ -32,8 +32,9 @@ CRASHED_NODE = "n3"
 # What Slurm writes into each victim's job stderr, and what it must not (another fault's words).
 SAYS = {
     "rank_killed": r"^srun: error: n1: task 1: Killed$",
-    "cancelled": r"\*\*\* JOB \d+ ON n1 CANCELLED AT \S+ \*\*\*$",
-    "time_limit": r"\*\*\* JOB \d+ ON n2 CANCELLED AT \S+ DUE TO TIME LIMIT \*\*\*$",
+    # the batch step's line, or only srun's step's when the step ends the script first (seen under load)
+    "cancelled": r"\*\*\* (JOB \d+|STEP \d+\.\d+) ON n1 CANCELLED AT \S+ \*\*\*$",
+    "time_limit": r"\*\*\* (JOB \d+|STEP \d+\.\d+) ON n2 CANCELLED AT \S+ DUE TO TIME LIMIT \*\*\*$",
     "node_crash": r"^srun: error: Node failure on n3$|CANCELLED AT \S+ DUE TO NODE FAILURE",
 }
 NOT_SAYS = {
