@@ -12,8 +12,9 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 
 from scalebench import site_plan
 from scalebench.analysis import scaling
-from scalebench.hpl.outcome import hpl_outcome
 from scalebench.hpl.case_plan import HplSettings
+from scalebench.hpl.outcome import hpl_outcome
+from scalebench.rooms.hpl.rules import hpl_series
 from scalebench.site import thresholds
 
 from .base import (ScalebenchCheck, in_registry_units, knob_values, knob_variables, planned_test, recorded,
@@ -26,8 +27,8 @@ class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('HPLCheck'),
                EnergyFigures):
     descr = 'HPL Rmax and efficiency vs Rpeak, residual-checked'
 
-    # Its knobs (-S name=value) are scalebench.hpl.case_plan.HplSettings's fields (knob_variables); None takes the
-    # partition's site file, then hpl_decks/rules.yaml.
+    # Its knobs (-S name=value) are scalebench.hpl.case_plan.HplSettings's fields (knob_variables); None
+    # takes the partition's site file, then hpl_decks/rules.yaml.
     efficiency_floor = variable(float, type(None), value=None)  # None: site_configs/efficiency_floors.yaml
     output_description = 'no HPL result'
 
@@ -116,7 +117,7 @@ class HPLScalingCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, knob_variables
         """Every HPLCheck of a partition's series, on the same partition and stack (a partition gets
         only the variants it runs)."""
         series = {s.name for p in system_partitions() if p.fullname in self.valid_systems
-                  for s in site_plan.hpl_series(p)}
+                  for s in hpl_series(p)}
         for num in HPLCheck.get_variant_nums(scale=lambda scale: scale in series):
             self.depends_on(HPLCheck.variant_name(num), udeps.by_env)
 
@@ -132,7 +133,7 @@ class HPLScalingCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, knob_variables
         return values
 
     def series_variants(self):
-        names = {s.name for s in site_plan.hpl_series(self.partition_spec())}
+        names = {s.name for s in hpl_series(self.partition_spec())}
         return [HPLCheck.variant_name(num) for num in HPLCheck.get_variant_nums(scale=lambda scale: scale in names)]
 
     def parse_outputs(self, read):

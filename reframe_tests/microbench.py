@@ -18,8 +18,8 @@ import reframe as rfm
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 
 from scalebench import site_plan
+from scalebench.hpl.hpcc_output import parse_hpcc
 from scalebench.interconnect import microbench
-from scalebench.parse.hpcc import parse_hpcc
 from scalebench.rooms.netpipe.outcome import netpipe_measured
 from scalebench.rooms.netpipe.output import parse_netpipe
 from scalebench.rooms.osu.outcome import osu_measured

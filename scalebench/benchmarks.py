@@ -21,7 +21,8 @@ from scalebench.errors import InputError
 from scalebench.validation import did_you_mean, excerpt, is_number
 
 # other: "Other results", a table of the figures without plots or comparisons; a room has its own section
-SECTIONS = ("hpl", "application", "microbenchmark", "screening", "other", *room.section_names())
+SECTIONS = (*room.section_names(leading=True), "application", "microbenchmark", "screening", "other",
+            *room.section_names(leading=False))
 DIRECTIONS = ("higher", "lower", "none")
 CURVE_KINDS = ("bandwidth", "latency")
 # What a value of a figure may be (scalebench.reporting.records checks every case at ingest).
@@ -52,7 +53,7 @@ class FigureSpec:
 
 # A relation between the figures of one case (benchmarks.yaml `relations`): the kind, then the figures.
 #   ratio     (a, b, c): a = b / c (x 100 when a is in %), within RATIO_TOLERANCE
-#   hpl_rate  (rate, n, time): rate is what HPL computes from N and the time (scalebench.parse.hpl)
+#   hpl_rate  (rate, n, time): rate is what HPL computes from N and the time (scalebench.hpl.output)
 #   order     (a, b, ...): a <= b <= ...
 RELATION_FORMS = {
     "ratio": re.compile(r"(\w+) = (\w+) / (\w+)"),

@@ -43,7 +43,7 @@ class Measured:
 def measured(results: Sequence[str]) -> Measured:
     """The calibrations the results under `results` give (read as `report` reads them, index included)."""
     from scalebench.reporting import expected
-    from scalebench.reporting.sections.hpl import hpl_lines
+    from scalebench.reporting.hpl_table import hpl_lines
     from scalebench.reporting.store import load
 
     table = load(results).table

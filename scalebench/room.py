@@ -11,13 +11,18 @@ for partitions and stacks join the schema and the partition and environment extr
 scalebench.benchmarks (its report section name) and the report (its section). A Room's callables
 import the room's code when called, so that a room may use scalebench.site_plan, .parse and
 .reporting, which in turn read the rooms.
+
+HPL's room (scalebench/rooms/hpl) holds its checks' rules and its section; what the rest of the
+harness reads of HPL by name (the site's HPL settings, its two programs' outputs, decks, the case plan,
+the outcome, the scalability model, tuning) is the library beneath it, scalebench.hpl, from which it
+takes its parsers. It leads: its checks open a plan, its section the report.
 """
 from __future__ import annotations
 
 import functools
 import importlib
 import pkgutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -37,6 +42,12 @@ class Room:
     # (results Table, every Series) -> report blocks; None: its checks report in a shared section
     # (benchmarks.yaml `section`, e.g. application), not one of the room's own
     section: Callable[[Any, Sequence[Any]], list[Any]] | None = None
+    leads: bool = False  # its checks and its section come before the shared ones (HPL's), not after them
+    other_kinds: Mapping[str, Callable[[str], dict]] = field(default_factory=dict)  # more outputs it parses
+
+    def kinds(self) -> dict[str, Callable[[str], dict]]:
+        """Every output kind the room parses (`scalebench parse KIND`): its own name's, and its others."""
+        return {self.name: self.parse, **self.other_kinds}
 
     def site_keys(self) -> Mapping[str, Mapping[str, Any]]:
         """{partition|stack: {key: JSON schema}} from the room's site.yaml; {} without one."""
@@ -54,15 +65,21 @@ class Room:
 ROOMS = Path(__file__).with_name("rooms")  # the package scalebench.rooms, one package per room
 
 
-def declare(package: str, parser: str, section: str | None = None) -> Room:
+def declare(package: str, parser: str, section: str | None = None, *, leads: bool = False,
+            other_kinds: Mapping[str, str] | None = None) -> Room:
     """The Room of the package `package` (a room's __name__): its output kind is the package's name,
-    parsed by output.<parser> (returning an object with to_dict()); its checks are rules.checks(); its
-    report section, if it has one, is section.<section>(results, every series, the section's name).
-    Each module is imported when first called."""
+    parsed by `parser` (a function of the room's output.py, or "module.function" of the library)
+    returning an object with to_dict(), and each of `other_kinds` by its "module.function"; its checks
+    are rules.checks(); its report section, if it has one, is section.<section>(results, every series,
+    the section's name). Each module is imported when first called."""
     name = package.rsplit(".", 1)[-1]
 
-    def parse(text: str) -> dict:
-        return getattr(importlib.import_module(f"{package}.output"), parser)(text).to_dict()
+    def parser_of(where: str) -> Callable[[str], dict]:
+        module, function = where.rsplit(".", 1) if "." in where else (f"{package}.output", where)
+
+        def parse(text: str) -> dict:
+            return getattr(importlib.import_module(module), function)(text).to_dict()
+        return parse
 
     def checks() -> Sequence[Any]:
         return importlib.import_module(f"{package}.rules").checks()
@@ -70,7 +87,8 @@ def declare(package: str, parser: str, section: str | None = None) -> Room:
     def report(results: Any, all_series: Sequence[Any]) -> list[Any]:
         return getattr(importlib.import_module(f"{package}.section"), str(section))(results, all_series, name)
 
-    return Room(name, parse, checks, ROOMS / name, report if section else None)
+    others = {kind: parser_of(where) for kind, where in (other_kinds or {}).items()}
+    return Room(name, parser_of(parser), checks, ROOMS / name, report if section else None, leads, others)
 
 
 @functools.cache
@@ -95,6 +113,7 @@ def site_keys(place: str) -> dict[str, Any]:
     return keys
 
 
-def section_names() -> tuple[str, ...]:
-    """The report sections rooms add: one per room with a section of its own."""
-    return tuple(room.name for room in rooms() if room.section is not None)
+def section_names(leading: bool) -> tuple[str, ...]:
+    """The report sections rooms add, of the leading rooms or of the others: one per room with a
+    section of its own."""
+    return tuple(room.name for room in rooms() if room.section is not None and room.leads == leading)

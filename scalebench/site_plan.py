@@ -10,20 +10,20 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from scalebench import room
 from scalebench.errors import InputError
-from scalebench.units import parse_duration
-from scalebench.validation import check_name
-from scalebench.hpl.case_plan import HplPlan, HplSettings, plan_hpl, plan_tuning
 from scalebench.interconnect import microbench
 from scalebench.knobs import knob
+from scalebench.hpl.case_plan import HplPlan, HplSettings
 from scalebench.screening import jobs as screening_jobs
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
 from scalebench.site.partition import SCREEN_MIN_NODES, PartitionSpec, Reservation, StackSpec
-from scalebench.site.scales import SCALING_MODES, Scale, node_scale, scale_names, scaling_series
+from scalebench.site.scales import SCALING_MODES, Scale, scale_names
+from scalebench.units import parse_duration
+from scalebench.validation import check_name
 
 Params = Mapping[str, Any]
 
@@ -86,28 +86,11 @@ def has_scale(partition: PartitionSpec, params: Params, settings: Settings | Non
     return partition.scale(params["scale"]) is not None
 
 
-def _always(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
+def always(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
     return True
 
 
-# --- HPL ----------------------------------------------------------------------------------------
-
-def hpl_series(partition: PartitionSpec) -> list[Scale]:
-    """The HPL cases HPLScalingCheck compares on a partition."""
-    return scaling_series(partition.scales(), partition.max_nodes)
-
-
-def _plan_hpl(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    plan = plan_hpl(partition, stack, params["scale"], settings.hpl, settings.environ, settings.reservation)
-    return CasePlan(plan.job, plan)
-
-
-def _plan_node_health(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    """hpcc on one node: HPL, DGEMM and STREAM of that node, whatever HPL binary the stack names."""
-    hpcc = replace(settings.hpl, hpl_binary=settings.hpl.hpl_binary or "hpcc", profile=settings.hpl.profile or "hpcc")
-    plan = plan_hpl(partition, stack, params["scale"], hpcc, settings.environ, settings.reservation)
-    return CasePlan(plan.job, plan)
-
+# --- screening ----------------------------------------------------------------------------------
 
 def _screen_chunks(partitions: Sequence[PartitionSpec]) -> dict[str, list[Any]]:
     """The `chunk` parameter: 1 to the most jobs any partition's nodes take."""
@@ -124,17 +107,6 @@ def _plan_screening(partition: PartitionSpec, stack: StackSpec, params: Params, 
     job, screening = screening_jobs.plan_screening(partition, stack, params["chunk"], settings.screen_nodes,
                                                    environ=settings.environ, reservation=settings.reservation)
     return CasePlan(job, screening=screening)
-
-
-def _plan_tuning(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    plan = plan_tuning(partition, stack, settings.hpl, settings.environ, nbs=settings.sweep_nbs,
-                       reservation=settings.reservation)
-    return CasePlan(plan.job, plan)
-
-
-def _plan_scaling(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    names = ", ".join(s.name for s in hpl_series(partition))
-    return CasePlan(None, note=f"speedup and efficiency over HPLCheck at {names}")
 
 
 def case_job(partition: PartitionSpec, stack: StackSpec, scale: str | Scale, settings: Settings,
@@ -162,7 +134,7 @@ class _AppValues:
     inputs: Callable[[], Iterable[str]]
 
     def __call__(self, partitions: Sequence[PartitionSpec]) -> dict[str, list[Any]]:
-        return {**_scales(partitions), self.axis: list(self.inputs()), "scaling": list(SCALING_MODES)}
+        return {**system_scales(partitions), self.axis: list(self.inputs()), "scaling": list(SCALING_MODES)}
 
 
 def app_check(name: str, axis: str, inputs: Callable[[], Iterable[str]], feature: str,
@@ -180,7 +152,7 @@ def _plan_whole_nodes(partition: PartitionSpec, stack: StackSpec, params: Params
     return CasePlan(case_job(partition, stack, microbench.whole_nodes_scale(partition.max_nodes), settings))
 
 
-def _scales(partitions: Sequence[PartitionSpec]) -> dict[str, list[Any]]:
+def system_scales(partitions: Sequence[PartitionSpec]) -> dict[str, list[Any]]:
     return {"scale": system_scale_names(partitions)}
 
 
@@ -189,24 +161,19 @@ def fixed_values(**values: Sequence[Any]) -> Callable[[Sequence[PartitionSpec]],
     return lambda partitions: {name: list(v) for name, v in values.items()}
 
 
-CHECKS: dict[str, CheckSpec] = {spec.name: spec for spec in (
-    CheckSpec("HPLCheck", ("scale",), ("hpl",), ("hpl",), _scales, has_scale, _plan_hpl),
-    CheckSpec("HPLTuneCheck", ("scale",), ("hpl",), ("hpl",), fixed_values(scale=("1_node",)), _always,
-              _plan_tuning, directory="reframe_tests/tuning"),
-    # Screening: one job per chunk of nodes; or, for sites that prefer one job per node,
-    # NodeHealthCheck with --distribute (it has no dependencies, so that works).
+_SHARED_CHECKS = (
+    # One job per chunk of nodes (NodeHealthCheck, HPL's, is the form for sites that prefer a job per node).
     CheckSpec("ScreeningCheck", ("chunk",), ("screen",), (), _screen_chunks, _valid_screening, _plan_screening,
               needs=f"a partition of at least {SCREEN_MIN_NODES} nodes"),
-    CheckSpec("NodeHealthCheck", ("scale",), ("hpcc",), ("hpl",), fixed_values(scale=("1_node",)),
-              lambda p, params, settings: p.max_nodes >= SCREEN_MIN_NODES and has_scale(p, params), _plan_node_health,
-              needs=f"a partition of at least {SCREEN_MIN_NODES} nodes"),
-    CheckSpec("HPLScalingCheck", (), ("hpl",), ("hpl",), fixed_values(),
-              lambda partition, params, settings: len(hpl_series(partition)) >= 2, _plan_scaling),
     CheckSpec("HPCCNetworkCheck", (), ("hpcc",), (), fixed_values(), microbench.valid_whole_nodes,
               _plan_whole_nodes),
+)
+# Every check: a leading room's (HPL's), the shared ones, then every other room's (scalebench.room).
+CHECKS: dict[str, CheckSpec] = {spec.name: spec for spec in (
+    *(spec for found in room.rooms() if found.leads for spec in found.checks()),
+    *_SHARED_CHECKS,
+    *(spec for found in room.rooms() if not found.leads for spec in found.checks()),
 )}
-# The benchmark rooms' checks (scalebench.room); they build their CheckSpecs with the classes above.
-CHECKS.update({spec.name: spec for found in room.rooms() for spec in found.checks()})
 
 
 # --- the site -----------------------------------------------------------------------------------

@@ -72,7 +72,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     """The terminal HPL table, then the files written; the main report's path last."""
     from scalebench.reporting.report import parse_formats, write_report
-    from scalebench.reporting.sections import hpl_terminal_table
+    from scalebench.reporting.hpl_table import hpl_terminal_table
 
     written = write_report(args.results, Path(args.out) if args.out else None, parse_formats(args.format),
                            Path(args.thresholds) if args.thresholds else None, split_csv=args.split_csv,
@@ -115,7 +115,7 @@ def cmd_accept(args: argparse.Namespace) -> int:
 def _expectations(criteria, results):  # type: ignore[no-untyped-def]
     """What HPL's scalability model expects, where a criterion compares with it (of_model)."""
     from scalebench.reporting import acceptance
-    from scalebench.reporting.sections.hpl import model_expectations
+    from scalebench.reporting.hpl_table import model_expectations
 
     return model_expectations(results) if acceptance.uses_model(criteria) else None
 

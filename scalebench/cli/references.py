@@ -23,7 +23,7 @@ def cmd_references_freeze(args: argparse.Namespace) -> int:
 
     from scalebench.reporting import acceptance, references
     from scalebench.reporting.document import render_text
-    from scalebench.reporting.sections.hpl import model_expectations
+    from scalebench.reporting.hpl_table import model_expectations
     from scalebench.reporting.store import load
     from scalebench.reporting.table import figure_units
 

@@ -15,7 +15,7 @@ from scalebench.hpl.deck import DeckRequest
 from scalebench.hpl.frozen import freeze
 from scalebench.hpl.tune import (DEFAULT_BCASTS, default_nbs, Candidate, Ranking, rank, sweep_deck,
                                  sweep_hpccinf_txt, sweep_hpl_dat)
-from scalebench.parse.hpl import HplRow
+from scalebench.hpl.output import HplRow
 from scalebench.validation import excerpt
 
 
@@ -42,8 +42,8 @@ def _name_list(text: str) -> tuple[str, ...]:
 
 
 def _read_rows(file: str, kind: str) -> list[HplRow]:
-    from scalebench.parse.hpcc import parse_hpcc
-    from scalebench.parse.hpl import parse_hpl
+    from scalebench.hpl.hpcc_output import parse_hpcc
+    from scalebench.hpl.output import parse_hpl
 
     text = textfile.read_text(file, f"{kind} output")
     try:

@@ -18,7 +18,7 @@ from typing import Any, Mapping, Sequence
 from scalebench import loaders, paths, schema
 from scalebench.errors import DeckError, InputError
 from scalebench.hpl.grid import process_grid
-from scalebench.parse.hpl import BCAST_CODES, PFACT_CODES, PMAP_CODES, SWAP_CODES
+from scalebench.hpl.output import BCAST_CODES, PFACT_CODES, PMAP_CODES, SWAP_CODES
 from scalebench.site.scales import check_scaling
 from scalebench.units import format_size
 from scalebench.validation import C_INT_MAX, excerpt, is_number, require_count, require_positive

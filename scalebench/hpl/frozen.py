@@ -15,13 +15,13 @@ from typing import Any, Sequence
 import yaml
 
 from scalebench import loaders, paths, schema, writeonce
-from scalebench.textfile import file_key
 from scalebench.errors import InputError, ScalebenchError
 from scalebench.hpl import deck
 from scalebench.hpl.deck import Rules
 from scalebench.hpl.grid import GridChoice, grid_choice, process_grid
+from scalebench.hpl.output import TV_KEYS
 from scalebench.hpl.tune import Candidate
-from scalebench.parse.hpl import TV_KEYS
+from scalebench.textfile import file_key
 from scalebench.validation import check_name, excerpt_text, require_count, require_positive
 
 TOP_IN_PROVENANCE = 5

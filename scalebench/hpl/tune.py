@@ -17,7 +17,7 @@ from scalebench.hpl import deck
 from scalebench.hpl.binaries import load_profiles
 from scalebench.hpl.deck import Deck
 from scalebench.hpl.grid import grid_choice, process_grid
-from scalebench.parse.hpl import HplRow, decode_tv, is_finite
+from scalebench.hpl.output import HplRow, decode_tv, is_finite
 
 DEFAULT_BCASTS = ("1ringM", "2ringM", "longM")
 DEFAULT_DEPTHS = (0, 1)

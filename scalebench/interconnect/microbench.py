@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 from scalebench.errors import InputError, ParseError
 from scalebench.interconnect import curves
-from scalebench.parse.hpcc import HpccOutput
+from scalebench.hpl.hpcc_output import HpccOutput
 from scalebench.site.partition import PartitionSpec
 from scalebench.site.scales import PLACEMENTS, Scale, node_scale
 from scalebench.validation import excerpt

@@ -1,7 +1,7 @@
 """Benchmark output parsers, by kind: each takes the whole text and returns a JSON-ready dict.
 
-``KINDS`` is a plain dict so that a parser for a new kind is added with one line; a benchmark room
-(scalebench.room) adds its own kind.
+``KINDS``: the kinds the benchmark rooms parse (scalebench.room); a new kind is a room's. Beside them:
+what parsers share (_common.py), and HPL's solve windows, which energy reads (hpl_windows.py).
 """
 
 from __future__ import annotations
@@ -12,23 +12,9 @@ from typing import Callable
 from scalebench import room, textfile
 from scalebench.errors import InputError, ParseError
 from scalebench.validation import excerpt
-from scalebench.parse.hpcc import parse_hpcc
-from scalebench.parse.hpl import parse_hpl
 
-
-def _hpl(text: str) -> dict:
-    return parse_hpl(text).to_dict()
-
-
-def _hpcc(text: str) -> dict:
-    return parse_hpcc(text).to_dict()
-
-
-KINDS: dict[str, Callable[[str], dict]] = {
-    "hpl": _hpl,
-    "hpcc": _hpcc,
-    **{found.name: found.parse for found in room.rooms()},
-}
+KINDS: dict[str, Callable[[str], dict]] = {kind: parse for found in room.rooms()
+                                           for kind, parse in found.kinds().items()}
 
 
 def _parser(kind: str) -> Callable[[str], dict]:

@@ -11,7 +11,7 @@
   the one before "Begin of HPL section." to the one before "End of HPL section.", which includes
   matrix generation and the residual checks of every HPL test of the section.
 
-Separate from scalebench.parse.hpl (the result rows), which reads none of these lines.
+Separate from scalebench.hpl.output (the result rows), which reads none of these lines.
 """
 from __future__ import annotations
 

@@ -250,7 +250,7 @@ Noisy = Callable[[SeriesKey, str, int], "tuple[str, tuple[str, ...]] | None"]
 
 def evaluate(criteria: Iterable[Criterion], all_series: Sequence[Series], expectations: Expectations | None = None,
              clean: Mapping[SeriesKey, Series] | None = None, noisy: Noisy | None = None) -> list[Verdict]:
-    """Verdicts of the criteria over the series; `expectations` (scalebench.reporting.sections.hpl.
+    """Verdicts of the criteria over the series; `expectations` (scalebench.reporting.hpl_table.
     model_expectations) serve the of_model metric. With `clean` (the series of the runs that are not
     noisy) and `noisy`, a point is judged on its clean runs, and is NOISY where it has none, where its
     metric's base point has none, or where `noisy` names a reason."""

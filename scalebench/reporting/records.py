@@ -22,7 +22,7 @@ from scalebench import loaders
 from scalebench.benchmarks import (RATIO_TOLERANCE, Benchmark, Relation, family, lookup, provenance, quantities,
                                    quantity_of, split_sized)
 from scalebench.errors import InputError
-from scalebench.parse.hpl import rate_bounds  # HPL's own rate formula, where the parser has it
+from scalebench.hpl.output import rate_bounds  # HPL's own rate formula, where the parser has it
 from scalebench.validation import C_INT_MAX, FLOAT_INT_MAX, check_name, excerpt
 
 # What ingest keeps of a test case besides its figures (scalebench/data/provenance.yaml): the fields

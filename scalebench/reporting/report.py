@@ -20,10 +20,10 @@ from scalebench.reporting import acceptance, bakeoff, regressions, screening, se
 from scalebench.reporting.chart_worker import ChartWorker, draw_here
 from scalebench.reporting.document import (Block, Heading, Text, bullets, charts_of, render_html, render_markdown,
                                          render_text)
-from scalebench.reporting.sections import (application_section, failures_section, hpl_section, interference_section,
+from scalebench.reporting.hpl_table import model_expectations
+from scalebench.reporting.sections import (application_section, failures_section, interference_section,
                                          micro_section, other_section, over_time_section, provenance_section,
                                          transport_section)
-from scalebench.reporting.sections.hpl import model_expectations
 from scalebench.reporting.store import Loaded, find_sources, load, paused_gc, results_dir_of
 from scalebench.reporting.table import Table, figure_units
 from scalebench.validation import excerpt_text
@@ -45,12 +45,12 @@ def build_document(results: Table, warnings: Sequence[str], verdicts: Sequence[a
     ]
     if verdicts is not None and thresholds is not None:
         blocks += acceptance.blocks(verdicts, thresholds)
-    blocks += hpl_section(results, all_series)
+    sectioned = [found for found in room.rooms() if found.section is not None]
+    blocks += [block for found in sectioned if found.leads for block in found.section(results, all_series)]
     blocks += application_section(all_series)
     blocks += micro_section(all_series)
-    for found in room.rooms():
-        if found.section is not None:
-            blocks += found.section(results, all_series)
+    blocks += [block for found in sectioned if not found.leads
+               for block in found.section(results, all_series)]
     blocks += transport_section(results)
     blocks += interference_section(results, all_series)
     blocks += other_section(all_series)

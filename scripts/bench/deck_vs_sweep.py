@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from scalebench.hpl import blas, deck, tune
-from scalebench.parse.hpcc import parse_hpcc
+from scalebench.hpl.hpcc_output import parse_hpcc
 from scalebench.site import host
 
 

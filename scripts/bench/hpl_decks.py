@@ -25,12 +25,12 @@ import time
 from pathlib import Path
 
 from scalebench import paths
-from scalebench.hpl.deck import rewrite_hpl_dat
-from scalebench.hpl.outcome import hpl_outcome
 from scalebench.hpl.case_plan import HplPlan, plan_hpl
-from scalebench.parse.hpcc import parse_hpcc
-from scalebench.site_plan import site_specs
+from scalebench.hpl.deck import rewrite_hpl_dat
+from scalebench.hpl.hpcc_output import parse_hpcc
+from scalebench.hpl.outcome import hpl_outcome
 from scalebench.site.siteconf import site_systems
+from scalebench.site_plan import site_specs
 
 SITE = paths.SITE_CONFIGS / "sites" / "local.yaml"
 SAMPLE = paths.HPL_DECKS / "reference" / "hpl-2.x-sample.HPL.dat"

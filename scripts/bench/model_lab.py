@@ -53,18 +53,18 @@ from dataclasses import replace
 from pathlib import Path
 
 from scalebench import loaders, paths
-from scalebench.hpl import deck, model
-from scalebench.hpl.outcome import dgemm_repeats
-from scalebench.hpl.case_plan import HplPlan, HplSettings, plan_hpl
 from scalebench.interconnect import microbench
-from scalebench.parse.hpcc import parse_hpcc
-from scalebench.site_plan import site_specs
 from scalebench.reporting import expected, noise
-from scalebench.reporting.sections.hpl import hpl_lines
 from scalebench.reporting.sections.transports import fabric_figures
 from scalebench.reporting.store import load
+from scalebench.hpl import deck, model
+from scalebench.hpl.case_plan import HplPlan, HplSettings, plan_hpl
+from scalebench.hpl.hpcc_output import parse_hpcc
+from scalebench.hpl.outcome import dgemm_repeats
+from scalebench.reporting.hpl_table import hpl_lines
 from scalebench.site.rundir import new_run_dir
 from scalebench.site.siteconf import site_systems
+from scalebench.site_plan import site_specs
 from scalebench_lab import cluster
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fuzzing import FUZZ
+from scalebench.hpl.case_plan import HplSettings, plan_hpl
 from scalebench.hpl.deck import BYTES_PER_DOUBLE, load_rules
 from scalebench.hpl.grid import process_grid
-from scalebench.hpl.case_plan import HplSettings, plan_hpl
 from scalebench.site.jobs import LeftOut
 from scalebench.site.partition import GpuSpec, PartitionHpl, PartitionSpec, StackSpec
 from scalebench.site.scales import ScaleSpec

@@ -22,8 +22,8 @@ import yaml
 
 from conftest import REPO, VENV_BIN, lmod_environ
 from scalebench.hpl.deck import load_rules
-from scalebench.site_plan import CHECKS, Filters, Settings, plan_cases, site_specs
 from scalebench.site.siteconf import site_systems
+from scalebench.site_plan import CHECKS, Filters, Settings, plan_cases, site_specs
 from scalebench.units import parse_duration, parse_size
 
 pytestmark = pytest.mark.integration

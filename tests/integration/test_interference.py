@@ -15,9 +15,9 @@ from conftest import local_scales, ranks_at, require_cores, require_tools, requi
 from hpl_outputs import hpl_output, solve
 from scalebench.nodeprobe.samples import interference_reasons, interference_record
 from scalebench.reporting import noise
-from scalebench.reporting.sections import hpl as hpl_section
 from scalebench.reporting.store import ingest
 from scalebench.reporting.table import from_sessions
+from scalebench.reporting import hpl_table
 from scalebench.site.thresholds import report_flags
 from wrapped_site import install_wrappers, site_file
 
@@ -44,8 +44,8 @@ def hpl_case(run_dir):
 
 
 def ratios_in_table(sessions) -> list[str]:
-    return [dict(zip(hpl_section.HPL_HEADER, hpl_section._hpl_cells(line)))["Rmax/DGEMM"]
-            for line in hpl_section.hpl_lines(from_sessions(sessions))]
+    return [dict(zip(hpl_table.HPL_HEADER, hpl_table.hpl_cells(line)))["Rmax/DGEMM"]
+            for line in hpl_table.hpl_lines(from_sessions(sessions))]
 
 
 def test_a_cpu_hog_beside_a_rank_is_measured_named_and_makes_the_case_noisy(tmp_path):
@@ -85,7 +85,7 @@ def test_a_cpu_hog_beside_a_rank_is_measured_named_and_makes_the_case_noisy(tmp_
         assert record["foreign_cores"] <= flags["noisy_foreign_cores"] and record["steal_pct"] <= 100 * flags["noisy_steal"]
 
     for cell in disturbed_ratios + ratios_in_table(sessions):
-        assert cell == hpl_section.CEILING_NOT_VALID or float(re.fullmatch(r"([\d.]+)%", cell)[1]) <= 100, cell
+        assert cell == hpl_table.CEILING_NOT_VALID or float(re.fullmatch(r"([\d.]+)%", cell)[1]) <= 100, cell
 
 
 def test_with_the_probe_off_the_samples_it_takes_for_energy_are_no_evidence_of_the_case(tmp_path):

@@ -11,7 +11,7 @@ from scalebench import paths
 from scalebench.hpl.deck import load_rules, rewrite_hpl_dat
 from scalebench.hpl.grid import grid_choice
 from scalebench.hpl.outcome import hpl_outcome, star_dgemm_keys
-from scalebench.parse.hpl import decode_tv, parse_hpl
+from scalebench.hpl.output import decode_tv, parse_hpl
 
 pytestmark = pytest.mark.integration
 

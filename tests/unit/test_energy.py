@@ -11,7 +11,7 @@ import pytest
 from scalebench.energy import counters, figures, job, sample, slurm
 from scalebench.energy.site import EnergySpec
 from scalebench.errors import InputError
-from scalebench.parse.hpl import parse_hpl
+from scalebench.hpl.output import parse_hpl
 from scalebench.parse.hpl_windows import CORE_PHASE, HPCC_SECTION, solve_windows
 from scalebench_lab.meter import PowerLaw
 

@@ -4,8 +4,8 @@ import pytest
 
 import reframe_reports as rr
 from scalebench.cli import main
-from scalebench.reporting import acceptance, bakeoff, document, report, series, store as results
-from scalebench.reporting.sections import hpl as hpl_section, hpl_terminal_table
+from scalebench.reporting import acceptance, bakeoff, document, hpl_table, report, series, store as results
+from scalebench.reporting.hpl_table import hpl_terminal_table
 from scalebench.reporting.table import figure_units
 
 # Gflop/s per watt of the core phase per node count: ucx solves faster at the same power.
@@ -71,8 +71,8 @@ def test_a_run_without_energy_says_no_energy_source(tmp_path):
     blocks, table = _document(tmp_path)
     text = document.render_text(blocks)
     assert "Not measured:" in text and "no energy source" in text
-    (line,) = hpl_section.hpl_lines(table)
-    assert dict(zip(hpl_section.HPL_HEADER, hpl_section._hpl_cells(line)))["Gflop/s/W"] == "-"  # no zero
+    (line,) = hpl_table.hpl_lines(table)
+    assert dict(zip(hpl_table.HPL_HEADER, hpl_table.hpl_cells(line)))["Gflop/s/W"] == "-"  # no zero
 
 
 def test_accept_holds_a_floor_on_gflops_per_watt(study, tmp_path):

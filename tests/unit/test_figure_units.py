@@ -10,15 +10,15 @@ from scalebench import benchmarks
 from scalebench.analysis import scaling
 from scalebench.energy import figures as energy
 from scalebench.errors import InputError
-from scalebench.reporting import records
 from scalebench.interconnect import microbench
-from scalebench.parse.hpcc import parse_hpcc
+from scalebench.reporting import records
+from scalebench.hpl.hpcc_output import parse_hpcc
 from scalebench.rooms.netpipe import outcome as netpipe_outcome
 from scalebench.rooms.netpipe.output import parse_netpipe
 from scalebench.rooms.osu import outcome as osu_outcome
 from scalebench.rooms.osu.output import parse_osu
-from scalebench.screening.verdict import judge, summary
 from scalebench.screening.probe import parse_probe
+from scalebench.screening.verdict import judge, summary
 from scalebench.site.thresholds import report_flags
 from screening_outputs import probe_text
 from vectors import data_dir, read_vector

@@ -9,13 +9,13 @@ import yaml
 
 from scalebench import paths
 from scalebench.cli import main
-from scalebench.hpl import deck
 from scalebench.errors import InputError
+from scalebench.hpl import deck
 from scalebench.hpl.case_plan import HplSettings, plan_hpl, plan_tuning
-from scalebench.site_plan import asked_reservation
 from scalebench.site.jobs import LeftOut
 from scalebench.site.partition import GpuSpec, PartitionHpl, PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import ScaleSpec
+from scalebench.site_plan import asked_reservation
 
 GiB = 2**30
 RULES = deck.load_rules()

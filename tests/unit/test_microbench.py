@@ -9,13 +9,13 @@ from scalebench import benchmarks, programs, room
 from scalebench.errors import InputError, ParseError
 from scalebench.interconnect import microbench
 from scalebench.parse import KINDS
-from scalebench.site_plan import CHECKS
-from scalebench.parse.hpcc import parse_hpcc
+from scalebench.hpl.hpcc_output import parse_hpcc
 from scalebench.rooms.netpipe import outcome as netpipe_outcome
 from scalebench.rooms.netpipe.output import parse_netpipe
 from scalebench.rooms.osu import outcome as osu_outcome
 from scalebench.rooms.osu.output import parse_osu
 from scalebench.site.scales import Scale
+from scalebench.site_plan import CHECKS
 from vectors import data_dir, read_vector
 
 NETPIPE = data_dir("netpipe")

@@ -8,9 +8,9 @@ import pytest
 import reframe_reports as rr
 from scalebench.cli import main
 from scalebench.reporting import acceptance, noise, references, report
-from scalebench.reporting.sections import hpl as hpl_section
 from scalebench.reporting.store import ingest
 from scalebench.reporting.table import figure_units, from_sessions
+from scalebench.reporting import hpl_table
 
 HOG = {"nodes": 1, "expected_nodes": 1, "steal_pct": 0.0, "steal_node": "vm", "foreign_cores": 0.48,
        "foreign_node": "vm", "foreign_top": "sb-cpu-hog[4242] 0.47"}
@@ -70,25 +70,25 @@ def test_a_quiet_run_is_not_noisy(tmp_path):
 
 def test_the_hpl_table_has_no_ratio_that_cannot_be(tmp_path):
     sessions = cases_of(tmp_path, ISSUE_RUN)
-    rows = {line.scale: dict(zip(hpl_section.HPL_HEADER, hpl_section._hpl_cells(line)))
-            for line in hpl_section.hpl_lines(from_sessions(sessions))}
+    rows = {line.scale: dict(zip(hpl_table.HPL_HEADER, hpl_table.hpl_cells(line)))
+            for line in hpl_table.hpl_lines(from_sessions(sessions))}
     assert rows["1_node"]["Rmax/DGEMM"] == "ceiling not valid (interference or clock change)"  # not 176.0%
     assert rows["1_core"]["Efficiency"] == "113.0%, clock above nominal (turbo)"
     assert rows["1_core"]["Clock (GHz)"] == "2.12"  # 16.9 Gflop/s of DGEMM on one core at 8 flop/cycle
     assert rows["1_core"]["Solve CV"] == "18.4%"
     assert rows["1_core"]["Noise"].startswith("NOISY: solves disagree: CV 18.4%")
     assert "sb-cpu-hog" in rows["1_node"]["Noise"]
-    table = hpl_section.hpl_terminal_table(from_sessions(sessions))
+    table = hpl_table.hpl_terminal_table(from_sessions(sessions))
     assert "176" not in table and "ceiling not valid" in table
 
 
 def test_a_clean_rerun_is_counted_and_the_noisy_run_is_not(tmp_path):
     sessions = cases_of(tmp_path, ISSUE_RUN, QUIET_RUN)
-    rows = {line.scale: line for line in hpl_section.hpl_lines(from_sessions(sessions))}
+    rows = {line.scale: line for line in hpl_table.hpl_lines(from_sessions(sessions))}
     assert rows["1_core"].rmax == 18.10 and rows["1_core"].runs == 2  # the quiet run's, not the median of both
     assert rows["1_core"].noise == ("1 of 2 runs noisy, not counted (solves disagree: CV 18.4% (> 5%): "
                                     "13.30 18.05 13.31 Gflop/s)")
-    cells = dict(zip(hpl_section.HPL_HEADER, hpl_section._hpl_cells(rows["1_node"])))
+    cells = dict(zip(hpl_table.HPL_HEADER, hpl_table.hpl_cells(rows["1_node"])))
     assert cells["Rmax/DGEMM"] == "93.0%"
 
 
@@ -178,8 +178,8 @@ def test_microbenchmarks_are_recorded_not_judged(tmp_path):
 def test_quiet_is_said_only_of_a_run_that_recorded_what_to_judge_by(tmp_path):
     unjudged = hpl_case("1_core", 18.10, 15.97, solves=(18.10,), interference=None)  # one solve, no probe
     sessions = cases_of(tmp_path, QUIET_RUN[1:], [unjudged])
-    rows = {line.scale: dict(zip(hpl_section.HPL_HEADER, hpl_section._hpl_cells(line)))
-            for line in hpl_section.hpl_lines(from_sessions(sessions))}
+    rows = {line.scale: dict(zip(hpl_table.HPL_HEADER, hpl_table.hpl_cells(line)))
+            for line in hpl_table.hpl_lines(from_sessions(sessions))}
     assert rows["1_node"]["Noise"] == "quiet" and rows["1_core"]["Noise"] == "-"
 
 

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional
 import pytest
 
 from scalebench.errors import ParseError
-from scalebench.parse.hpcc import KEY_METRICS, parse_hpcc, summary_value
+from scalebench.hpl.hpcc_output import KEY_METRICS, parse_hpcc, summary_value
 from vectors import printed
 from vectors import assert_linear_time, assert_registered, assert_result_or_parse_error, assert_same
 from vectors import assert_sources_present, load_vector, mutated_texts, pop_extra, read_vector, sample_texts

@@ -9,10 +9,13 @@ import pytest
 
 import reframe_reports as rr
 from png_check import png_colours
-from scalebench import benchmarks
+from scalebench import benchmarks, room
 from scalebench.analysis import scaling
+from scalebench.hpl.output import parse_hpl
 from scalebench.interconnect import curves
+from scalebench.parse import KINDS
 from scalebench.reporting import document, report, series, store as results
+from scalebench.site_plan import CHECKS
 
 REAL_REPORT = rr.REAL_REPORT
 
@@ -57,6 +60,21 @@ def test_registry_maps_checks_to_sections_and_directions():
     assert benchmarks.split_sized(reg["OSUBandwidthCheck"], "bandwidth_1024") == ("bandwidth", 1024)
     assert benchmarks.split_sized(reg["OSUBandwidthCheck"], "peak_1024") is None
     assert benchmarks.lookup("NoSuchCheck").section == "other"
+
+
+def test_hpl_is_a_room_that_leads_the_plan_and_the_report(study):
+    """HPL's room is found like any other (its kinds, checks and section are named nowhere central), and
+    it leads: its checks open CHECKS, its section the report, before the shared sections."""
+    [hpl] = [found for found in room.rooms() if found.name == "hpl"]
+    assert hpl.leads and set(hpl.kinds()) == {"hpl", "hpcc"} and KINDS["hpcc"] is hpl.kinds()["hpcc"]
+    vector = Path(__file__).parents[1] / "data" / "hpl" / "mnt_reform_hpl23.txt"
+    assert KINDS["hpl"](vector.read_text()) == parse_hpl(vector.read_text()).to_dict()
+    checks = [spec.name for spec in hpl.checks()]
+    assert list(CHECKS)[:len(checks)] == checks == ["HPLCheck", "HPLTuneCheck", "NodeHealthCheck", "HPLScalingCheck"]
+    assert benchmarks.SECTIONS[0] == "hpl" and "hpl" not in benchmarks.SECTIONS[1:]
+    blocks, _ = _document([study])
+    titles = [b.text for b in blocks if isinstance(b, document.Heading) and b.level == 2]
+    assert titles.index("HPL") < titles.index("Applications") < titles.index("Microbenchmarks")
 
 
 def test_sized_figures_become_one_row_per_message_size(study):

@@ -8,6 +8,7 @@ import pytest
 
 from scalebench.errors import ResultsError
 from scalebench.reporting import report, sections, store as results, tidy
+from scalebench.reporting.hpl_table import hpl_terminal_table
 
 REAL_REPORT = Path(__file__).resolve().parents[1] / "data" / "reframe" / "hpl_local_run_report.json"
 
@@ -75,7 +76,7 @@ def test_report_table_and_markdown(results_dir, tmp_path):
     assert "| local:default | openmpi-sm | 1_node | 1 | 2 | 10368 | 192 | 1 x 2 | 66.23 | 128.0 | 51.7% |" in text
     assert "time budget: 8 s" in text  # the N policy is stated
     assert "ReFrame overhead" in text
-    table = sections.hpl_terminal_table(written.table)
+    table = hpl_terminal_table(written.table)
     assert table.splitlines()[0].split()[:3] == ["System", "Stack", "Scale"]
 
 

@@ -19,10 +19,10 @@ from scalebench.cli import tune as tune_cli
 from scalebench.cli.common import OneLineParser as _Parser
 from scalebench.errors import DeckError, InputError, ParseError, ScalebenchError
 from scalebench.hpl import deck, frozen, tune
+from scalebench.hpl import output as hpl_parse
 from scalebench.hpl.deck import Algorithm, DeckRequest, Rules
-from scalebench.parse import hpl as hpl_parse
-from scalebench.parse.hpcc import parse_hpcc
-from scalebench.parse.hpl import parse_hpl
+from scalebench.hpl.hpcc_output import parse_hpcc
+from scalebench.hpl.output import parse_hpl
 
 GiB = 2**30
 RULES_YAML = paths.HPL_DECKS / "rules.yaml"

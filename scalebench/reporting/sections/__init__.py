@@ -1,14 +1,13 @@
-"""The sections of a report, one module per concern: HPL, applications, microbenchmarks, transports
-(what each stack's MPI selected, fabric floors), interference and noise (the node probe, noisy results),
-results over time (nightly runs) and the appendix (other checks, failures, provenance); common.py holds
-what they share."""
+"""The shared sections of a report, one module per concern (HPL's is in its room, scalebench/rooms/hpl):
+applications, microbenchmarks, transports (what each stack's MPI selected, fabric floors), interference
+and noise (the node probe, noisy results), results over time (nightly runs) and the appendix (other
+checks, failures, provenance); common.py holds what they share."""
 from scalebench.reporting.sections.appendix import failures_section, other_section, provenance_section
 from scalebench.reporting.sections.applications import application_section
-from scalebench.reporting.sections.hpl import hpl_section, hpl_terminal_table
 from scalebench.reporting.sections.interference import interference_section
 from scalebench.reporting.sections.microbenchmarks import micro_section
 from scalebench.reporting.sections.over_time import over_time_section
 from scalebench.reporting.sections.transports import transport_section
 
-__all__ = ["application_section", "failures_section", "hpl_section", "hpl_terminal_table", "interference_section",
-           "micro_section", "other_section", "over_time_section", "provenance_section", "transport_section"]
+__all__ = ["application_section", "failures_section", "interference_section", "micro_section", "other_section",
+           "over_time_section", "provenance_section", "transport_section"]

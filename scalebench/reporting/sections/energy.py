@@ -15,7 +15,7 @@ CORE_FIGURE, JOB_FIGURE = "gflops_per_watt", "job_gflops_per_watt"
 
 
 class HplLine(Protocol):
-    """What this part reads of a line of the HPL table (scalebench.reporting.sections.hpl.HplLine)."""
+    """What this part reads of a line of the HPL table (scalebench.reporting.hpl_table.HplLine)."""
 
     @property
     def where(self) -> str: ...

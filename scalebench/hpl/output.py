@@ -141,7 +141,7 @@ class HplOutput:
     row, i.e. when the last run finished. ``hpl_version``, ``eps`` and ``threshold`` are the
     last values printed (each row keeps its own run's threshold). ``cut_line`` says why a last
     line without its line end was dropped; ``notes`` are contradictions found around the rows (an
-    hpcc Summary against its own HPL rows: scalebench.parse.hpcc).
+    hpcc Summary against its own HPL rows: scalebench.hpl.hpcc_output).
     """
 
     rows: tuple[HplRow, ...]
