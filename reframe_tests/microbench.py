@@ -24,6 +24,7 @@ from scalebench.rooms.netpipe.outcome import netpipe_measured
 from scalebench.rooms.netpipe.output import parse_netpipe
 from scalebench.rooms.osu.outcome import osu_measured
 from scalebench.rooms.osu.output import parse_osu
+from scalebench.rooms.osu.rules import OsuSettings
 
 from .base import ScalebenchCheck, in_registry_units, knob_variables, planned_test
 
@@ -95,7 +96,7 @@ class HPCCNetworkCheck(_Microbenchmark):
         return microbench.hpcc_network_measured(parse_hpcc(read(self.output_file)), self.num_tasks)
 
 
-class _OSUCheck(_Microbenchmark, knob_variables(site_plan.Settings, 'osu_buffers')):
+class _OSUCheck(_Microbenchmark, knob_variables(OsuSettings)):
     """One OSU program, found in the job under the stack's `osu_dir` (recursively), else on PATH."""
 
     osu_binary = variable(str, value='')  # '' = the program found under osu_dir or on PATH

@@ -20,6 +20,7 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 from scalebench import programs, site_plan
 from scalebench.rooms.openfoam import cases as openfoam
 from scalebench.rooms.openfoam.outcome import openfoam_outcome
+from scalebench.rooms.openfoam.rules import OpenFOAMSettings
 
 from .base import ScalebenchCheck, knob_variables, planned_test
 
@@ -28,7 +29,8 @@ CASES = openfoam.load_openfoam_cases()
 
 @planned_test
 class OpenFOAMCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck,
-                    knob_variables(site_plan.Settings, 'threads_per_rank', 'ranks_per_node', 'heavy_cases')):
+                    knob_variables(site_plan.Settings, 'threads_per_rank', 'ranks_per_node'),
+                    knob_variables(OpenFOAMSettings)):
     descr = 'OpenFOAM seconds per step and solver time, strong and weak scaling'
 
     cells = variable(int, value=0, loggable=True)  # 0: the case's default; weak: per rank

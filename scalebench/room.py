@@ -4,12 +4,13 @@ looking into that folder) without being named anywhere else. Its figures and pro
 data (scalebench/data/benchmarks.yaml, provenance.yaml); its ReFrame check is reframe_tests/<name>.py.
 
 A room is a package of scalebench/rooms/ defining ROOM, a Room, usually `declare`d: its parser in
-output.py, its CheckSpec(s) from rules.checks(), its section, if it has one, in section.py. The
-central places ask this module, never a room by name: scalebench.site_plan (the room's checks join
-CHECKS), scalebench.parse (its output kind joins KINDS), the site file (the keys its site.yaml declares
-for partitions and stacks join the schema and the partition and environment extras),
-scalebench.benchmarks (its report section name) and the report (its section). A Room's callables
-import the room's code when called, so that a room may use scalebench.site_plan, .parse and
+output.py, its CheckSpec(s) from rules.checks() and its knobs, if it has any, in a settings dataclass
+there, its section, if it has one, in section.py. The central places ask this module, never a room by
+name: scalebench.site_plan (the room's checks join CHECKS, its settings Settings.rooms),
+scalebench.parse (its output kinds join KINDS), the site file (the keys its site.yaml declares for
+partitions and stacks join the schema and the partition and environment extras), plan's -S names (its
+knobs), scalebench.benchmarks (its report section name) and the report (its section). A Room's
+callables import the room's code when called, so that a room may use scalebench.site_plan, .parse and
 .reporting, which in turn read the rooms.
 
 HPL's room (scalebench/rooms/hpl) holds its checks' rules and its section; what the rest of the
@@ -43,6 +44,9 @@ class Room:
     # (benchmarks.yaml `section`, e.g. application), not one of the room's own
     section: Callable[[Any, Sequence[Any]], list[Any]] | None = None
     leads: bool = False  # its checks and its section come before the shared ones (HPL's), not after them
+    # its knobs (scalebench.knobs: -S name=value), a frozen dataclass its rules read through
+    # scalebench.site_plan.Settings.of; None: it has none
+    settings: Callable[[], type] | None = None
     other_kinds: Mapping[str, Callable[[str], dict]] = field(default_factory=dict)  # more outputs it parses
 
     def kinds(self) -> dict[str, Callable[[str], dict]]:
@@ -66,12 +70,13 @@ ROOMS = Path(__file__).with_name("rooms")  # the package scalebench.rooms, one p
 
 
 def declare(package: str, parser: str, section: str | None = None, *, leads: bool = False,
-            other_kinds: Mapping[str, str] | None = None) -> Room:
+            other_kinds: Mapping[str, str] | None = None, settings: str | None = None) -> Room:
     """The Room of the package `package` (a room's __name__): its output kind is the package's name,
     parsed by `parser` (a function of the room's output.py, or "module.function" of the library)
     returning an object with to_dict(), and each of `other_kinds` by its "module.function"; its checks
-    are rules.checks(); its report section, if it has one, is section.<section>(results, every series,
-    the section's name). Each module is imported when first called."""
+    are rules.checks(), its settings, if it has knobs, the dataclass rules.<settings>; its report
+    section, if it has one, is section.<section>(results, every series, the section's name). Each
+    module is imported when first called."""
     name = package.rsplit(".", 1)[-1]
 
     def parser_of(where: str) -> Callable[[str], dict]:
@@ -87,8 +92,12 @@ def declare(package: str, parser: str, section: str | None = None, *, leads: boo
     def report(results: Any, all_series: Sequence[Any]) -> list[Any]:
         return getattr(importlib.import_module(f"{package}.section"), str(section))(results, all_series, name)
 
+    def settings_class() -> type:
+        return getattr(importlib.import_module(f"{package}.rules"), str(settings))
+
     others = {kind: parser_of(where) for kind, where in (other_kinds or {}).items()}
-    return Room(name, parser_of(parser), checks, ROOMS / name, report if section else None, leads, others)
+    return Room(name, parser_of(parser), checks, ROOMS / name, report if section else None, leads=leads,
+                other_kinds=others, settings=settings_class if settings else None)
 
 
 @functools.cache
@@ -111,6 +120,11 @@ def site_keys(place: str) -> dict[str, Any]:
                 raise ValueError(f"site key {place}.{key} is declared by two rooms")
             keys[key] = schema
     return keys
+
+
+def settings_classes() -> tuple[type, ...]:
+    """The settings dataclasses of the rooms that have knobs, by room name."""
+    return tuple(found.settings() for found in rooms() if found.settings is not None)
 
 
 def section_names(leading: bool) -> tuple[str, ...]:

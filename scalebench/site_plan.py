@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from scalebench import room
 from scalebench.errors import InputError
@@ -26,6 +26,7 @@ from scalebench.units import parse_duration
 from scalebench.validation import check_name
 
 Params = Mapping[str, Any]
+RoomSettings = TypeVar("RoomSettings")
 
 
 @dataclass(frozen=True)
@@ -39,19 +40,23 @@ class CasePlan:
 
 @dataclass(frozen=True)
 class Settings:
-    """What changes a plan. Its knobs are the checks' variables and plan's -S names (scalebench.knobs);
-    the other fields are read from variables of other forms (a node list, a reservation) or the run."""
+    """What changes a plan. Its knobs, HPL's and the rooms' are the checks' variables and plan's -S names
+    (scalebench.knobs); the other fields are read from variables of other forms (a node list, a
+    reservation) or the run."""
 
     hpl: HplSettings = field(default_factory=HplSettings)
     threads_per_rank: int | None = knob(None, recorded=True)  # None: 1 (HPL's: HplSettings.threads_per_rank)
     ranks_per_node: int | None = knob(None, recorded=True)  # None: fill the cores
-    heavy_cases: bool = knob(False)  # run cases marked heavy (OpenFOAM's motorBike)
-    osu_buffers: str = knob("host", recorded=True)  # host | device: where OSU's messages live on a GPU partition
     sweep_nbs: tuple[int, ...] | None = None  # the tuning sweep's NBs; None: scalebench.hpl.tune's
     screen_nodes: tuple[str, ...] = ()  # the nodes to screen (a node list, or the scheduler's); (): max_nodes
     # The submitting shell's variables: what it sets of OpenMP's placement or the BLAS kernel is kept.
     environ: Mapping[str, str] = field(default_factory=dict)
     reservation: Reservation | None = None  # -S reservation=NAME [-S reservation_time_limit=72h]: every job in it
+    rooms: tuple[Any, ...] = ()  # the rooms' settings as the run set them (scalebench.room: a room's knobs)
+
+    def of(self, kind: type[RoomSettings]) -> RoomSettings:
+        """A room's settings (a dataclass of its knobs): as the run set them, or their defaults."""
+        return next((found for found in self.rooms if type(found) is kind), None) or kind()
 
 
 @dataclass(frozen=True)

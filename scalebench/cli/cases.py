@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from scalebench import paths
+from scalebench import paths, room
 from scalebench.cli.common import path_arg
 from scalebench.errors import InputError
 from scalebench.hpl.case_plan import HplSettings
@@ -18,8 +18,9 @@ from scalebench.screening.jobs import expand_hostlist
 from scalebench.site.siteconf import site_systems
 from scalebench.validation import excerpt
 
-# -S names: the knobs of HPL's settings and of the others', and variables read into other forms.
+# -S names: the knobs of HPL's settings, of the rooms' and of the others', and variables read into other forms.
 _HPL_KNOBS = {k.name: k for k in knobs(HplSettings)}
+_ROOM_KNOBS = {k.name: (kind, k) for kind in room.settings_classes() for k in knobs(kind)}
 _KNOBS = {k.name: k for k in knobs(Settings)}
 _OTHER_VARIABLES = ("reservation", "reservation_time_limit", "screen_nodes")
 
@@ -29,14 +30,18 @@ def settings_of(assignments: Sequence[str]) -> Settings:
     every check that has them."""
     hpl: dict[str, Any] = {}
     apps: dict[str, Any] = {}
+    rooms: dict[type, dict[str, Any]] = {kind: {} for kind in room.settings_classes()}
     others: dict[str, str] = {}
     for text in assignments:
         name, sep, value = text.partition("=")
-        if not sep or name not in {*_HPL_KNOBS, *_KNOBS, *_OTHER_VARIABLES}:
-            known = ", ".join(sorted({*_HPL_KNOBS, *_KNOBS, *_OTHER_VARIABLES}))
+        if not sep or name not in {*_HPL_KNOBS, *_ROOM_KNOBS, *_KNOBS, *_OTHER_VARIABLES}:
+            known = ", ".join(sorted({*_HPL_KNOBS, *_ROOM_KNOBS, *_KNOBS, *_OTHER_VARIABLES}))
             raise InputError(f"-S {excerpt(text)}: expected name=value with a variable the plan uses ({known})")
         if name in _HPL_KNOBS:
             hpl[name] = _HPL_KNOBS[name].parse(value)
+        if name in _ROOM_KNOBS:
+            kind, room_knob = _ROOM_KNOBS[name]
+            rooms[kind][name] = room_knob.parse(value)
         if name in _KNOBS:
             apps[name] = _KNOBS[name].parse(value)
         if name in _OTHER_VARIABLES:
@@ -44,7 +49,7 @@ def settings_of(assignments: Sequence[str]) -> Settings:
     screen = tuple(expand_hostlist(others["screen_nodes"], "-S screen_nodes")) if "screen_nodes" in others else ()
     reservation = asked_reservation(others.get("reservation", ""), others.get("reservation_time_limit", ""))
     return Settings(hpl=HplSettings(**hpl), **apps, screen_nodes=screen, environ=dict(os.environ),
-                    reservation=reservation)
+                    reservation=reservation, rooms=tuple(kind(**values) for kind, values in rooms.items()))
 
 
 def planned_cases(args: argparse.Namespace,

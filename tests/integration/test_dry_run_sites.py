@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from conftest import REPO, VENV_BIN, lmod_environ
+from scalebench.cli.cases import settings_of
 from scalebench.hpl.deck import load_rules
 from scalebench.site.siteconf import site_systems
 from scalebench.site_plan import CHECKS, Filters, Settings, plan_cases, site_specs
@@ -46,7 +47,7 @@ def local_site(tmp_path, cores):
     return path
 
 
-def dry_run(name, site, run_dir, environ):
+def dry_run(name, site, run_dir, environ, *options):
     system = yaml.safe_load(site.read_text())["system"]
     config = "local.py" if name.startswith("local") else "slurm.py"
     # Off the cluster, the sites' Lmod modules are stubs (scalebench.site.modules): the job scripts
@@ -54,7 +55,7 @@ def dry_run(name, site, run_dir, environ):
     env = dict(environ, SCALEBENCH_SITE=str(site), SCALEBENCH_RUN_DIR=str(run_dir), SCALEBENCH_MODULE_STUBS="1")
     command = [str(VENV_BIN / "reframe"), "-C", str(REPO / "site_configs" / config),
                "-c", str(REPO / "reframe_tests"), "-c", str(REPO / "reframe_tests" / "tuning"),
-               "--system", system, "--dry-run", "--exec-policy=serial"]
+               "--system", system, "--dry-run", "--exec-policy=serial", *options]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
 
 
@@ -218,6 +219,29 @@ def test_gpu_hpl_runs_one_rank_per_gpu_with_the_vendor_binary(dry_runs):
         launch = re.search(r"^srun .*hpl\.sh.* --dat HPL\.dat$", script, re.MULTILINE)  # in an image or not
         assert launch and "--gpu-bind=map_gpu:0,1,2,3" in launch.group(0).split(), script  # one GPU per rank
         assert "ignores pfact, bcast" in case["deck_source"]
+
+
+def test_a_rooms_knob_reaches_its_job_scripts_as_plan_says(tmp_path):
+    """-S osu_buffers=device, OSU's room's knob: every OSU job on the GPU partition passes its buffers on
+    the devices (-d cuda D D), one GPU per rank, as `scalebench plan -S osu_buffers=device` lists."""
+    site = SITES["gpu-h100"]
+    proc = dry_run("gpu-h100", site, tmp_path / "run", lmod_environ(), "-n", "OSU", "-S", "osu_buffers=device")
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    partitions, stacks, environs = site_specs(site_systems(site))
+    plan = {(p.display_name, p.partition.name, p.stack.name): p.plan
+            for p in plan_cases(partitions, stacks, environs, settings_of(["osu_buffers=device"]), Filters(("OSU",)))
+            if p.plan and p.plan.job}
+    checked = 0
+    for case in cases_of(tmp_path / "run"):
+        planned_case = plan.get((case["display_name"], case["partition"], case["environ"]))
+        if case["result"] != "pass" or planned_case is None or case["partition"] != "gpu":
+            continue
+        launch = program_launch((Path(case["stagedir"]) / "rfm_job.sh").read_text()).split()
+        assert planned_case.args[:2] == ("-d", "cuda")
+        assert launch[-len(planned_case.args):] == list(planned_case.args), (case["display_name"], launch)
+        assert any(word.startswith("--gpu-bind=map_gpu:") for word in launch), launch
+        checked += 1
+    assert checked > 0
 
 
 def test_screening_takes_a_few_short_jobs_on_every_core(dry_runs):

@@ -8,12 +8,15 @@ import pytest
 import yaml
 
 from conftest import REPO, run_reframe
+from scalebench import room
 from scalebench.cli.cases import settings_of
 from scalebench.errors import InputError
-from scalebench.hpl.case_plan import HplSettings, plan_hpl
 from scalebench.knobs import knob, knobs
-from scalebench.site_plan import Settings, site_specs
+from scalebench.hpl.case_plan import HplSettings, plan_hpl
 from scalebench.site.siteconf import site_systems
+from scalebench.rooms.openfoam.rules import OpenFOAMSettings
+from scalebench.rooms.osu.rules import OsuSettings
+from scalebench.site_plan import Filters, Settings, plan_cases, site_specs
 from wrapped_site import install_wrappers, site_file
 
 
@@ -22,6 +25,32 @@ def test_every_hpl_knob_is_a_plan_name_of_its_type():
     for k in knobs(HplSettings):
         text = "strong" if k.name == "scaling" else values[k.kind]
         assert getattr(settings_of([f"{k.name}={text}"]).hpl, k.name) == k.kind(text), k.name
+
+
+def test_a_rooms_knobs_are_plan_names_its_rules_read_through_the_settings():
+    """OSU's and OpenFOAM's rooms declare their knobs (scalebench.room), each name once (HPL's settings
+    and the others' share threads_per_rank and ranks_per_node on purpose: one -S sets both)."""
+    central = {k.name for kind in (Settings, HplSettings) for k in knobs(kind)}
+    names = [k.name for kind in room.settings_classes() for k in knobs(kind)]
+    assert len(names) == len(set(names)) and not central & set(names) and {"osu_buffers", "heavy_cases"} <= set(names)
+    assert "osu_buffers" not in {k.name for k in knobs(Settings)}  # the room's, not the central settings'
+    assert settings_of(["osu_buffers=device"]).of(OsuSettings) == OsuSettings("device")
+    assert settings_of([]).of(OsuSettings) == OsuSettings() and Settings().of(OpenFOAMSettings).heavy_cases is False
+    with pytest.raises(InputError, match="heavy_cases='maybe': must be true or false"):
+        settings_of(["heavy_cases=maybe"])
+    partitions, stacks, environs = site_specs(site_systems(REPO / "site_configs" / "sites" / "archetypes"
+                                                          / "gpu-h100.yaml"))
+
+    def osu_args(*assignments):
+        cases = plan_cases(partitions, stacks, environs, settings_of(assignments), Filters(("OSULatencyCheck",)))
+        return {(case.partition.name, case.plan.args, case.plan.job.gpus_per_node) for case in cases
+                if case.plan and case.plan.job}
+
+    assert {args for _, args, _ in osu_args()} == {()}
+    device = osu_args("osu_buffers=device")
+    assert {args[:2] for _, args, _ in device} == {("-d", "cuda")} and all(gpus > 0 for _, _, gpus in device)
+    with pytest.raises(InputError, match="osu_buffers: 'gpu' is not one of host, device"):
+        osu_args("osu_buffers=gpu")
 
 
 def test_a_knob_is_typed_by_its_field():

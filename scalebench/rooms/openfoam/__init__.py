@@ -4,4 +4,4 @@ reframe_tests/openfoam.py; it reports in the shared applications section (benchm
 so the room has no section of its own."""
 from scalebench.room import declare
 
-ROOM = declare(__name__, "parse_openfoam")
+ROOM = declare(__name__, "parse_openfoam", settings="OpenFOAMSettings")

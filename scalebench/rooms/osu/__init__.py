@@ -4,4 +4,4 @@ OSU*Check classes of reframe_tests/microbench.py; they report in the shared micr
 (scalebench/reporting/sections/microbenchmarks.py), so this room has none of its own."""
 from scalebench.room import declare
 
-ROOM = declare(__name__, "parse_osu")
+ROOM = declare(__name__, "parse_osu", settings="OsuSettings")

@@ -4,10 +4,12 @@ on 1, 2 and 4 pairs, the collectives on every core of two nodes (or of one). Buf
 -S osu_buffers=device on the GPUs, one per rank (-d cuda|rocm)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from scalebench.errors import InputError
 from scalebench.interconnect import microbench
+from scalebench.knobs import knob
 from scalebench.site.jobs import LeftOut
 from scalebench.site.partition import PartitionSpec, StackSpec
 from scalebench.site.scales import Scale
@@ -21,6 +23,11 @@ POINT_TO_POINT = ("OSULatencyCheck", "OSUBandwidthCheck", "OSUBiBandwidthCheck")
 PAIRS = (1, 2, 4)
 COLLECTIVES = ("osu_allreduce", "osu_alltoall", "osu_allgather")
 BUFFERS = ("host", "device")
+
+
+@dataclass(frozen=True)
+class OsuSettings:
+    osu_buffers: str = knob("host", recorded=True)  # one of BUFFERS: where OSU's messages live on a GPU partition
 
 
 def pairs_layout(partition: PartitionSpec, placement: str, pairs: int) -> tuple[Scale, int] | str:
@@ -45,10 +52,11 @@ def _plan(layout: Layout, collective: bool = False) -> Callable[[PartitionSpec, 
     def plan(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
         from scalebench.site_plan import CasePlan, case_job
 
-        if settings.osu_buffers not in BUFFERS:
-            raise InputError(f"osu_buffers: {settings.osu_buffers!r} is not one of {', '.join(BUFFERS)}")
+        buffers = settings.of(OsuSettings).osu_buffers
+        if buffers not in BUFFERS:
+            raise InputError(f"osu_buffers: {buffers!r} is not one of {', '.join(BUFFERS)}")
         scale, ranks_per_node = layout(partition, params)
-        if settings.osu_buffers == "host":
+        if buffers == "host":
             return CasePlan(case_job(partition, stack, scale, settings, ranks_per_node=ranks_per_node))
         gpus = partition.gpus
         if gpus is None or not gpus.runtime:
