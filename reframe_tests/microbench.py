@@ -9,9 +9,9 @@
   `osu_dir` (e.g. a Spack view's libexec/osu-micro-benchmarks), then on PATH.
 
 Figures per message size are named <figure>_<bytes>; scalebench/data/benchmarks.yaml tells reports
-how to draw them (n1/2, latency surprise, stack comparisons). NetPIPE's and OSU's parsers, plans and
-outcomes are rooms (scalebench.rooms.netpipe, scalebench.rooms.osu); hpcc's network figures and what the
-microbenchmarks share are scalebench.interconnect.microbench.
+how to draw them (n1/2, latency surprise, stack comparisons). NetPIPE's, OSU's and hpcc's plans and
+outcomes are rooms (scalebench.rooms.netpipe, scalebench.rooms.osu, scalebench.rooms.hpcc); what the
+microbenchmarks share is scalebench.interconnect.microbench.
 """
 
 import reframe as rfm
@@ -19,7 +19,7 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 
 from scalebench import site_plan
 from scalebench.hpl.hpcc_output import parse_hpcc
-from scalebench.interconnect import microbench
+from scalebench.rooms.hpcc import outcome as hpcc_outcome
 from scalebench.rooms.netpipe.outcome import netpipe_measured
 from scalebench.rooms.netpipe.output import parse_netpipe
 from scalebench.rooms.osu.outcome import osu_measured
@@ -89,11 +89,11 @@ class HPCCNetworkCheck(_Microbenchmark):
 
     @run_before('run')
     def write_input(self):
-        self.write_stage_file('hpccinf.txt', microbench.hpcc_network_input(
+        self.write_stage_file('hpccinf.txt', hpcc_outcome.hpcc_network_input(
             self.num_nodes, self.num_tasks_per_node, self.partition_spec().memory_per_node, self.hpl_n))
 
     def parse_outputs(self, read):
-        return microbench.hpcc_network_measured(parse_hpcc(read(self.output_file)), self.num_tasks)
+        return hpcc_outcome.hpcc_network_measured(parse_hpcc(read(self.output_file)), self.num_tasks)
 
 
 class _OSUCheck(_Microbenchmark, knob_variables(OsuSettings)):

@@ -7,7 +7,7 @@ A room is a package of scalebench/rooms/ defining ROOM, a Room, usually `declare
 output.py, its CheckSpec(s) from rules.checks() and its knobs, if it has any, in a settings dataclass
 there, its section, if it has one, in section.py. The central places ask this module, never a room by
 name: scalebench.site_plan (the room's checks join CHECKS, its settings Settings.rooms),
-scalebench.parse (its output kinds join KINDS), the site file (the keys its site.yaml declares for
+scalebench.parse (its output kind joins KINDS), the site file (the keys its site.yaml declares for
 partitions and stacks join the schema and the partition and environment extras), plan's -S names (its
 knobs), scalebench.benchmarks (its report section name) and the report (its section). A Room's
 callables import the room's code when called, so that a room may use scalebench.site_plan, .parse and
@@ -16,14 +16,14 @@ callables import the room's code when called, so that a room may use scalebench.
 HPL's room (scalebench/rooms/hpl) holds its checks' rules and its section; what the rest of the
 harness reads of HPL by name (the site's HPL settings, its two programs' outputs, decks, the case plan,
 the outcome, the scalability model, tuning) is the library beneath it, scalebench.hpl, from which it
-takes its parsers. It leads: its checks open a plan, its section the report.
+and hpcc's room take their parsers. It leads: its checks open a plan, its section the report.
 """
 from __future__ import annotations
 
 import functools
 import importlib
 import pkgutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -47,11 +47,6 @@ class Room:
     # its knobs (scalebench.knobs: -S name=value), a frozen dataclass its rules read through
     # scalebench.site_plan.Settings.of; None: it has none
     settings: Callable[[], type] | None = None
-    other_kinds: Mapping[str, Callable[[str], dict]] = field(default_factory=dict)  # more outputs it parses
-
-    def kinds(self) -> dict[str, Callable[[str], dict]]:
-        """Every output kind the room parses (`scalebench parse KIND`): its own name's, and its others."""
-        return {self.name: self.parse, **self.other_kinds}
 
     def site_keys(self) -> Mapping[str, Mapping[str, Any]]:
         """{partition|stack: {key: JSON schema}} from the room's site.yaml; {} without one."""
@@ -70,11 +65,10 @@ ROOMS = Path(__file__).with_name("rooms")  # the package scalebench.rooms, one p
 
 
 def declare(package: str, parser: str, section: str | None = None, *, leads: bool = False,
-            other_kinds: Mapping[str, str] | None = None, settings: str | None = None) -> Room:
+            settings: str | None = None) -> Room:
     """The Room of the package `package` (a room's __name__): its output kind is the package's name,
     parsed by `parser` (a function of the room's output.py, or "module.function" of the library)
-    returning an object with to_dict(), and each of `other_kinds` by its "module.function"; its checks
-    are rules.checks(), its settings, if it has knobs, the dataclass rules.<settings>; its report
+    returning an object with to_dict(); its checks are rules.checks(), its settings, if it has knobs, the dataclass rules.<settings>; its report
     section, if it has one, is section.<section>(results, every series, the section's name). Each
     module is imported when first called."""
     name = package.rsplit(".", 1)[-1]
@@ -95,9 +89,8 @@ def declare(package: str, parser: str, section: str | None = None, *, leads: boo
     def settings_class() -> type:
         return getattr(importlib.import_module(f"{package}.rules"), str(settings))
 
-    others = {kind: parser_of(where) for kind, where in (other_kinds or {}).items()}
     return Room(name, parser_of(parser), checks, ROOMS / name, report if section else None, leads=leads,
-                other_kinds=others, settings=settings_class if settings else None)
+                settings=settings_class if settings else None)
 
 
 @functools.cache

@@ -15,9 +15,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from scalebench import room
 from scalebench.errors import InputError
-from scalebench.interconnect import microbench
-from scalebench.knobs import knob
 from scalebench.hpl.case_plan import HplPlan, HplSettings
+from scalebench.knobs import knob
 from scalebench.screening import jobs as screening_jobs
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
 from scalebench.site.partition import SCREEN_MIN_NODES, PartitionSpec, Reservation, StackSpec
@@ -151,12 +150,6 @@ def app_check(name: str, axis: str, inputs: Callable[[], Iterable[str]], feature
                      _plan_app)
 
 
-# --- interconnect (NetPIPE and OSU are rooms: scalebench/rooms/netpipe, scalebench/rooms/osu) --------
-
-def _plan_whole_nodes(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    return CasePlan(case_job(partition, stack, microbench.whole_nodes_scale(partition.max_nodes), settings))
-
-
 def system_scales(partitions: Sequence[PartitionSpec]) -> dict[str, list[Any]]:
     return {"scale": system_scale_names(partitions)}
 
@@ -166,17 +159,12 @@ def fixed_values(**values: Sequence[Any]) -> Callable[[Sequence[PartitionSpec]],
     return lambda partitions: {name: list(v) for name, v in values.items()}
 
 
-_SHARED_CHECKS = (
-    # One job per chunk of nodes (NodeHealthCheck, HPL's, is the form for sites that prefer a job per node).
-    CheckSpec("ScreeningCheck", ("chunk",), ("screen",), (), _screen_chunks, _valid_screening, _plan_screening,
-              needs=f"a partition of at least {SCREEN_MIN_NODES} nodes"),
-    CheckSpec("HPCCNetworkCheck", (), ("hpcc",), (), fixed_values(), microbench.valid_whole_nodes,
-              _plan_whole_nodes),
-)
-# Every check: a leading room's (HPL's), the shared ones, then every other room's (scalebench.room).
+# Every check: a leading room's (HPL's), screening's (one job per chunk of nodes; hpcc's NodeHealthCheck is
+# the form for sites that prefer a job per node), then every other room's (scalebench.room).
 CHECKS: dict[str, CheckSpec] = {spec.name: spec for spec in (
     *(spec for found in room.rooms() if found.leads for spec in found.checks()),
-    *_SHARED_CHECKS,
+    CheckSpec("ScreeningCheck", ("chunk",), ("screen",), (), _screen_chunks, _valid_screening, _plan_screening,
+              needs=f"a partition of at least {SCREEN_MIN_NODES} nodes"),
     *(spec for found in room.rooms() if not found.leads for spec in found.checks()),
 )}
 

@@ -14,9 +14,9 @@ from typing import Any, Mapping, Sequence
 from scalebench.cli.cases import add_filter_arguments, planned_cases
 from scalebench.cli.common import float_arg, path_arg, print_json
 from scalebench.errors import InputError
-from scalebench.predict import Given, Predicted, measured, predict_cases, summaries
 from scalebench.hpl import model
 from scalebench.hpl.model import Calibration, Prediction
+from scalebench.predict import Given, Predicted, measured, predict_cases, summaries
 from scalebench.site_plan import PlannedCase
 from scalebench.units import format_duration
 

@@ -13,13 +13,13 @@ from typing import Any, Mapping
 
 from scalebench import paths
 from scalebench.errors import DeckError, InputError
-from scalebench.knobs import knob
 from scalebench.hpl import blas, deck
 from scalebench.hpl.binaries import BinaryProfile, missing_binary, profile_for, resolve_binary
 from scalebench.hpl.deck import Deck, DeckRequest, Rules
 from scalebench.hpl.frozen import FrozenDeck, base_rules, frozen_deck
 from scalebench.hpl.grid import grid_choice
 from scalebench.hpl.tune import SweepDeck, sweep_deck, sweep_hpccinf_txt, sweep_hpl_dat
+from scalebench.knobs import knob
 from scalebench.site.blas import stack_blas, threads_variables
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
 from scalebench.site.partition import PartitionSpec, Reservation, StackSpec

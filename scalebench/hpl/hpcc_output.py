@@ -26,8 +26,8 @@ from scalebench.errors import ParseError
 import math
 from dataclasses import replace
 
-from scalebench.parse._common import TypedValue, complete_text, int_or_value, is_finite, lines_of, refusal, with_note
 from scalebench.hpl.output import HplOutput, parse_hpl
+from scalebench.parse._common import TypedValue, complete_text, int_or_value, is_finite, lines_of, refusal, with_note
 
 # int, finite float, or the text as printed (letters such as "f", "-", and "-nan"/"inf").
 SummaryValue = TypedValue

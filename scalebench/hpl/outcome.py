@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from scalebench.errors import ParseError
-from scalebench.nodeprobe.samples import interference_reasons
 from scalebench.hpl import blas
 from scalebench.hpl.hpcc_output import parse_hpcc, summary_value
 from scalebench.hpl.output import HplOutput, HplRow, parse_hpl
+from scalebench.nodeprobe.samples import interference_reasons
 from scalebench.site.thresholds import report_flags
 
 _MAX_REPEATS = 64

@@ -1,16 +1,15 @@
 """What the interconnect microbenchmarks share (the checks in reframe_tests/microbench.py): curves per
 message size as figures named <figure>_<bytes> (the "sized" figures of scalebench/data/benchmarks.yaml),
 their summaries (peak, n1/2), the layouts of two-rank and whole-node tests, the figures and problems of a
-job; and hpcc's ping-pong and ring figures (HPCCNetworkCheck). NetPIPE's and OSU's own parts are rooms:
-scalebench/rooms/netpipe, scalebench/rooms/osu."""
+job. NetPIPE's, OSU's and hpcc's own parts are rooms: scalebench/rooms/netpipe, scalebench/rooms/osu,
+scalebench/rooms/hpcc."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from scalebench.errors import InputError, ParseError
+from scalebench.errors import InputError
 from scalebench.interconnect import curves
-from scalebench.hpl.hpcc_output import HpccOutput
 from scalebench.site.partition import PartitionSpec
 from scalebench.site.scales import PLACEMENTS, Scale, node_scale
 from scalebench.validation import excerpt
@@ -51,40 +50,6 @@ def n_half_figure(bandwidth: Mapping[int, float]) -> Figures:
     return {k: v for k, v in curve_summary(bandwidth).items() if k == "n_half"}
 
 
-# hpcc Summary key -> (figure, unit); latencies in us, bandwidths in GB/s as hpcc prints them.
-HPCC_NETWORK_KEYS = {
-    "MinPingPongLatency_usec": ("pingpong_latency_min", "us"),
-    "AvgPingPongLatency_usec": ("pingpong_latency_avg", "us"),
-    "MaxPingPongLatency_usec": ("pingpong_latency_max", "us"),
-    "MinPingPongBandwidth_GBytes": ("pingpong_bandwidth_min", "GB/s"),
-    "AvgPingPongBandwidth_GBytes": ("pingpong_bandwidth_avg", "GB/s"),
-    "MaxPingPongBandwidth_GBytes": ("pingpong_bandwidth_max", "GB/s"),
-    "NaturallyOrderedRingLatency_usec": ("natural_ring_latency", "us"),
-    "RandomlyOrderedRingLatency_usec": ("random_ring_latency", "us"),
-    "NaturallyOrderedRingBandwidth_GBytes": ("natural_ring_bandwidth", "GB/s"),
-    "RandomlyOrderedRingBandwidth_GBytes": ("random_ring_bandwidth", "GB/s"),
-}
-
-
-def hpcc_network_figures(output: HpccOutput) -> Figures:
-    """hpcc's latency/bandwidth section from its last complete Summary, with the random-ring /
-    ping-pong latency ratio; ParseError naming the first key missing or not finite."""
-    summary = output.last_summary or {}
-    out: Figures = {}
-    for key, (figure, unit) in HPCC_NETWORK_KEYS.items():
-        value = finite_float(summary.get(key))
-        if value is None:
-            raise ParseError(f"hpcc Summary: {key} is missing or not finite ({excerpt(summary.get(key))})")
-        out[figure] = (value, unit)
-    try:
-        ratio = curves.ring_vs_pingpong_ratio(out["random_ring_latency"][0], out["pingpong_latency_avg"][0])
-    except InputError:
-        ratio = None  # a zero ping-pong latency cannot be a denominator
-    if ratio is not None:
-        out["random_ring_over_pingpong"] = (ratio, "ratio")
-    return out
-
-
 def whole_nodes_scale(max_nodes: int) -> Scale:
     """Every core of two nodes where the partition has them, else of one (rings, collectives)."""
     return node_scale(2 if max_nodes >= 2 else 1)
@@ -122,26 +87,3 @@ class Measured:
     problems: tuple[str, ...] = ()
     hosts: str = ""  # NetPIPE: its two ranks' hosts, in rank order
     placement: str = ""  # NetPIPE: where the two ranks really ran
-
-
-def hpcc_network_measured(output: HpccOutput, tasks: int) -> Measured:
-    procs = (output.last_summary or {}).get("CommWorldProcs")
-    problems = () if procs == tasks else (f"hpcc reports {procs} processes, {tasks} requested (wrong MPI launcher?)",)
-    return Measured(hpcc_network_figures(output), problems)
-
-
-def hpcc_network_input(nodes: int, ranks_per_node: int, memory_per_node: int, hpl_n: int) -> str:
-    """hpccinf.txt for hpcc's network section: HPL at about `hpl_n` (hpcc sizes its other kernels
-    from it), so the run takes seconds; at least one small block per process column on many ranks."""
-    from scalebench.hpl import deck
-    from scalebench.hpl.grid import process_grid
-
-    nb = HPCC_NETWORK_NB
-    _, q = process_grid(nodes * ranks_per_node)
-    request = deck.DeckRequest(nodes=nodes, ranks_per_node=ranks_per_node, memory_per_node=memory_per_node,
-                               nb=nb, max_n=max(hpl_n, nb * q), max_n_reason="hpcc network check: HPL kept small")
-    return deck.hpccinf_txt(deck.make_deck(request))
-
-
-# A small block keeps the tiny HPL of the network check valid on hundreds of ranks.
-HPCC_NETWORK_NB = 64

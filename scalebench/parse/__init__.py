@@ -13,8 +13,7 @@ from scalebench import room, textfile
 from scalebench.errors import InputError, ParseError
 from scalebench.validation import excerpt
 
-KINDS: dict[str, Callable[[str], dict]] = {kind: parse for found in room.rooms()
-                                           for kind, parse in found.kinds().items()}
+KINDS: dict[str, Callable[[str], dict]] = {found.name: found.parse for found in room.rooms()}
 
 
 def _parser(kind: str) -> Callable[[str], dict]:

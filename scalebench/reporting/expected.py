@@ -17,10 +17,10 @@ import polars as pl
 
 from scalebench.benchmarks import lookup, split_sized
 from scalebench.errors import InputError
-from scalebench.reporting.records import Case
-from scalebench.reporting.table import Table
 from scalebench.hpl import model
 from scalebench.hpl.model import Calibration, Link, RankRate
+from scalebench.reporting.records import Case
+from scalebench.reporting.table import Table
 from scalebench.validation import is_number
 
 BELOW_MODEL = "below model: look at the fabric or the nodes"

@@ -53,15 +53,15 @@ from dataclasses import replace
 from pathlib import Path
 
 from scalebench import loaders, paths
-from scalebench.interconnect import microbench
-from scalebench.reporting import expected, noise
-from scalebench.reporting.sections.transports import fabric_figures
-from scalebench.reporting.store import load
 from scalebench.hpl import deck, model
 from scalebench.hpl.case_plan import HplPlan, HplSettings, plan_hpl
 from scalebench.hpl.hpcc_output import parse_hpcc
 from scalebench.hpl.outcome import dgemm_repeats
+from scalebench.reporting import expected, noise
 from scalebench.reporting.hpl_table import hpl_lines
+from scalebench.reporting.sections.transports import fabric_figures
+from scalebench.reporting.store import load
+from scalebench.rooms.hpcc import outcome as hpcc_outcome
 from scalebench.site.rundir import new_run_dir
 from scalebench.site.siteconf import site_systems
 from scalebench.site_plan import site_specs
@@ -100,12 +100,12 @@ def ring(state: cluster.State, work: Path, nodes: int, timeout: float) -> tuple[
     """(per-node bandwidth in bytes/s, latency in s) of hpcc's randomly ordered ring on `nodes`
     one-rank nodes, run with srun in the cluster."""
     directory = Path(tempfile.mkdtemp(prefix=f"ring{nodes}-", dir=work))
-    (directory / "hpccinf.txt").write_text(microbench.hpcc_network_input(nodes, 1, 2 * 2**30, 1152))
+    (directory / "hpccinf.txt").write_text(hpcc_outcome.hpcc_network_input(nodes, 1, 2 * 2**30, 1152))
     env = state.client_env()
     env.update(stack_env())  # the MPI settings the HPL jobs run with
     argv = state.client_argv(["srun", "-N", str(nodes), "-n", str(nodes), f"--chdir={directory}", "hpcc"])
     subprocess.run(argv, env=env, timeout=timeout, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    figures = microbench.hpcc_network_figures(parse_hpcc((directory / "hpccoutf.txt").read_text()))
+    figures = hpcc_outcome.hpcc_network_figures(parse_hpcc((directory / "hpccoutf.txt").read_text()))
     return figures["random_ring_bandwidth"][0] * 1e9, figures["random_ring_latency"][0] * 1e-6
 
 

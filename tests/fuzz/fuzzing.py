@@ -23,8 +23,8 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 from hypothesis import HealthCheck, settings
 
 from scalebench.errors import DeckError, InputError, ParseError
-from scalebench.parse import KINDS, parse_text
 from scalebench.hpl import deck
+from scalebench.parse import KINDS, parse_text
 
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS / "unit"))  # vectors.py and the NetPIPE samples live with the unit tests

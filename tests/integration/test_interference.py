@@ -15,9 +15,9 @@ from conftest import local_scales, ranks_at, require_cores, require_tools, requi
 from hpl_outputs import hpl_output, solve
 from scalebench.nodeprobe.samples import interference_reasons, interference_record
 from scalebench.reporting import noise
+from scalebench.reporting import hpl_table
 from scalebench.reporting.store import ingest
 from scalebench.reporting.table import from_sessions
-from scalebench.reporting import hpl_table
 from scalebench.site.thresholds import report_flags
 from wrapped_site import install_wrappers, site_file
 

@@ -10,13 +10,13 @@ import pytest
 
 import reframe_reports as rr
 from scalebench.errors import InputError
+from scalebench.hpl import model
 from scalebench.reporting import acceptance, expected, series
 from scalebench.reporting.document import Chart, Table
+from scalebench.reporting.hpl_table import hpl_lines, hpl_terminal_table, model_expectations
 from scalebench.reporting.report import build_document
 from scalebench.reporting.store import load
 from scalebench.reporting.table import figure_units
-from scalebench.hpl import model
-from scalebench.reporting.hpl_table import hpl_lines, hpl_terminal_table, model_expectations
 
 RATE = 40.0  # Gflop/s of one rank, one rank per node
 RPEAK_NODE = 50.0

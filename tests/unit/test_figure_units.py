@@ -10,9 +10,9 @@ from scalebench import benchmarks
 from scalebench.analysis import scaling
 from scalebench.energy import figures as energy
 from scalebench.errors import InputError
-from scalebench.interconnect import microbench
-from scalebench.reporting import records
 from scalebench.hpl.hpcc_output import parse_hpcc
+from scalebench.reporting import records
+from scalebench.rooms.hpcc import outcome as hpcc_outcome
 from scalebench.rooms.netpipe import outcome as netpipe_outcome
 from scalebench.rooms.netpipe.output import parse_netpipe
 from scalebench.rooms.osu import outcome as osu_outcome
@@ -31,7 +31,7 @@ def measured():
         parse_netpipe((netpipe / "npopenmpi_sm_2ranks.np.out").read_text()))
     yield "NetPIPEStreamCheck", netpipe_outcome.netpipe_stream_figures(
         parse_netpipe((netpipe / "npopenmpi_sm_stream.np.out").read_text()))
-    yield "HPCCNetworkCheck", microbench.hpcc_network_figures(parse_hpcc(read_vector("hpcc", "hpcc150_8procs_full")))
+    yield "HPCCNetworkCheck", hpcc_outcome.hpcc_network_figures(parse_hpcc(read_vector("hpcc", "hpcc150_8procs_full")))
     osu = data_dir("osu")
     for check, vector, figure, unit, extra in [
             ("OSULatencyCheck", "osu311_latency_ompi173_tcp_mailinglist", "latency", "us", ""),

@@ -11,11 +11,11 @@ from conftest import REPO, run_reframe
 from scalebench import room
 from scalebench.cli.cases import settings_of
 from scalebench.errors import InputError
-from scalebench.knobs import knob, knobs
 from scalebench.hpl.case_plan import HplSettings, plan_hpl
-from scalebench.site.siteconf import site_systems
+from scalebench.knobs import knob, knobs
 from scalebench.rooms.openfoam.rules import OpenFOAMSettings
 from scalebench.rooms.osu.rules import OsuSettings
+from scalebench.site.siteconf import site_systems
 from scalebench.site_plan import Filters, Settings, plan_cases, site_specs
 from wrapped_site import install_wrappers, site_file
 

@@ -7,9 +7,10 @@ import pytest
 
 from scalebench import benchmarks, programs, room
 from scalebench.errors import InputError, ParseError
+from scalebench.hpl.hpcc_output import parse_hpcc
 from scalebench.interconnect import microbench
 from scalebench.parse import KINDS
-from scalebench.hpl.hpcc_output import parse_hpcc
+from scalebench.rooms.hpcc import outcome as hpcc_outcome
 from scalebench.rooms.netpipe import outcome as netpipe_outcome
 from scalebench.rooms.netpipe.output import parse_netpipe
 from scalebench.rooms.osu import outcome as osu_outcome
@@ -91,7 +92,7 @@ def test_osu_without_rows_is_a_parse_error():
 
 
 def test_hpcc_network_figures_and_ring_ratio():
-    figures = microbench.hpcc_network_figures(parse_hpcc(read_vector("hpcc", "hpcc150_8procs_full")))
+    figures = hpcc_outcome.hpcc_network_figures(parse_hpcc(read_vector("hpcc", "hpcc150_8procs_full")))
     summary = parse_hpcc(read_vector("hpcc", "hpcc150_8procs_full")).last_summary
     assert figures["pingpong_latency_avg"] == (summary["AvgPingPongLatency_usec"], "us")
     assert figures["random_ring_bandwidth"] == (summary["RandomlyOrderedRingBandwidth_GBytes"], "GB/s")
@@ -104,7 +105,7 @@ def test_hpcc_without_a_latency_figure_names_the_key():
     text = "\n".join(line for line in read_vector("hpcc", "hpcc150_8procs_full").splitlines()
                      if not line.startswith("MinPingPongLatency_usec="))
     with pytest.raises(ParseError, match="MinPingPongLatency_usec is missing"):
-        microbench.hpcc_network_figures(parse_hpcc(text))
+        hpcc_outcome.hpcc_network_figures(parse_hpcc(text))
 
 
 def test_whole_nodes_scale():

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from scalebench.energy import sample as energy_sample
-from scalebench.nodeprobe import job, samples, sampler
 from scalebench.hpl.outcome import hpl_outcome
+from scalebench.nodeprobe import job, samples, sampler
 
 HOG = "sb-cpu-hog"
 BUSY = "import ctypes, sys, time\nctypes.CDLL(None).prctl(15, sys.argv[1].encode())\nend = time.time() + 20\n" \

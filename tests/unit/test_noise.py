@@ -8,9 +8,9 @@ import pytest
 import reframe_reports as rr
 from scalebench.cli import main
 from scalebench.reporting import acceptance, noise, references, report
+from scalebench.reporting import hpl_table
 from scalebench.reporting.store import ingest
 from scalebench.reporting.table import figure_units, from_sessions
-from scalebench.reporting import hpl_table
 
 HOG = {"nodes": 1, "expected_nodes": 1, "steal_pct": 0.0, "steal_node": "vm", "foreign_cores": 0.48,
        "foreign_node": "vm", "foreign_top": "sb-cpu-hog[4242] 0.47"}

@@ -7,9 +7,9 @@ import pytest
 
 import reframe_reports as rr
 from scalebench import benchmarks
+from scalebench.hpl.case_plan import plan_hpl
 from scalebench.reporting import report, store, tidy
 from scalebench.reporting.records import Case
-from scalebench.hpl.case_plan import plan_hpl
 from scalebench.site import siteconf
 from test_hpl_plan import XHPL, ZEN4
 

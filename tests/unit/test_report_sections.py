@@ -11,6 +11,7 @@ import reframe_reports as rr
 from png_check import png_colours
 from scalebench import benchmarks, room
 from scalebench.analysis import scaling
+from scalebench.hpl.hpcc_output import parse_hpcc
 from scalebench.hpl.output import parse_hpl
 from scalebench.interconnect import curves
 from scalebench.parse import KINDS
@@ -62,15 +63,20 @@ def test_registry_maps_checks_to_sections_and_directions():
     assert benchmarks.lookup("NoSuchCheck").section == "other"
 
 
-def test_hpl_is_a_room_that_leads_the_plan_and_the_report(study):
-    """HPL's room is found like any other (its kinds, checks and section are named nowhere central), and
-    it leads: its checks open CHECKS, its section the report, before the shared sections."""
-    [hpl] = [found for found in room.rooms() if found.name == "hpl"]
-    assert hpl.leads and set(hpl.kinds()) == {"hpl", "hpcc"} and KINDS["hpcc"] is hpl.kinds()["hpcc"]
-    vector = Path(__file__).parents[1] / "data" / "hpl" / "mnt_reform_hpl23.txt"
-    assert KINDS["hpl"](vector.read_text()) == parse_hpl(vector.read_text()).to_dict()
+def test_hpl_and_hpcc_are_rooms_and_hpl_leads_the_plan_and_the_report(study):
+    """HPL's and hpcc's rooms are found like any other (their kinds, checks and section are named nowhere
+    central), their parsers the HPL library's; HPL's leads: its checks open CHECKS, its section the
+    report, before the shared sections."""
+    found = {r.name: r for r in room.rooms()}
+    hpl, hpcc = found["hpl"], found["hpcc"]
+    assert hpl.leads and not hpcc.leads and KINDS["hpl"] is hpl.parse and KINDS["hpcc"] is hpcc.parse
+    for kind, parse, vector in (("hpl", parse_hpl, "mnt_reform_hpl23.txt"),
+                                ("hpcc", parse_hpcc, "hpcc150_8procs_full.txt")):
+        text = (Path(__file__).parents[1] / "data" / kind / vector).read_text()
+        assert KINDS[kind](text) == parse(text).to_dict()
     checks = [spec.name for spec in hpl.checks()]
-    assert list(CHECKS)[:len(checks)] == checks == ["HPLCheck", "HPLTuneCheck", "NodeHealthCheck", "HPLScalingCheck"]
+    assert list(CHECKS)[:len(checks)] == checks == ["HPLCheck", "HPLTuneCheck", "HPLScalingCheck"]
+    assert [spec.name for spec in hpcc.checks()] == ["NodeHealthCheck", "HPCCNetworkCheck"]
     assert benchmarks.SECTIONS[0] == "hpl" and "hpl" not in benchmarks.SECTIONS[1:]
     blocks, _ = _document([study])
     titles = [b.text for b in blocks if isinstance(b, document.Heading) and b.level == 2]

@@ -1,13 +1,12 @@
 """The plans of HPL's checks: HPLCheck at every scale of the system (scalebench.hpl.case_plan),
-HPLTuneCheck's sweep on one node, NodeHealthCheck (hpcc on one node: its HPL, DGEMM and STREAM) and
-HPLScalingCheck, which runs no job and compares the HPLCheck cases of a partition's series."""
+HPLTuneCheck's sweep on one node, and HPLScalingCheck, which runs no job and compares the HPLCheck
+cases of a partition's series."""
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Mapping
 
 from scalebench.hpl.case_plan import plan_hpl, plan_tuning
-from scalebench.site.partition import SCREEN_MIN_NODES, PartitionSpec, StackSpec
+from scalebench.site.partition import PartitionSpec, StackSpec
 from scalebench.site.scales import Scale, scaling_series
 
 if TYPE_CHECKING:
@@ -28,15 +27,6 @@ def _plan_hpl(partition: PartitionSpec, stack: StackSpec, params: Params, settin
     return CasePlan(plan.job, plan)
 
 
-def _plan_node_health(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    """hpcc on one node: HPL, DGEMM and STREAM of that node, whatever HPL binary the stack names."""
-    from scalebench.site_plan import CasePlan
-
-    hpcc = replace(settings.hpl, hpl_binary=settings.hpl.hpl_binary or "hpcc", profile=settings.hpl.profile or "hpcc")
-    plan = plan_hpl(partition, stack, params["scale"], hpcc, settings.environ, settings.reservation)
-    return CasePlan(plan.job, plan)
-
-
 def _plan_tuning(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
     from scalebench.site_plan import CasePlan
 
@@ -52,10 +42,6 @@ def _plan_scaling(partition: PartitionSpec, stack: StackSpec, params: Params, se
     return CasePlan(None, note=f"speedup and efficiency over HPLCheck at {names}")
 
 
-def _valid_node_health(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
-    return partition.max_nodes >= SCREEN_MIN_NODES and partition.scale(params["scale"]) is not None
-
-
 def _valid_scaling(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
     return len(hpl_series(partition)) >= 2
 
@@ -63,13 +49,9 @@ def _valid_scaling(partition: PartitionSpec, params: Params, settings: Settings 
 def checks() -> tuple[CheckSpec, ...]:
     from scalebench.site_plan import CheckSpec, always, fixed_values, has_scale, system_scales
 
-    one_node = fixed_values(scale=("1_node",))
     return (
         CheckSpec("HPLCheck", ("scale",), ("hpl",), ("hpl",), system_scales, has_scale, _plan_hpl),
-        CheckSpec("HPLTuneCheck", ("scale",), ("hpl",), ("hpl",), one_node, always, _plan_tuning,
+        CheckSpec("HPLTuneCheck", ("scale",), ("hpl",), ("hpl",), fixed_values(scale=("1_node",)), always, _plan_tuning,
                   directory="reframe_tests/tuning"),
-        # Screening's one-job-per-node form: no dependencies, so ReFrame's --distribute runs it on every node.
-        CheckSpec("NodeHealthCheck", ("scale",), ("hpcc",), ("hpl",), one_node, _valid_node_health, _plan_node_health,
-                  needs=f"a partition of at least {SCREEN_MIN_NODES} nodes"),
         CheckSpec("HPLScalingCheck", (), ("hpl",), ("hpl",), fixed_values(), _valid_scaling, _plan_scaling),
     )

@@ -1,0 +1,46 @@
+"""The plans of hpcc's checks: NodeHealthCheck, hpcc on one whole node (its HPL, DGEMM and STREAM, whatever
+HPL binary the stack names: scalebench.hpl.case_plan), and HPCCNetworkCheck, its ping-pongs and rings on
+every core of two nodes (or of one)."""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Mapping
+
+from scalebench.hpl.case_plan import plan_hpl
+from scalebench.interconnect import microbench
+from scalebench.site.partition import SCREEN_MIN_NODES, PartitionSpec, StackSpec
+
+if TYPE_CHECKING:
+    from scalebench.site_plan import CasePlan, CheckSpec, Settings
+
+Params = Mapping[str, Any]
+
+
+def _plan_node_health(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
+    """hpcc on one node: HPL, DGEMM and STREAM of that node, whatever HPL binary the stack names."""
+    from scalebench.site_plan import CasePlan
+
+    hpcc = replace(settings.hpl, hpl_binary=settings.hpl.hpl_binary or "hpcc", profile=settings.hpl.profile or "hpcc")
+    plan = plan_hpl(partition, stack, params["scale"], hpcc, settings.environ, settings.reservation)
+    return CasePlan(plan.job, plan)
+
+
+def _valid_node_health(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
+    return partition.max_nodes >= SCREEN_MIN_NODES and partition.scale(params["scale"]) is not None
+
+
+def _plan_network(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
+    from scalebench.site_plan import CasePlan, case_job
+
+    return CasePlan(case_job(partition, stack, microbench.whole_nodes_scale(partition.max_nodes), settings))
+
+
+def checks() -> tuple[CheckSpec, ...]:
+    from scalebench.site_plan import CheckSpec, fixed_values
+
+    return (
+        # Screening's one-job-per-node form: no dependencies, so ReFrame's --distribute runs it on every node.
+        CheckSpec("NodeHealthCheck", ("scale",), ("hpcc",), ("hpl",), fixed_values(scale=("1_node",)),
+                  _valid_node_health, _plan_node_health, needs=f"a partition of at least {SCREEN_MIN_NODES} nodes"),
+        CheckSpec("HPCCNetworkCheck", (), ("hpcc",), (), fixed_values(), microbench.valid_whole_nodes, _plan_network),
+    )
