@@ -1,10 +1,11 @@
 """Benchmark rooms: a benchmark whose parser, plan rules, outcome (sanity and figures) and report
 section live together in one package, scalebench/rooms/<name>/, found here (when first asked for, by
 looking into that folder) without being named anywhere else. Its figures and provenance names stay
-data (scalebench/data/benchmarks.yaml, provenance.yaml); its ReFrame check is reframe_tests/<name>.py.
+data (scalebench/data/benchmarks.yaml, provenance.yaml); its ReFrame checks are in reframe_tests/ (the
+room's docstring names the file).
 
 A room is a package of scalebench/rooms/ defining ROOM, a Room, usually `declare`d: its parser in
-output.py, its CheckSpec(s) from rules.checks() and its knobs, if it has any, in a settings dataclass
+output.py (HPL's and hpcc's: the HPL library's), its CheckSpec(s) from rules.checks() and its knobs, if it has any, in a settings dataclass
 there, its section, if it has one, in section.py. The central places ask this module, never a room by
 name: scalebench.site_plan (the room's checks join CHECKS, its settings Settings.rooms),
 scalebench.parse (its output kind joins KINDS), the site file (the keys its site.yaml declares for
