@@ -19,7 +19,7 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 
 from scalebench import site_plan
 from scalebench.hpl.hpcc_output import parse_hpcc
-from scalebench.rooms.hpcc import outcome as hpcc_outcome
+from scalebench.rooms.hpcc import outcome as hpcc_outcome, rules as hpcc_rules
 from scalebench.rooms.netpipe.outcome import netpipe_measured
 from scalebench.rooms.netpipe.output import parse_netpipe
 from scalebench.rooms.osu.outcome import osu_measured
@@ -89,7 +89,7 @@ class HPCCNetworkCheck(_Microbenchmark):
 
     @run_before('run')
     def write_input(self):
-        self.write_stage_file('hpccinf.txt', hpcc_outcome.hpcc_network_input(
+        self.write_stage_file('hpccinf.txt', hpcc_rules.hpcc_network_input(
             self.num_nodes, self.num_tasks_per_node, self.partition_spec().memory_per_node, self.hpl_n))
 
     def parse_outputs(self, read):

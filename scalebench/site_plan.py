@@ -81,11 +81,6 @@ def asked_reservation(name: str, time_limit: str = "") -> Reservation | None:
     return Reservation(name, parse_duration(time_limit, "reservation_time_limit") if time_limit else None)
 
 
-def system_scale_names(partitions: Iterable[PartitionSpec]) -> list[str]:
-    """The `scale` parameter of the scaling checks: every scale of the system's partitions."""
-    return scale_names(p.scales() for p in partitions)
-
-
 def has_scale(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
     return partition.scale(params["scale"]) is not None
 
@@ -151,7 +146,8 @@ def app_check(name: str, axis: str, inputs: Callable[[], Iterable[str]], feature
 
 
 def system_scales(partitions: Sequence[PartitionSpec]) -> dict[str, list[Any]]:
-    return {"scale": system_scale_names(partitions)}
+    """The `scale` parameter of the scaling checks: every scale of the system's partitions."""
+    return {"scale": scale_names(p.scales() for p in partitions)}
 
 
 def fixed_values(**values: Sequence[Any]) -> Callable[[Sequence[PartitionSpec]], Mapping[str, Sequence[Any]]]:
@@ -276,7 +272,6 @@ def site_specs(config: Mapping[str, Any]) -> tuple[list[PartitionSpec], dict[str
               for e in config["environments"]}
     environs = {p["name"]: list(p["environs"]) for p in system["partitions"]}
     return partitions, stacks, environs
-
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,7 @@ from scalebench.reporting import expected, noise
 from scalebench.reporting.hpl_table import hpl_lines
 from scalebench.reporting.sections.transports import fabric_figures
 from scalebench.reporting.store import load
-from scalebench.rooms.hpcc import outcome as hpcc_outcome
+from scalebench.rooms.hpcc import outcome as hpcc_outcome, rules as hpcc_rules
 from scalebench.site.rundir import new_run_dir
 from scalebench.site.siteconf import site_systems
 from scalebench.site_plan import site_specs
@@ -100,7 +100,7 @@ def ring(state: cluster.State, work: Path, nodes: int, timeout: float) -> tuple[
     """(per-node bandwidth in bytes/s, latency in s) of hpcc's randomly ordered ring on `nodes`
     one-rank nodes, run with srun in the cluster."""
     directory = Path(tempfile.mkdtemp(prefix=f"ring{nodes}-", dir=work))
-    (directory / "hpccinf.txt").write_text(hpcc_outcome.hpcc_network_input(nodes, 1, 2 * 2**30, 1152))
+    (directory / "hpccinf.txt").write_text(hpcc_rules.hpcc_network_input(nodes, 1, 2 * 2**30, 1152))
     env = state.client_env()
     env.update(stack_env())  # the MPI settings the HPL jobs run with
     argv = state.client_argv(["srun", "-N", str(nodes), "-n", str(nodes), f"--chdir={directory}", "hpcc"])

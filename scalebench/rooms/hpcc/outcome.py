@@ -1,10 +1,8 @@
 """What hpcc's network section says: its ping-pong and ring figures from its last complete Summary
-(HPCCNetworkCheck), and the input that runs it in seconds."""
+(HPCCNetworkCheck)."""
 from __future__ import annotations
 
 from scalebench.errors import InputError, ParseError
-from scalebench.hpl import deck
-from scalebench.hpl.grid import process_grid
 from scalebench.hpl.hpcc_output import HpccOutput
 from scalebench.interconnect import curves
 from scalebench.interconnect.microbench import Figures, Measured, finite_float
@@ -48,17 +46,3 @@ def hpcc_network_measured(output: HpccOutput, tasks: int) -> Measured:
     procs = (output.last_summary or {}).get("CommWorldProcs")
     problems = () if procs == tasks else (f"hpcc reports {procs} processes, {tasks} requested (wrong MPI launcher?)",)
     return Measured(hpcc_network_figures(output), problems)
-
-
-def hpcc_network_input(nodes: int, ranks_per_node: int, memory_per_node: int, hpl_n: int) -> str:
-    """hpccinf.txt for hpcc's network section: HPL at about `hpl_n` (hpcc sizes its other kernels
-    from it), so the run takes seconds; at least one small block per process column on many ranks."""
-    nb = HPCC_NETWORK_NB
-    _, q = process_grid(nodes * ranks_per_node)
-    request = deck.DeckRequest(nodes=nodes, ranks_per_node=ranks_per_node, memory_per_node=memory_per_node,
-                               nb=nb, max_n=max(hpl_n, nb * q), max_n_reason="hpcc network check: HPL kept small")
-    return deck.hpccinf_txt(deck.make_deck(request))
-
-
-# A small block keeps the tiny HPL of the network check valid on hundreds of ranks.
-HPCC_NETWORK_NB = 64

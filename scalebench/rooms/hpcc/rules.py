@@ -1,12 +1,14 @@
 """The plans of hpcc's checks: NodeHealthCheck, hpcc on one whole node (its HPL, DGEMM and STREAM, whatever
 HPL binary the stack names: scalebench.hpl.case_plan), and HPCCNetworkCheck, its ping-pongs and rings on
-every core of two nodes (or of one)."""
+every core of two nodes (or of one), with the input that runs its network section in seconds."""
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Mapping
 
+from scalebench.hpl import deck
 from scalebench.hpl.case_plan import plan_hpl
+from scalebench.hpl.grid import process_grid
 from scalebench.interconnect import microbench
 from scalebench.site.partition import SCREEN_MIN_NODES, PartitionSpec, StackSpec
 
@@ -14,6 +16,8 @@ if TYPE_CHECKING:
     from scalebench.site_plan import CasePlan, CheckSpec, Settings
 
 Params = Mapping[str, Any]
+# A small block keeps the tiny HPL of the network check valid on hundreds of ranks.
+HPCC_NETWORK_NB = 64
 
 
 def _plan_node_health(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
@@ -26,13 +30,25 @@ def _plan_node_health(partition: PartitionSpec, stack: StackSpec, params: Params
 
 
 def _valid_node_health(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
-    return partition.max_nodes >= SCREEN_MIN_NODES and partition.scale(params["scale"]) is not None
+    from scalebench.site_plan import has_scale
+
+    return partition.max_nodes >= SCREEN_MIN_NODES and has_scale(partition, params)
 
 
 def _plan_network(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
     from scalebench.site_plan import CasePlan, case_job
 
     return CasePlan(case_job(partition, stack, microbench.whole_nodes_scale(partition.max_nodes), settings))
+
+
+def hpcc_network_input(nodes: int, ranks_per_node: int, memory_per_node: int, hpl_n: int) -> str:
+    """hpccinf.txt for hpcc's network section: HPL at about `hpl_n` (hpcc sizes its other kernels
+    from it), so the run takes seconds; at least one small block per process column on many ranks."""
+    nb = HPCC_NETWORK_NB
+    _, q = process_grid(nodes * ranks_per_node)
+    request = deck.DeckRequest(nodes=nodes, ranks_per_node=ranks_per_node, memory_per_node=memory_per_node,
+                               nb=nb, max_n=max(hpl_n, nb * q), max_n_reason="hpcc network check: HPL kept small")
+    return deck.hpccinf_txt(deck.make_deck(request))
 
 
 def checks() -> tuple[CheckSpec, ...]:

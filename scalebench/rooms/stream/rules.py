@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping
 
 from scalebench import loaders
 from scalebench.site.jobs import job_plan
@@ -48,14 +48,6 @@ def array_rules() -> ArrayRules:
     return ArrayRules(fraction, least)
 
 
-def _values(partitions: Sequence[PartitionSpec]) -> Mapping[str, Sequence[Any]]:
-    return {"scale": [SCALE]}
-
-
-def _valid(partition: PartitionSpec, params: Mapping[str, Any], settings: Settings | None = None) -> bool:
-    return partition.scale(params["scale"]) is not None
-
-
 def _plan(partition: PartitionSpec, stack: StackSpec, params: Mapping[str, Any], settings: Settings) -> CasePlan:
     from scalebench.site_plan import CasePlan
 
@@ -68,6 +60,6 @@ def _plan(partition: PartitionSpec, stack: StackSpec, params: Mapping[str, Any],
 
 
 def checks() -> tuple[CheckSpec, ...]:
-    from scalebench.site_plan import CheckSpec
+    from scalebench.site_plan import CheckSpec, fixed_values, has_scale
 
-    return (CheckSpec(CHECK, ("scale",), ("stream",), (), _values, _valid, _plan),)
+    return (CheckSpec(CHECK, ("scale",), ("stream",), (), fixed_values(scale=(SCALE,)), has_scale, _plan),)
