@@ -34,7 +34,7 @@ class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('HPLCheck'),
 
     def plan_settings(self):
         return site_plan.Settings(hpl=HplSettings(**knob_values(self, HplSettings)), environ=dict(os.environ),
-                             reservation=self.asked_reservation())
+                                  reservation=self.asked_reservation())
 
     @run_after('setup')
     def set_executable(self):
@@ -116,8 +116,7 @@ class HPLScalingCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, knob_variables
     def depend_on_series(self):
         """Every HPLCheck of a partition's series, on the same partition and stack (a partition gets
         only the variants it runs)."""
-        series = {s.name for p in system_partitions() if p.fullname in self.valid_systems
-                  for s in hpl_series(p)}
+        series = {s.name for p in system_partitions() if p.fullname in self.valid_systems for s in hpl_series(p)}
         for num in HPLCheck.get_variant_nums(scale=lambda scale: scale in series):
             self.depends_on(HPLCheck.variant_name(num), udeps.by_env)
 

@@ -5,9 +5,9 @@ data (scalebench/data/benchmarks.yaml, provenance.yaml); its ReFrame checks are 
 room's docstring names the file).
 
 A room is a package of scalebench/rooms/ defining ROOM, a Room, usually `declare`d: its parser in
-output.py (HPL's and hpcc's: the HPL library's), its CheckSpec(s) from rules.checks() and its knobs, if it has any, in a settings dataclass
-there, its section, if it has one, in section.py. The central places ask this module, never a room by
-name: scalebench.site_plan (the room's checks join CHECKS, its settings Settings.rooms),
+output.py (HPL's and hpcc's: the HPL library's), its CheckSpec(s) from rules.checks() and its knobs, if
+it has any, in a settings dataclass there, its section, if it has one, in section.py. The central
+places ask this module, never a room by name: scalebench.site_plan (the room's checks join CHECKS, its settings Settings.rooms),
 scalebench.parse (its output kind joins KINDS), the site file (the keys its site.yaml declares for
 partitions and stacks join the schema and the partition and environment extras), plan's -S names (its
 knobs), scalebench.benchmarks (its report section name) and the report (its section). A Room's
@@ -69,9 +69,9 @@ def declare(package: str, parser: str, section: str | None = None, *, leads: boo
             settings: str | None = None) -> Room:
     """The Room of the package `package` (a room's __name__): its output kind is the package's name,
     parsed by `parser` (a function of the room's output.py, or "module.function" of the library)
-    returning an object with to_dict(); its checks are rules.checks(), its settings, if it has knobs, the dataclass rules.<settings>; its report
-    section, if it has one, is section.<section>(results, every series, the section's name). Each
-    module is imported when first called."""
+    returning an object with to_dict(); its checks are rules.checks(), its settings, if it has knobs,
+    the dataclass rules.<settings>; its report section, if it has one, is section.<section>(results,
+    every series, the section's name). Each module is imported when first called."""
     name = package.rsplit(".", 1)[-1]
 
     def parser_of(where: str) -> Callable[[str], dict]:

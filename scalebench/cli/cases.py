@@ -12,8 +12,8 @@ from scalebench.cli.common import path_arg
 from scalebench.errors import InputError
 from scalebench.hpl.case_plan import HplSettings
 from scalebench.knobs import knobs
-from scalebench.site_plan import (Filters, PlannedCase, Settings, Unplanned, asked_reservation, plan_cases, site_specs,
-                             unplanned_checks)
+from scalebench.site_plan import (Filters, PlannedCase, Settings, Unplanned, asked_reservation, plan_cases,
+                                  site_specs, unplanned_checks)
 from scalebench.screening.jobs import expand_hostlist
 from scalebench.site.siteconf import site_systems
 from scalebench.validation import excerpt

@@ -95,7 +95,8 @@ def test_with_the_probe_off_the_samples_it_takes_for_energy_are_no_evidence_of_t
     require_tools("mpirun")
     require_cores(2)
     site = site_file(tmp_path, install_wrappers(tmp_path))
-    site.write_text(site.read_text().replace("time_limit: 10m,", "time_limit: 10m, energy: {source: rapl, period_s: 1},"))
+    site.write_text(site.read_text().replace("time_limit: 10m,",
+                                             "time_limit: 10m, energy: {source: rapl, period_s: 1},"))
     output = tmp_path / "hpl.out"  # DGEMM at 38% of the 1_core scale's Rpeak (32 Gflop/s): a ceiling warning
     output.write_text("StarDGEMM_N=1000\nCommWorldProcs=1\nStarDGEMM_Gflops=12.1\nDGEMM_Before_Gflops=12.0 12.1\n"
                       + hpl_output([solve(10.0, 2304)] * 3) + "DGEMM_After_Gflops=12.0\n")

@@ -124,8 +124,8 @@ def _model_notes(lines: Sequence[HplLine]) -> list[Block]:
     out: list[Block] = [
         Heading(3, "Expected against measured"),
         Text("Expected is the efficiency HPL's scalability model (Petitet, Whaley, Dongarra, Cleary; "
-             "`scalebench.hpl.model`) gives each configuration, calibrated on these results alone: the rank "
-             "rate of the stack's smallest HPL configuration (scaled by each job's own DGEMM ceiling where both have one), "
+             "`scalebench.hpl.model`) gives each configuration, calibrated on these results alone: the rank rate of "
+             "the stack's smallest HPL configuration (scaled by each job's own DGEMM ceiling where both have one), "
              "latency and bandwidth from the stack's ping-pongs (NetPIPE, OSU, hpcc) at the configuration's "
              "placement, and the bandwidth's fall under load from hpcc's rings at several node counts or the "
              f"fabric class's default (site_configs/fabric_load.yaml). A configuration more than {margin:.0%} below "
