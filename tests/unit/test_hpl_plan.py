@@ -256,3 +256,13 @@ def test_the_thread_count_goes_to_the_variable_the_stacks_blas_reads(blas, varia
     assert set(plan.env_vars) - {"SCALEBENCH_DGEMM_N", "OPENBLAS_CORETYPE"} == variables
     assert all(plan.env_vars[v] == "16" for v in variables if v.endswith("_THREADS"))
     assert plan.job.env_vars["OMP_NUM_THREADS"] == "16"  # every job, whatever its BLAS
+
+
+def test_the_netns_lab_plans_one_rank_per_node_as_its_mpi_settings_require(capsys):
+    """The lab skips Open MPI's modex fence, which holds only with one rank per node (its site file)."""
+    site = paths.SITE_CONFIGS / "sites" / "testcluster-netns.yaml"
+    stacks = yaml.safe_load(site.read_text())["stacks"]
+    assert all(stack["env_vars"]["OMPI_MCA_pmix_base_async_modex"] == 1 for stack in stacks)
+    assert main(["plan", str(site), "--json"]) == 0
+    jobs = [case["job"] for case in json.loads(capsys.readouterr().out)["cases"] if "job" in case]
+    assert jobs and {job["ranks_per_node"] for job in jobs} == {1}
