@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from scalebench import textfile
+from scalebench import loaders, paths, textfile
 from scalebench.errors import InputError
 
 _MODEL_CLOCK = re.compile(r"@\s*([0-9.]+)\s*GHz", re.IGNORECASE)
@@ -27,6 +27,7 @@ class HostInfo:
     microarch: str
     clock: Clock | None
     memory_bytes: int
+    microarch_source: str = "archspec host detection"
 
     @property
     def cpus_per_core(self) -> int:
@@ -82,10 +83,33 @@ def memory_bytes(meminfo: str) -> int:
     return int(match.group(1)) * 1024
 
 
-def microarch_name() -> str:
+def family_microarch(cpuinfo: str, table: dict | None = None) -> str | None:
+    """The archspec name data/cpu_families.yaml gives this CPU's vendor, family and model, if any."""
+    blocks = _cpuinfo_blocks(cpuinfo)
+    fields = blocks[0] if blocks else {}
+    try:
+        family, model = int(fields["cpu family"]), int(fields["model"])
+    except (KeyError, ValueError):
+        return None
+    table = loaders.load_yaml(paths.PACKAGE_DATA / "cpu_families.yaml", "CPU families") if table is None else table
+    names = (table.get(fields.get("vendor_id")) or {}).get(family) or {}
+    return next((name for name, ranges in names.items() if any(low <= model <= high for low, high in ranges)), None)
+
+
+def microarch(cpuinfo: str) -> tuple[str, str]:
+    """(archspec name, where it came from). When archspec sees only a generic level (a hypervisor hid
+    some flags), the CPU's family and model name it, if that name's own generic level is the one seen."""
     import archspec.cpu
 
-    return archspec.cpu.host().name
+    seen = archspec.cpu.host()
+    if seen.vendor != "generic":
+        return seen.name, "archspec host detection"
+    named = archspec.cpu.TARGETS.get(family_microarch(cpuinfo) or "")
+    level = next((a for a in named.ancestors if a.vendor == "generic"), None) if named else None
+    if named is None or level != seen:
+        return seen.name, "archspec host detection"
+    return named.name, (f"CPU family and model in /proc/cpuinfo (scalebench/data/cpu_families.yaml); archspec saw "
+                        f"only {seen.name}: flags are hidden")
 
 
 def detect() -> HostInfo:
@@ -93,9 +117,10 @@ def detect() -> HostInfo:
     allowed = os.sched_getaffinity(0)
     cores, sockets = physical_cores(cpuinfo, allowed)
     blocks = _cpuinfo_blocks(cpuinfo)
+    name, source = microarch(cpuinfo)
     return HostInfo(
         cpus=len(allowed), cores=cores, sockets=sockets,
         model_name=blocks[0].get("model name", "unknown") if blocks else "unknown",
-        microarch=microarch_name(), clock=nominal_clock(cpuinfo),
-        memory_bytes=memory_bytes(textfile.read_text("/proc/meminfo", "meminfo")),
+        microarch=name, clock=nominal_clock(cpuinfo),
+        memory_bytes=memory_bytes(textfile.read_text("/proc/meminfo", "meminfo")), microarch_source=source,
     )

@@ -64,7 +64,7 @@ def peak_inputs(overrides: Mapping[str, Any] | None = None, host: HostInfo | Non
     derivation = [f"{k} = {excerpt(given[k])} ({source})" for k in (*RPEAK_INPUTS, "microarch") if k in given]
     microarch = given.get("microarch") or (host.microarch if host else None)
     if "microarch" not in given and host:
-        derivation.append(f"microarch = {microarch} (archspec host detection)")
+        derivation.append(f"microarch = {microarch} ({host.microarch_source})")
 
     cores = given["cores_per_node"] if "cores_per_node" in given else (host.cores if host else None)
     if "cores_per_node" not in given and host:

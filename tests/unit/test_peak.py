@@ -245,3 +245,56 @@ def test_memory_bytes_from_meminfo():
 def test_memory_bytes_without_memtotal():
     with pytest.raises(InputError):
         host.memory_bytes("MemFree: 1 kB\n")
+
+
+# --- host: microarchitecture when archspec sees only a generic level ----------------------------
+
+def _amd(family, model):
+    return f"processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: {family}\nmodel\t\t: {model}\n"
+
+
+@pytest.mark.parametrize("family, model, name", [
+    (23, 0x01, "zen"), (23, 0x31, "zen2"), (25, 0x01, "zen3"), (25, 0x11, "zen4"), (25, 0xa0, "zen4"),
+    (26, 0x02, "zen5"), (26, 0x44, "zen5"),
+])
+def test_family_and_model_name_the_zen_generation(family, model, name):
+    assert host.family_microarch(_amd(family, model)) == name
+
+
+@pytest.mark.parametrize("text", [
+    _amd(26, 0xff),  # a model Linux does not name
+    _amd(16, 0x02),  # a family the table does not hold
+    _amd(26, 0x02).replace("AuthenticAMD", "GenuineIntel"),
+    "processor\t: 0\nvendor_id\t: AuthenticAMD\n",  # no family line
+    _amd("x", 2),
+    "",
+])
+def test_family_and_model_name_nothing_unlisted(text):
+    assert host.family_microarch(text) is None
+
+
+def _archspec_sees(monkeypatch, name):
+    monkeypatch.setattr(archspec.cpu, "host", lambda: archspec.cpu.TARGETS[name])
+
+
+def test_microarch_from_family_when_archspec_sees_only_the_generic_level(monkeypatch):
+    # KVM on a Zen 5 EPYC hid pku, rdseed and movdiri: archspec said x86_64_v4
+    _archspec_sees(monkeypatch, "x86_64_v4")
+    name, source = host.microarch(_amd(26, 0x02))
+    assert name == "zen5" and "cpu_families.yaml" in source and "x86_64_v4" in source
+
+
+def test_microarch_keeps_the_generic_level_when_the_family_needs_more(monkeypatch):
+    # AVX-512 hidden as well: the guest cannot run zen5's kernels, so its flop rate is not zen5's
+    _archspec_sees(monkeypatch, "x86_64_v3")
+    assert host.microarch(_amd(26, 0x02)) == ("x86_64_v3", "archspec host detection")
+
+
+def test_microarch_archspec_name_wins_over_the_family(monkeypatch):
+    _archspec_sees(monkeypatch, "zen4")
+    assert host.microarch(_amd(26, 0x02)) == ("zen4", "archspec host detection")
+
+
+def test_peak_derivation_names_where_the_microarch_came_from():
+    inputs = peak.peak_inputs(host=_host(microarch="zen5", microarch_source="CPU family and model"))
+    assert inputs.flops_per_cycle == 32 and inputs.derivation[0] == "microarch = zen5 (CPU family and model)"
