@@ -9,7 +9,7 @@ Parser, outcome and report section: scalebench.rooms.stream.
 import reframe as rfm
 from reframe.core.builtins import run_after, sanity_function, variable
 
-from scalebench.hpl.binaries import missing_binary, resolve_binary
+from scalebench.programs import missing_binary, resolve_binary
 from scalebench.rooms.stream.outcome import stream_outcome
 from scalebench.rooms.stream.output import parse_stream
 

@@ -6,10 +6,11 @@ in the job (modules, Spack environments and views set PATH only there), not when
 """
 from __future__ import annotations
 
+import os
 import shlex
 from typing import Callable, Sequence, TypeVar
 
-from scalebench import textfile
+from scalebench import paths, textfile
 from scalebench.errors import ScalebenchError
 
 T = TypeVar("T")
@@ -64,3 +65,24 @@ def locate(program: str, directories: Sequence[str] = ()) -> str:
     return (f"{PROGRAM_VARIABLE}=; {found}{PROGRAM_VARIABLE}=${{{PROGRAM_VARIABLE}:-$(command -v "
             f"{shlex.quote(program)})}}; [ -n \"${PROGRAM_VARIABLE}\" ] || "
             f"{{ echo {shlex.quote(message)} >&2; exit 127; }}")
+
+
+def resolve_binary(binary: str) -> str:
+    """A relative path (one with a '/') is under the repository, as a stack's spack_env is: project
+    files name build/bin/xhpl, never this machine's directories. A bare name stays a name, looked up
+    on PATH where the job runs (modules and Spack views set PATH only there)."""
+    if "/" in binary and not os.path.isabs(binary):
+        return str(paths.REPO_ROOT / binary)
+    return binary
+
+
+def missing_binary(binary: str, what: str) -> str | None:
+    """Why a binary of the repository cannot run (e.g. build/bin/xhpl not built yet), else None.
+    Other paths and names are the job's to find: its guard names a missing one."""
+    if "/" not in binary or os.path.isabs(binary):
+        return None
+    path = paths.REPO_ROOT / binary
+    if path.is_file() and os.access(path, os.X_OK):
+        return None
+    hint = " (built by scripts/install.sh, which make run calls)" if binary.startswith("build/") else ""
+    return f"{what} {binary}: no executable file at that path in the repository{hint}"

@@ -70,24 +70,3 @@ def profile_for(binary: str, profile: str | None = None) -> BinaryProfile:
                              "(hpl_decks/binaries.yaml)")
         return profiles[profile]
     return profiles.get(os.path.basename(binary), profiles["xhpl"])
-
-
-def resolve_binary(binary: str) -> str:
-    """A relative path (one with a '/') is under the repository, as a stack's spack_env is: project
-    files name build/bin/xhpl, never this machine's directories. A bare name stays a name, looked up
-    on PATH where the job runs (modules and Spack views set PATH only there)."""
-    if "/" in binary and not os.path.isabs(binary):
-        return str(paths.REPO_ROOT / binary)
-    return binary
-
-
-def missing_binary(binary: str, what: str = "HPL binary") -> str | None:
-    """Why a binary of the repository cannot run (e.g. build/bin/xhpl not built yet), else None.
-    Other paths and names are the job's to find: its guard names a missing one."""
-    if "/" not in binary or os.path.isabs(binary):
-        return None
-    path = paths.REPO_ROOT / binary
-    if path.is_file() and os.access(path, os.X_OK):
-        return None
-    hint = " (built by scripts/install.sh, which make run calls)" if binary.startswith("build/") else ""
-    return f"{what} {binary}: no executable file at that path in the repository{hint}"

@@ -14,12 +14,13 @@ from typing import Any, Mapping
 from scalebench import paths
 from scalebench.errors import DeckError, InputError
 from scalebench.hpl import blas, deck
-from scalebench.hpl.binaries import BinaryProfile, missing_binary, profile_for, resolve_binary
+from scalebench.hpl.binaries import BinaryProfile, profile_for
 from scalebench.hpl.deck import Deck, DeckRequest, Rules
 from scalebench.hpl.frozen import FrozenDeck, base_rules, frozen_deck
 from scalebench.hpl.grid import grid_choice
 from scalebench.hpl.tune import SweepDeck, sweep_deck, sweep_hpccinf_txt, sweep_hpl_dat
 from scalebench.knobs import knob
+from scalebench.programs import missing_binary, resolve_binary
 from scalebench.site.blas import stack_blas, threads_variables
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
 from scalebench.site.partition import PartitionSpec, Reservation, StackSpec
@@ -260,7 +261,7 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
     return HplPlan(job=job, deck=the_deck, binary=binary, profile=profile, trials=trials,
                    grid_reason=grid.reason, deck_source=deck_source, rpeak_gflops=rpeak,
                    rpeak_derivation=rpeak_text, predicted_s=predicted, env_vars=env, blas_kernel=kernel,
-                   missing=(missing_binary(named) if from_site else None) or "", clock_ghz=clock,
+                   missing=(missing_binary(named, "HPL binary") if from_site else None) or "", clock_ghz=clock,
                    working_rpeak_gflops=working_node * job.nodes)
 
 

@@ -11,7 +11,7 @@ from typing import Any, Mapping, Sequence
 
 from scalebench.errors import InputError
 from scalebench.hpl import blas
-from scalebench.hpl.binaries import missing_binary, resolve_binary
+from scalebench.programs import missing_binary, resolve_binary
 from scalebench.screening.probe import ProbeSettings, load_settings
 from scalebench.site.blas import stack_blas, threads_variables
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
