@@ -56,24 +56,15 @@ def planned_test(cls):
 
 
 def performance_functions(check, figures):
-    """Perf variables of the figures {name: value} of `check`, each in its unit of the figure registry
-    (scalebench/data/benchmarks.yaml)."""
+    """Perf variables of the figures {name: (value, unit)} of `check`, as measured: each converted to, and
+    reported in, its unit of the figure registry (scalebench/data/benchmarks.yaml)."""
     benchmark = benchmarks.lookup(check)
-    functions = {}
-    for name, value in figures.items():
-        unit = benchmark.unit_of(name)
-        if unit is None:
-            raise ConfigError(f'{check}: figure {name!r} has no unit in scalebench/data/benchmarks.yaml')
-        functions[name] = sn.make_performance_function(lambda v=value: v, unit)
-    return functions
-
-
-def in_registry_units(check, figures):
-    """{name: value} of figures a library function measured as {name: (value, unit)}, in the registry's units."""
     try:
-        return benchmarks.lookup(check).in_units(figures)
+        values = benchmark.in_units(figures)
     except ScalebenchError as err:
         raise ConfigError(str(err)) from None
+    return {name: sn.make_performance_function(lambda v=value: v, benchmark.unit_of(name))
+            for name, value in values.items()}
 
 
 _TYPES = {'str': str, 'int': int, 'list': list, 'dict': dict}
@@ -307,7 +298,8 @@ class ScalebenchCheck(recorded('base')):
         """Keep what the outputs say beyond the figures (loggable variables); nothing by default."""
 
     def figures(self, result):
-        """The figures of the outputs, {name: value}, in the order perflogs list them; none by default."""
+        """The figures of the outputs, {name: (value, unit)} as measured, in the order perflogs list them;
+        none by default."""
         return {}
 
     @run_before('performance')

@@ -12,7 +12,6 @@ from reframe.core.builtins import run_before
 
 from scalebench.energy import job as energy_job
 
-from .base import in_registry_units
 
 
 class EnergyFigures(rfm.RegressionTestPlugin):
@@ -25,7 +24,7 @@ class EnergyFigures(rfm.RegressionTestPlugin):
         self.job.options += energy_job.job_options(partition.energy)
 
     def energy(self, outcome):
-        """The energy figures {name: value} of the finished job's Rmax solve (its figures() lists them);
+        """The energy figures {name: (value, unit)} of the finished job's Rmax solve (its figures() lists them);
         energy_source says from what, or why there are none."""
         rows = list(outcome.hpl.rows)
         partition = self.partition_spec()
@@ -36,4 +35,4 @@ class EnergyFigures(rfm.RegressionTestPlugin):
             job_id=str(self.job.jobid) if partition.slurm_like and self.job.jobid else None,
             workdir=Path(self.stagedir))
         self.energy_source, self.energy_detail = result.source(), result.to_json()
-        return in_registry_units(self.catalog_name, result.figures(outcome.rmax_gflops))
+        return result.figures(outcome.rmax_gflops)

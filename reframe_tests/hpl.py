@@ -17,7 +17,7 @@ from scalebench.hpl.outcome import hpl_outcome
 from scalebench.rooms.hpl.rules import hpl_series
 from scalebench.site import thresholds
 
-from .base import (ScalebenchCheck, in_registry_units, knob_values, knob_variables, planned_test, recorded,
+from .base import (ScalebenchCheck, knob_values, knob_variables, planned_test, recorded,
                    system_partitions)
 from .energy import EnergyFigures
 
@@ -81,16 +81,17 @@ class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('HPLCheck'),
 
     def figures(self, outcome):
         best, rpeak = outcome.best_row, self.hpl_plan.rpeak_gflops
-        found = {'rmax': outcome.rmax_gflops, 'rpeak_gflops': rpeak, 'efficiency': outcome.efficiency_pct(rpeak),
-                 'n': best.n, 'time': best.time_s, **self.energy(outcome)}
+        found = {'rmax': (outcome.rmax_gflops, 'Gflop/s'), 'rpeak_gflops': (rpeak, 'Gflop/s'),
+                 'efficiency': (outcome.efficiency_pct(rpeak), '%'), 'n': (best.n, 'N'), 'time': (best.time_s, 's'),
+                 **self.energy(outcome)}
         if outcome.solve_cv is not None:  # repeated solves of one deck
-            found['solve_cv'] = 100 * outcome.solve_cv
+            found['solve_cv'] = (100 * outcome.solve_cv, '%')
         ceiling = outcome.dgemm_ceiling_gflops
         if ceiling is not None:  # only when the binary timed DGEMM in the same job
-            found['dgemm_ceiling'] = ceiling
+            found['dgemm_ceiling'] = (ceiling, 'Gflop/s')
             clock = self.hpl_plan.clock_from(ceiling)
             if clock is not None:
-                found['dgemm_clock'] = clock
+                found['dgemm_clock'] = (clock, 'GHz')
         return found
 
 
@@ -102,7 +103,7 @@ class NodeHealthCheck(HPLCheck):
     descr = 'One-node HPL, DGEMM and STREAM of a node, to screen every node'
 
     def figures(self, outcome):
-        return {**super().figures(outcome), 'stream_triad': outcome.stream_triad_gbs}
+        return {**super().figures(outcome), 'stream_triad': (outcome.stream_triad_gbs, 'GB/s')}
 
 
 @planned_test
@@ -143,4 +144,4 @@ class HPLScalingCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, knob_variables
 
     def figures(self, values):
         measured = scaling.scaling_figures(values, higher_is_better=True, weak=self.scaling == 'weak')
-        return in_registry_units(self.figures_name, {figure.name: (figure.value, figure.unit) for figure in measured})
+        return {figure.name: (figure.value, figure.unit) for figure in measured}

@@ -26,7 +26,7 @@ from scalebench.rooms.osu.outcome import osu_measured
 from scalebench.rooms.osu.output import parse_osu
 from scalebench.rooms.osu.rules import OsuSettings
 
-from .base import ScalebenchCheck, in_registry_units, knob_variables, planned_test
+from .base import ScalebenchCheck, knob_variables, planned_test
 
 
 class _Microbenchmark(rfm.RunOnlyRegressionTest, ScalebenchCheck):
@@ -37,7 +37,7 @@ class _Microbenchmark(rfm.RunOnlyRegressionTest, ScalebenchCheck):
         return self.assert_result(lambda measured: [(not measured.problems, '; '.join(measured.problems))])
 
     def figures(self, measured):
-        return in_registry_units(self.catalog_name, measured.figures)
+        return measured.figures
 
 
 @planned_test

@@ -19,7 +19,7 @@ from scalebench.screening import jobs, probe, verdict
 from scalebench.site.partition import SLURM_SCHEDULERS
 from scalebench.site.thresholds import report_flags
 
-from .base import ScalebenchCheck, in_registry_units, planned_test, recorded
+from .base import ScalebenchCheck, planned_test, recorded
 
 # Each partition's available nodes, asked of the scheduler once per run: every chunk splits the same list.
 _AVAILABLE = {}
@@ -81,4 +81,4 @@ class ScreeningCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('Scree
         self.probe_output = probe.probe_lines(self.read_stage_file(self.job.stdout))
 
     def figures(self, judged):
-        return in_registry_units(self.catalog_name, verdict.summary(judged))
+        return verdict.summary(judged)

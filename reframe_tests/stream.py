@@ -13,7 +13,7 @@ from scalebench.programs import missing_binary, resolve_binary
 from scalebench.rooms.stream.outcome import stream_outcome
 from scalebench.rooms.stream.output import parse_stream
 
-from .base import ScalebenchCheck, in_registry_units, planned_test, recorded
+from .base import ScalebenchCheck, planned_test, recorded
 
 
 @planned_test
@@ -45,4 +45,4 @@ class STREAMCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('STREAMCh
         self.stream_rates = f'{outcome.output.rate_unit} per {outcome.output.rates_per} ({outcome.output.form} form)'
 
     def figures(self, outcome):
-        return in_registry_units(self.catalog_name, outcome.figures)
+        return outcome.figures

@@ -97,7 +97,8 @@ class Benchmark:
 
     def in_units(self, figures: Mapping[str, tuple[float, str]]) -> dict[str, float]:
         """{name: value} of figures measured as (value, unit), each in its unit of the registry (converted
-        within its quantity); InputError for a figure the registry gives no unit, or one of another quantity."""
+        within its quantity; a value None, not measured, stays None); InputError for a figure the registry
+        gives no unit, or one of another quantity."""
         values = {}
         for name, (value, unit) in figures.items():
             wanted = self.unit_of(name)
@@ -105,7 +106,7 @@ class Benchmark:
             if wanted is None or quantity is None or wanted not in quantity.factors:
                 raise InputError(f"{self.name}: figure {name} is measured in {unit}; the registry gives it "
                                  f"{'no unit' if wanted is None else wanted}")
-            values[name] = quantity.convert(value, unit, wanted)
+            values[name] = None if value is None else quantity.convert(value, unit, wanted)
         return values
 
 

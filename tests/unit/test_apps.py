@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from scalebench import app_inputs as common
+from scalebench import app_inputs as common, benchmarks
 from scalebench.rooms.lammps import inputs as lammps
 from scalebench.rooms.lammps.outcome import lammps_outcome, lammps_packages
 from scalebench.rooms.lammps.output import parse_lammps
@@ -116,13 +116,17 @@ def test_lammps_figures_in_the_workloads_time_unit_and_kspace_only_where_timed()
     outcome = lammps_outcome(LJ, "", protein, tasks=4, atoms=32000, steps=100)
     assert outcome.problems == ()
     # no katom-step/s printed: atoms x timesteps/s, as LAMMPS computes it
-    assert outcome.figures("ns/day") == {"timesteps_per_s": 15.626, "atom_steps_per_s": 32000 * 15.626,
-                                         "ns_per_day": 2.7, "loop_time": 6.39977, "comm_share": 1.08,
-                                         "kspace_share": 9.54}
+    assert outcome.figures("ns/day") == {
+        "timesteps_per_s": (15.626, "timesteps/s"), "atom_steps_per_s": (32000 * 15.626, "atom-steps/s"),
+        "ns_per_day": (2.7, "ns/day"), "loop_time": (6.39977, "s"), "comm_share": (1.08, "%"),
+        "kspace_share": (9.54, "%")}
     lj = parse_lammps(read_vector("lammps", "lammps2024_kokkos_gpu_lj_tauday_katom"))
     figures = lammps_outcome(LJ, "", lj, tasks=1, atoms=500, steps=1000).figures("tau/day")
-    assert figures == {"timesteps_per_s": 1432.166, "atom_steps_per_s": 716083.0, "tau_per_day": 618695.793,
-                       "loop_time": 0.698243, "comm_share": 23.02}
+    assert {name: value for name, (value, _) in figures.items()} == {
+        "timesteps_per_s": 1432.166, "atom_steps_per_s": 716083.0, "tau_per_day": 618695.793, "loop_time": 0.698243,
+        "comm_share": 23.02}
+    registered = benchmarks.lookup("LAMMPSCheck")
+    assert all(registered.unit_of(name) == unit for name, (_, unit) in figures.items())
 
 
 # --- OpenFOAM dictionaries -----------------------------------------------------------------------

@@ -39,20 +39,21 @@ class LammpsOutcome:
         run = self.run
         return run.atom_steps_per_s or run.atoms * run.timesteps_per_s  # type: ignore[union-attr]
 
-    def figures(self, time_unit: str) -> dict[str, Any]:
-        """{figure: value} of a finished run, named as scalebench/data/benchmarks.yaml's LAMMPSCheck: the
+    def figures(self, time_unit: str) -> dict[str, tuple[Any, str]]:
+        """{figure: (value, unit)} of a finished run, named as scalebench/data/benchmarks.yaml's LAMMPSCheck: the
         simulated time per day in the workload's unit (ns/day, else tau/day), and the Comm share, the
         interconnect's signal."""
         run = self.run
         assert run is not None, "figures of a run that did not finish"
-        found: dict[str, Any] = {"timesteps_per_s": run.timesteps_per_s, "atom_steps_per_s": self.atom_steps_per_s}
+        found: dict[str, tuple[Any, str]] = {"timesteps_per_s": (run.timesteps_per_s, "timesteps/s"),
+                                             "atom_steps_per_s": (self.atom_steps_per_s, "atom-steps/s")}
         if time_unit == "ns/day":
-            found["ns_per_day"] = run.ns_per_day
+            found["ns_per_day"] = (run.ns_per_day, "ns/day")
         else:
-            found["tau_per_day"] = run.tau_per_day
-        found.update(loop_time=run.loop_time_s, comm_share=run.comm_pct_total)
+            found["tau_per_day"] = (run.tau_per_day, "tau/day")
+        found.update(loop_time=(run.loop_time_s, "s"), comm_share=(run.comm_pct_total, "%"))
         if "Kspace" in run.timing_breakdown:
-            found["kspace_share"] = run.timing_breakdown["Kspace"]["pct_total"]
+            found["kspace_share"] = (run.timing_breakdown["Kspace"]["pct_total"], "%")
         return found
 
 

@@ -34,15 +34,15 @@ class OpenfoamOutcome:
         return self.wall_time_s / steps if self.wall_time_s is not None and steps else None
 
     @property
-    def figures(self) -> dict[str, float | None]:
-        """{figure: value} in the units of scalebench/data/benchmarks.yaml's OpenFOAMCheck, in perflog order."""
+    def figures(self) -> dict[str, tuple[float | None, str]]:
+        """{figure: (value, unit)}, named as scalebench/data/benchmarks.yaml's OpenFOAMCheck, in perflog order."""
         log = self.log
         assert log is not None, "figures of an outcome without a solver log (its problems fail the sanity first)"
-        return {"time_per_step": log.seconds_per_step_mean,  # mean ExecutionTime per step after the first
-                "execution_time": log.final_execution_time_s,  # CPU seconds of the master rank
-                "clock_time": log.final_clock_time_s,  # whole seconds
-                "wall_time": self.wall_time_s,  # the launcher and solver timed by `date`, start-up included
-                "wall_time_per_step": self.wall_time_per_step_s}
+        return {"time_per_step": (log.seconds_per_step_mean, "s/step"),  # mean ExecutionTime per step after the first
+                "execution_time": (log.final_execution_time_s, "s"),  # CPU seconds of the master rank
+                "clock_time": (log.final_clock_time_s, "s"),  # whole seconds
+                "wall_time": (self.wall_time_s, "s"),  # the launcher and solver timed by `date`, start-up included
+                "wall_time_per_step": (self.wall_time_per_step_s, "s/step")}
 
 
 def openfoam_outcome(case: OpenfoamCase, read: Any, *, stdout: str, tasks: int, steps: int) -> OpenfoamOutcome:
