@@ -1,18 +1,21 @@
 """Benchmark rooms: a benchmark whose parser, plan rules, outcome (sanity and figures) and report
 section live together in one package, scalebench/rooms/<name>/, found here (when first asked for, by
 looking into that folder) without being named anywhere else. Its figures and provenance names stay
-data (scalebench/data/benchmarks.yaml, provenance.yaml); its ReFrame checks are in reframe_tests/ (the
-room's docstring names the file).
+data (scalebench/data/benchmarks.yaml, provenance.yaml). A room whose check runs as every such check
+does (the stack's program on the plan's job, its output read by the room's outcome) declares a Program
+and has no code in reframe_tests/: reframe_tests/rooms.py makes its check; other rooms' checks are
+written out in reframe_tests/ (the room's docstring names the file).
 
 A room is a package of scalebench/rooms/ defining ROOM, a Room, usually `declare`d: its parser in
-output.py (HPL's and hpcc's: the HPL library's), its CheckSpec(s) from rules.checks() and its knobs, if
-it has any, in a settings dataclass there, its section, if it has one, in section.py. The central
-places ask this module, never a room by name: scalebench.site_plan (the room's checks join CHECKS, its settings Settings.rooms),
-scalebench.parse (its output kind joins KINDS), the site file (the keys its site.yaml declares for
-partitions and stacks join the schema and the partition and environment extras), plan's -S names (its
-knobs), scalebench.benchmarks (its report section name) and the report (its section). A Room's
-callables import the room's code when called, so that a room may use scalebench.site_plan, .parse and
-.reporting, which in turn read the rooms.
+output.py (HPL's and hpcc's: the HPL library's), its CheckSpec(s) from rules.checks(), its knobs, if it
+has any, in a settings dataclass there, its Program, if it has one, there too, and its section, if it
+has one, in section.py. The central places ask this module, never a room by name: scalebench.site_plan
+(the room's checks join CHECKS, its settings Settings.rooms), scalebench.parse (its output kind joins
+KINDS), reframe_tests/rooms.py (its check, from its Program), the site file (the keys its site.yaml
+declares for partitions and stacks join the schema and the partition and environment extras), plan's
+-S names (its knobs), scalebench.benchmarks (its report section name) and the report (its section). A
+Room's callables import the room's code when called, so that a room may use scalebench.site_plan,
+.parse and .reporting, which in turn read the rooms.
 
 HPL's room (scalebench/rooms/hpl) holds its checks' rules and its section; what the rest of the
 harness reads of HPL by name (the site's HPL settings, its two programs' outputs, decks, the case plan,
@@ -29,6 +32,34 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from scalebench import loaders
+
+@dataclass(frozen=True)
+class JobOutput:
+    """What a room's outcome reads of a finished job: its standard output and the geometry it ran."""
+
+    stdout: str
+    nodes: int
+    ranks: int
+    threads: int | None  # per rank
+    args: tuple[str, ...]  # the program's arguments (the plan's)
+    partition: Mapping[str, Any]  # the partition's site keys (a room's own among them)
+
+
+@dataclass(frozen=True)
+class Program:
+    """How a room's check runs when it runs as every such check does (reframe_tests/rooms.py): the
+    stack's program, launched on the plan's job with the plan's arguments; the room's outcome reads the
+    job's standard output. Its outcome has `problems` (sanity: every reason not to trust the figures),
+    `figures` ({name: (value, unit)}, named as the check's in scalebench/data/benchmarks.yaml) and
+    `recorded` ({variable: value}, of the check's fields in scalebench/data/provenance.yaml)."""
+
+    check: str  # the name of the room's CheckSpec this runs
+    descr: str
+    stack_key: str  # the stack's key naming the program (the room's site.yaml)
+    default: str  # the program when the stack names none, found on PATH where the job runs
+    outcome: Callable[[JobOutput], Any]
+    output_description: str  # sanity's message when the output holds no result
+
 
 # A room's site.yaml: {partition: {key: JSON schema}, stack: {key: JSON schema}}; stack keys name programs
 # (a stack key's `x-under-spack-view: PATH` is its default under a Spack stack: <view>/PATH).
@@ -48,6 +79,7 @@ class Room:
     # its knobs (scalebench.knobs: -S name=value), a frozen dataclass its rules read through
     # scalebench.site_plan.Settings.of; None: it has none
     settings: Callable[[], type] | None = None
+    program: Callable[[], Program] | None = None  # None: its checks are written out in reframe_tests/
 
     def site_keys(self) -> Mapping[str, Mapping[str, Any]]:
         """{partition|stack: {key: JSON schema}} from the room's site.yaml; {} without one."""
@@ -66,11 +98,12 @@ ROOMS = Path(__file__).with_name("rooms")  # the package scalebench.rooms, one p
 
 
 def declare(package: str, parser: str, section: str | None = None, *, leads: bool = False,
-            settings: str | None = None) -> Room:
+            settings: str | None = None, program: str | None = None) -> Room:
     """The Room of the package `package` (a room's __name__): its output kind is the package's name,
     parsed by `parser` (a function of the room's output.py, or "module.function" of the library)
     returning an object with to_dict(); its checks are rules.checks(), its settings, if it has knobs,
-    the dataclass rules.<settings>; its report section, if it has one, is section.<section>(results,
+    the dataclass rules.<settings>, its Program, if its check runs as every such check does,
+    rules.<program>; its report section, if it has one, is section.<section>(results,
     every series, the section's name). Each module is imported when first called."""
     name = package.rsplit(".", 1)[-1]
 
@@ -90,8 +123,11 @@ def declare(package: str, parser: str, section: str | None = None, *, leads: boo
     def settings_class() -> type:
         return getattr(importlib.import_module(f"{package}.rules"), str(settings))
 
+    def program_of() -> Program:
+        return getattr(importlib.import_module(f"{package}.rules"), str(program))
+
     return Room(name, parser_of(parser), checks, ROOMS / name, report if section else None, leads=leads,
-                settings=settings_class if settings else None)
+                settings=settings_class if settings else None, program=program_of if program else None)
 
 
 @functools.cache

@@ -14,7 +14,7 @@ from scalebench.parse import KINDS
 from scalebench.site_plan import CHECKS, Filters, Settings, plan_cases, site_specs, unplanned_checks
 from scalebench.reporting import document, report, store as results
 from scalebench.rooms.stream import rules
-from scalebench.rooms.stream.outcome import stream_outcome
+from scalebench.rooms.stream.outcome import job_outcome, stream_outcome
 from scalebench.rooms.stream.output import KERNELS, WORDS, parse_stream
 from scalebench.site.partition import PartitionSpec, StackSpec
 from scalebench.site.siteconf import site_systems
@@ -196,6 +196,21 @@ def test_the_process_geometry_the_program_reports_must_be_the_jobs(ranks, thread
     assert any(why in p for p in outcome.problems)
 
 
+def test_the_job_outcome_reads_the_output_against_the_job_and_records_the_array():
+    elements, ranks, rows = LOCAL
+    job = room.JobOutput(hpcc_table(elements, ranks, rows), nodes=1, ranks=1, threads=2, args=("123",),
+                         partition={"memory_bandwidth_gbs": 30.0, "max_nodes": 1})
+    outcome = job_outcome(job)
+    assert outcome.theoretical_gbs == 30.0 and any("caches" in p for p in outcome.problems)
+    assert outcome.recorded == {"array_elements": elements, "stream_rates": "GB/s per rank (hpcc form)"}
+
+
+def test_stream_c_fixes_its_array_when_compiled_else_the_asked_one_is_recorded():
+    text = stream_c().replace("Array size = 10000000 (elements), Offset = 0 (elements)\n", "")
+    job = room.JobOutput(text, nodes=1, ranks=1, threads=4, args=("5000000",), partition={})
+    assert job_outcome(job).recorded["array_elements"] == 5_000_000
+
+
 def test_hpcc_output_without_a_rank_count_cannot_be_made_per_node():
     out = parse_stream(sample_texts("stream")[1])  # hpcc 1.5.0's own StarSTREAM section
     assert any("no rank count" in p for p in stream_outcome(out, nodes=1, ranks=8).problems)
@@ -217,6 +232,17 @@ def test_one_whole_node_one_rank_a_thread_on_every_core():
     assert "--cpu-bind=cores" in job.launcher_options
     # 25% of 768 GiB is more than hpcc's int index holds: the arrays stop at 2^31 - 1 doubles each
     assert case.plan.args == (str(rules.MAX_ELEMENTS),)
+
+
+def test_array_elements_knob_sets_the_arrays_and_a_count_out_of_range_is_named():
+    stacks, environs = {"s": STREAM_STACK}, {"cpu": ["s"]}
+    asked = Settings(rooms=(rules.StreamSettings(array_elements=2_000_000),))
+    [case] = plan_cases([ZEN4], stacks, environs, asked, checks=["STREAMCheck"])
+    assert case.plan.args == ("2000000",)
+    for count in (-1, rules.MAX_ELEMENTS + 1):
+        with pytest.raises(InputError, match=f"array_elements: {count} is not a count"):
+            plan_cases([ZEN4], stacks, environs, Settings(rooms=(rules.StreamSettings(array_elements=count),)),
+                       checks=["STREAMCheck"])
 
 
 def test_arrays_take_their_share_of_memory_and_never_less_than_streams_default():
@@ -283,6 +309,9 @@ def test_the_room_is_found_without_being_named_centrally():
         "stack": {"stream_binary"}, "partition": {"memory_bandwidth_gbs"}}  # other rooms add theirs
     assert "stream_binary" in room.site_keys("stack") and "memory_bandwidth_gbs" in room.site_keys("partition")
     assert benchmarks.registry()["STREAMCheck"].section == stream.name
+    program = stream.program()
+    assert (program.check, program.stack_key, program.outcome) == ("STREAMCheck", "stream_binary", job_outcome)
+    assert "stream_binary" in stream.site_keys()["stack"] and stream.settings() is rules.StreamSettings
 
 
 # --- the report section -----------------------------------------------------------------------------

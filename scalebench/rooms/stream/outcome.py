@@ -9,8 +9,10 @@ caches (STREAM's rule: each array at least 4 times the caches), not a fast node.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from scalebench.rooms.stream.output import KERNELS, StreamOutput
+from scalebench.room import JobOutput
+from scalebench.rooms.stream.output import KERNELS, StreamOutput, parse_stream
 
 UNIT = "GB/s"
 
@@ -21,6 +23,7 @@ class StreamOutcome:
     node_gbs: dict[str, float]  # kernel -> GB/s per node, for the kernels measured
     theoretical_gbs: float | None  # the node's, from the site file
     problems: tuple[str, ...]
+    asked_elements: int | None = None  # the array the job asked for (stream.c fixes its own when compiled)
 
     @property
     def triad_fraction(self) -> float | None:
@@ -37,9 +40,25 @@ class StreamOutcome:
             out["triad_fraction"] = (self.triad_fraction, "%")
         return out
 
+    @property
+    def recorded(self) -> dict[str, Any]:
+        """The provenance a STREAMCheck keeps: the array STREAM printed, else the one asked for, and the
+        form of its rates."""
+        output = self.output
+        return {"array_elements": output.array_elements or self.asked_elements or 0,
+                "stream_rates": f"{output.rate_unit} per {output.rates_per} ({output.form} form)"}
+
+
+def job_outcome(job: JobOutput) -> StreamOutcome:
+    """The outcome of a STREAMCheck job: its standard output, against the geometry it ran and the node's
+    theoretical bandwidth (partition `memory_bandwidth_gbs`)."""
+    return stream_outcome(parse_stream(job.stdout), nodes=job.nodes, ranks=job.ranks, threads=job.threads,
+                          theoretical_gbs=job.partition.get("memory_bandwidth_gbs"),
+                          asked_elements=int(job.args[0]) if job.args else None)
+
 
 def stream_outcome(output: StreamOutput, *, nodes: int, ranks: int, threads: int | None = None,
-                   theoretical_gbs: float | None = None) -> StreamOutcome:
+                   theoretical_gbs: float | None = None, asked_elements: int | None = None) -> StreamOutcome:
     """The per-node rates of `output`, from a job of `ranks` ranks of `threads` threads on `nodes`
     nodes, and every reason not to trust them."""
     problems = list(output.problems)
@@ -67,4 +86,4 @@ def stream_outcome(output: StreamOutput, *, nodes: int, ranks: int, threads: int
             problems.append(f"{', '.join(above)} GB/s per node, above the node's theoretical {theoretical_gbs:g} GB/s "
                             f"(memory_bandwidth_gbs): the arrays fit in the caches; make each at least 4 times "
                             f"their size (-S array_elements)")
-    return StreamOutcome(output, node_gbs, theoretical_gbs, tuple(problems))
+    return StreamOutcome(output, node_gbs, theoretical_gbs, tuple(problems), asked_elements)

@@ -14,6 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from scalebench import loaders
+from scalebench.errors import InputError
+from scalebench.knobs import knob
+from scalebench.room import Program
+from scalebench.rooms.stream.outcome import job_outcome
 from scalebench.site.jobs import job_plan
 from scalebench.site.partition import PartitionSpec, StackSpec
 from scalebench.units import format_size
@@ -26,6 +30,16 @@ SCALE = "1_node"
 ARRAYS = 3
 MAX_ELEMENTS = 2**31 - 1  # hpcc's STREAM indexes its arrays with an int
 RULES = Path(__file__).with_name("rules.yaml")
+
+
+@dataclass(frozen=True)
+class StreamSettings:
+    array_elements: int | None = knob(None, recorded=True)  # doubles per array per rank; None: rules.yaml's share
+
+
+PROGRAM = Program(CHECK, "STREAM memory bandwidth per node (copy, scale, add, triad) against the node's theoretical "
+                  "bandwidth", stack_key="stream_binary", default="stream", outcome=job_outcome,
+                  output_description="no STREAM table")
 
 
 @dataclass(frozen=True)
@@ -53,7 +67,9 @@ def _plan(partition: PartitionSpec, stack: StackSpec, params: Mapping[str, Any],
 
     job = job_plan(partition, stack, params["scale"], threads_per_rank=partition.cores_per_node, ranks_per_node=1,
                    whole_nodes=True, environ=settings.environ, reservation=settings.reservation)
-    elements = array_rules().elements(partition.memory_per_node)
+    elements = settings.of(StreamSettings).array_elements or array_rules().elements(partition.memory_per_node)
+    if not 0 < elements <= MAX_ELEMENTS:
+        raise InputError(f"array_elements: {elements} is not a count of doubles from 1 to {MAX_ELEMENTS}")
     note = (f"{elements} doubles per array, 3 arrays ({format_size(ARRAYS * 8 * elements)}) per rank, "
             f"1 rank x {job.threads_per_rank} threads")
     return CasePlan(job, note=note, args=(str(elements),))
