@@ -3,22 +3,18 @@
 scalebench.hpl.case_plan decides every case (geometry, grid, N, NB, time limit, BLAS environment): the
 check applies the plan, writes its deck, and reads the outcome (scalebench.hpl.outcome).
 """
-import os
-
 import reframe as rfm
 import reframe.utility.sanity as sn
 import reframe.utility.udeps as udeps
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 
-from scalebench import site_plan
 from scalebench.analysis import scaling
 from scalebench.hpl.case_plan import HplSettings
 from scalebench.hpl.outcome import hpl_outcome
 from scalebench.rooms.hpl.rules import hpl_series
 from scalebench.site import thresholds
 
-from .base import (ScalebenchCheck, knob_values, knob_variables, planned_test, recorded,
-                   system_partitions)
+from .base import ScalebenchCheck, knob_variables, planned_test, recorded, system_partitions
 from .energy import EnergyFigures
 
 
@@ -31,10 +27,6 @@ class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('HPLCheck'),
     # takes the partition's site file, then hpl_decks/rules.yaml.
     efficiency_floor = variable(float, type(None), value=None)  # None: site_configs/efficiency_floors.yaml
     output_description = 'no HPL result'
-
-    def plan_settings(self):
-        return site_plan.Settings(hpl=HplSettings(**knob_values(self, HplSettings)), environ=dict(os.environ),
-                                  reservation=self.asked_reservation())
 
     @run_after('setup')
     def set_executable(self):

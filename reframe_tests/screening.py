@@ -6,14 +6,14 @@ bandwidth of node pairs in rounds. `scalebench screen` and the report judge ever
 against their peers (scalebench.screening.verdict); the job's figures count what was flagged.
 NodeHealthCheck (reframe_tests/hpl.py, with --distribute) is the one-job-per-node alternative.
 """
-import os
 import shlex
+from dataclasses import replace
 
 import reframe as rfm
 from reframe.core.builtins import run_after, sanity_function, variable
 from reframe.core.exceptions import ConfigError
 
-from scalebench import programs, site_plan
+from scalebench import programs
 from scalebench.errors import ScalebenchError
 from scalebench.screening import jobs, probe, verdict
 from scalebench.site.partition import SLURM_SCHEDULERS
@@ -32,8 +32,7 @@ class ScreeningCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('Scree
     output_description = 'no screening probe output'
 
     def plan_settings(self):
-        return site_plan.Settings(screen_nodes=self.node_names(), environ=dict(os.environ),
-                             reservation=self.asked_reservation())
+        return replace(super().plan_settings(), screen_nodes=self.node_names())
 
     def node_names(self):
         """The nodes to split into chunks: -S screen_nodes, else (running on Slurm) the partition's

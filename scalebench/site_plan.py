@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from scalebench import room
 from scalebench.errors import InputError
-from scalebench.hpl.case_plan import HplPlan, HplSettings
+from scalebench.hpl.case_plan import HplPlan
 from scalebench.knobs import knob
 from scalebench.screening import jobs as screening_jobs
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
@@ -39,11 +39,10 @@ class CasePlan:
 
 @dataclass(frozen=True)
 class Settings:
-    """What changes a plan. Its knobs, HPL's and the rooms' are the checks' variables and plan's -S names
-    (scalebench.knobs); the other fields are read from variables of other forms (a node list, a
+    """What changes a plan. Its knobs and the rooms' (HPL's among them) are the checks' variables and plan's
+    -S names (scalebench.knobs); the other fields are read from variables of other forms (a node list, a
     reservation) or the run."""
 
-    hpl: HplSettings = field(default_factory=HplSettings)
     threads_per_rank: int | None = knob(None, recorded=True)  # None: 1 (HPL's: HplSettings.threads_per_rank)
     ranks_per_node: int | None = knob(None, recorded=True)  # None: fill the cores
     sweep_nbs: tuple[int, ...] | None = None  # the tuning sweep's NBs; None: scalebench.hpl.tune's

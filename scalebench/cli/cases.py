@@ -10,7 +10,6 @@ from typing import Any, Sequence
 from scalebench import paths, room
 from scalebench.cli.common import path_arg
 from scalebench.errors import InputError
-from scalebench.hpl.case_plan import HplSettings
 from scalebench.knobs import knobs
 from scalebench.site_plan import (Filters, PlannedCase, Settings, Unplanned, asked_reservation, plan_cases,
                                   site_specs, unplanned_checks)
@@ -18,8 +17,8 @@ from scalebench.screening.jobs import expand_hostlist
 from scalebench.site.siteconf import site_systems
 from scalebench.validation import excerpt
 
-# -S names: the knobs of HPL's settings, of the rooms' and of the others', and variables read into other forms.
-_HPL_KNOBS = {k.name: k for k in knobs(HplSettings)}
+# -S names: the knobs of the rooms' settings (HPL's among them) and of the others', and variables read into
+# other forms.
 _ROOM_KNOBS = {k.name: (kind, k) for kind in room.settings_classes() for k in knobs(kind)}
 _KNOBS = {k.name: k for k in knobs(Settings)}
 _OTHER_VARIABLES = ("reservation", "reservation_time_limit", "screen_nodes")
@@ -28,17 +27,14 @@ _OTHER_VARIABLES = ("reservation", "reservation_time_limit", "screen_nodes")
 def settings_of(assignments: Sequence[str]) -> Settings:
     """-S name=value for the checks' variables that change a plan, as ReFrame's -S sets them on
     every check that has them."""
-    hpl: dict[str, Any] = {}
     apps: dict[str, Any] = {}
     rooms: dict[type, dict[str, Any]] = {kind: {} for kind in room.settings_classes()}
     others: dict[str, str] = {}
     for text in assignments:
         name, sep, value = text.partition("=")
-        if not sep or name not in {*_HPL_KNOBS, *_ROOM_KNOBS, *_KNOBS, *_OTHER_VARIABLES}:
-            known = ", ".join(sorted({*_HPL_KNOBS, *_ROOM_KNOBS, *_KNOBS, *_OTHER_VARIABLES}))
+        if not sep or name not in {*_ROOM_KNOBS, *_KNOBS, *_OTHER_VARIABLES}:
+            known = ", ".join(sorted({*_ROOM_KNOBS, *_KNOBS, *_OTHER_VARIABLES}))
             raise InputError(f"-S {excerpt(text)}: expected name=value with a variable the plan uses ({known})")
-        if name in _HPL_KNOBS:
-            hpl[name] = _HPL_KNOBS[name].parse(value)
         if name in _ROOM_KNOBS:
             kind, room_knob = _ROOM_KNOBS[name]
             rooms[kind][name] = room_knob.parse(value)
@@ -48,7 +44,7 @@ def settings_of(assignments: Sequence[str]) -> Settings:
             others[name] = value
     screen = tuple(expand_hostlist(others["screen_nodes"], "-S screen_nodes")) if "screen_nodes" in others else ()
     reservation = asked_reservation(others.get("reservation", ""), others.get("reservation_time_limit", ""))
-    return Settings(hpl=HplSettings(**hpl), **apps, screen_nodes=screen, environ=dict(os.environ),
+    return Settings(**apps, screen_nodes=screen, environ=dict(os.environ),
                     reservation=reservation, rooms=tuple(kind(**values) for kind, values in rooms.items()))
 
 

@@ -24,15 +24,20 @@ def test_every_hpl_knob_is_a_plan_name_of_its_type():
     values = {bool: "true", int: "3", float: "0.5", str: "strong", Path: "decks"}
     for k in knobs(HplSettings):
         text = "strong" if k.name == "scaling" else values[k.kind]
-        assert getattr(settings_of([f"{k.name}={text}"]).hpl, k.name) == k.kind(text), k.name
+        assert getattr(settings_of([f"{k.name}={text}"]).of(HplSettings), k.name) == k.kind(text), k.name
 
 
 def test_a_rooms_knobs_are_plan_names_its_rules_read_through_the_settings():
-    """OSU's and OpenFOAM's rooms declare their knobs (scalebench.room), each name once (HPL's settings
-    and the others' share threads_per_rank and ranks_per_node on purpose: one -S sets both)."""
-    central = {k.name for kind in (Settings, HplSettings) for k in knobs(kind)}
+    """HPL's, OSU's, OpenFOAM's and STREAM's rooms declare their knobs (scalebench.room), each name once
+    (HPL's settings and the central ones share threads_per_rank and ranks_per_node on purpose: one -S sets
+    both)."""
+    central = {k.name for k in knobs(Settings)}
     names = [k.name for kind in room.settings_classes() for k in knobs(kind)]
-    assert len(names) == len(set(names)) and not central & set(names) and {"osu_buffers", "heavy_cases"} <= set(names)
+    assert len(names) == len(set(names)) and central & set(names) == {"threads_per_rank", "ranks_per_node"}
+    assert {"osu_buffers", "heavy_cases", "array_elements", "hpl_binary"} <= set(names)
+    assert HplSettings in room.settings_classes()
+    assert settings_of(["threads_per_rank=2"]).threads_per_rank == 2
+    assert settings_of(["threads_per_rank=2"]).of(HplSettings).threads_per_rank == 2
     assert "osu_buffers" not in {k.name for k in knobs(Settings)}  # the room's, not the central settings'
     assert settings_of(["osu_buffers=device"]).of(OsuSettings) == OsuSettings("device")
     assert settings_of([]).of(OsuSettings) == OsuSettings() and Settings().of(OpenFOAMSettings).heavy_cases is False

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Mapping
 
 from scalebench.hpl import deck
-from scalebench.hpl.case_plan import plan_hpl
+from scalebench.hpl.case_plan import HplSettings, plan_hpl
 from scalebench.hpl.grid import process_grid
 from scalebench.interconnect import microbench
 from scalebench.site.partition import SCREEN_MIN_NODES, PartitionSpec, StackSpec
@@ -24,7 +24,8 @@ def _plan_node_health(partition: PartitionSpec, stack: StackSpec, params: Params
     """hpcc on one node: HPL, DGEMM and STREAM of that node, whatever HPL binary the stack names."""
     from scalebench.site_plan import CasePlan
 
-    hpcc = replace(settings.hpl, hpl_binary=settings.hpl.hpl_binary or "hpcc", profile=settings.hpl.profile or "hpcc")
+    hpl = settings.of(HplSettings)
+    hpcc = replace(hpl, hpl_binary=hpl.hpl_binary or "hpcc", profile=hpl.profile or "hpcc")
     plan = plan_hpl(partition, stack, params["scale"], hpcc, settings.environ, settings.reservation)
     return CasePlan(plan.job, plan)
 

@@ -3,4 +3,4 @@ Its programs' outputs (xhpl's, hpcc's), decks, case plan, outcome and model are 
 rest of the harness reads too. The checks are reframe_tests/hpl.py and reframe_tests/tuning/hpl_tune.py."""
 from scalebench.room import declare
 
-ROOM = declare(__name__, "scalebench.hpl.output.parse_hpl", section="hpl_section", leads=True)
+ROOM = declare(__name__, "scalebench.hpl.output.parse_hpl", section="hpl_section", leads=True, settings="HplSettings")

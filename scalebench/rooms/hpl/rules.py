@@ -1,11 +1,11 @@
 """The plans of HPL's checks: HPLCheck at every scale of the system (scalebench.hpl.case_plan),
 HPLTuneCheck's sweep on one node, and HPLScalingCheck, which runs no job and compares the HPLCheck
-cases of a partition's series."""
+cases of a partition's series. Its knobs are HplSettings's (scalebench.hpl.case_plan)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from scalebench.hpl.case_plan import plan_hpl, plan_tuning
+from scalebench.hpl.case_plan import HplSettings, plan_hpl, plan_tuning
 from scalebench.site.partition import PartitionSpec, StackSpec
 from scalebench.site.scales import Scale, scaling_series
 
@@ -23,14 +23,14 @@ def hpl_series(partition: PartitionSpec) -> list[Scale]:
 def _plan_hpl(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
     from scalebench.site_plan import CasePlan
 
-    plan = plan_hpl(partition, stack, params["scale"], settings.hpl, settings.environ, settings.reservation)
+    plan = plan_hpl(partition, stack, params["scale"], settings.of(HplSettings), settings.environ, settings.reservation)
     return CasePlan(plan.job, plan)
 
 
 def _plan_tuning(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
     from scalebench.site_plan import CasePlan
 
-    plan = plan_tuning(partition, stack, settings.hpl, settings.environ, nbs=settings.sweep_nbs,
+    plan = plan_tuning(partition, stack, settings.of(HplSettings), settings.environ, nbs=settings.sweep_nbs,
                        reservation=settings.reservation)
     return CasePlan(plan.job, plan)
 
