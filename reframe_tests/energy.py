@@ -13,7 +13,6 @@ from reframe.core.builtins import run_before
 from scalebench.energy import job as energy_job
 
 
-
 class EnergyFigures(rfm.RegressionTestPlugin):
     """For a ScalebenchCheck whose result() is an HplOutcome and whose output_file is HPL's output."""
 

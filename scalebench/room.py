@@ -33,6 +33,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from scalebench import loaders
 
+
 @dataclass(frozen=True)
 class JobOutput:
     """What a room's outcome reads of a finished job: its standard output and the geometry it ran."""

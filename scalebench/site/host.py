@@ -83,7 +83,7 @@ def memory_bytes(meminfo: str) -> int:
     return int(match.group(1)) * 1024
 
 
-def family_microarch(cpuinfo: str, table: dict | None = None) -> str | None:
+def family_microarch(cpuinfo: str) -> str | None:
     """The archspec name data/cpu_families.yaml gives this CPU's vendor, family and model, if any."""
     blocks = _cpuinfo_blocks(cpuinfo)
     fields = blocks[0] if blocks else {}
@@ -91,7 +91,7 @@ def family_microarch(cpuinfo: str, table: dict | None = None) -> str | None:
         family, model = int(fields["cpu family"]), int(fields["model"])
     except (KeyError, ValueError):
         return None
-    table = loaders.load_yaml(paths.PACKAGE_DATA / "cpu_families.yaml", "CPU families") if table is None else table
+    table = loaders.load_yaml(paths.PACKAGE_DATA / "cpu_families.yaml", "CPU families")
     names = (table.get(fields.get("vendor_id")) or {}).get(family) or {}
     return next((name for name, ranges in names.items() if any(low <= model <= high for low, high in ranges)), None)
 
@@ -102,14 +102,11 @@ def microarch(cpuinfo: str) -> tuple[str, str]:
     import archspec.cpu
 
     seen = archspec.cpu.host()
-    if seen.vendor != "generic":
-        return seen.name, "archspec host detection"
-    named = archspec.cpu.TARGETS.get(family_microarch(cpuinfo) or "")
-    level = next((a for a in named.ancestors if a.vendor == "generic"), None) if named else None
-    if named is None or level != seen:
-        return seen.name, "archspec host detection"
-    return named.name, (f"CPU family and model in /proc/cpuinfo (scalebench/data/cpu_families.yaml); archspec saw "
-                        f"only {seen.name}: flags are hidden")
+    named = archspec.cpu.TARGETS.get(family_microarch(cpuinfo) or "") if seen.vendor == "generic" else None
+    if named is not None and next((a for a in named.ancestors if a.vendor == "generic"), None) == seen:
+        return named.name, (f"CPU family and model in /proc/cpuinfo (scalebench/data/cpu_families.yaml); archspec "
+                            f"saw only {seen.name}: flags are hidden")
+    return seen.name, "archspec host detection"
 
 
 def detect() -> HostInfo:
