@@ -2,8 +2,12 @@
 partitions and stacks as plain data, the case plan of scalebench.site_plan applied as it is, and each
 output read once for sanity and performance.
 """
+import atexit
 import os
 import shlex
+import shutil
+import sys
+import tempfile
 import types
 from pathlib import Path
 
@@ -14,35 +18,86 @@ from reframe.core.backends import getlauncher
 from reframe.core.builtins import parameter, run_after, run_before, variable
 from reframe.core.exceptions import ConfigError
 from reframe.core.meta import make_test
-from reframe.core.runtime import runtime
+from reframe.core.runtime import runtime, valid_sysenv_comb
 
 from scalebench import benchmarks, knobs, paths, programs, room, site_plan, textfile
 from scalebench.errors import ScalebenchError
 from scalebench.interconnect import transport_evidence
 from scalebench.nodeprobe import job as node_probe, samples as probe_samples
 from scalebench.reporting import references
-from scalebench.site import container, fabric
+from scalebench.site import container, fabric, facts as site_facts, modules, reframe_config, rundir
 from scalebench.site.jobs import LeftOut
-from scalebench.site.partition import PartitionSpec, StackSpec
 
 
-def _partition_spec(system_name, partition):
-    return PartitionSpec.from_config(system_name, partition.name, partition.scheduler.registered_name,
-                                     partition.launcher_type.registered_name, partition.extras,
-                                     tuple(partition.features))
+def _partition_config(partition):
+    """A ReFrame partition as its configuration writes it (its processor and devices as detected)."""
+    return {'name': partition.name, 'scheduler': partition.scheduler.registered_name,
+            'launcher': partition.launcher_type.registered_name, 'access': list(partition.access),
+            'environs': [env.name for env in partition.environs], 'features': list(partition.features),
+            'extras': dict(partition.extras), 'max_jobs': partition.max_jobs, 'time_limit': partition.time_limit,
+            'processor': dict(partition.processor.info), 'devices': [dict(d.info) for d in partition.devices]}
+
+
+def _environment_config(env):
+    return {'name': env.name, 'features': list(env.features), 'extras': dict(env.extras),
+            'env_vars': dict(env.env_vars)}
+
+
+_DESCRIBED = {}
+
+
+def described_system():
+    """The system ReFrame runs on as scalebench sees it: a scalebench site file's, or the site's own
+    configuration with its facts (scalebench.site.reframe_config); read once per process. A system with
+    nothing scalebench can run on stops the run with one line, never a silent "0/0 PASSED"."""
+    system = runtime().system
+    key = (system.name, tuple(p.name for p in system.partitions))
+    if key not in _DESCRIBED:
+        environments = {env.name: env for p in system.partitions for env in p.environs}
+        try:
+            facts = site_facts.system_facts(system.name)
+            described = reframe_config.describe({'name': system.name,
+                                                 'partitions': [_partition_config(p) for p in system.partitions]},
+                                                [_environment_config(e) for e in environments.values()], facts)
+            if not described.partitions:
+                raise reframe_config.NotDescribed(reframe_config.not_described_error(
+                    system.name, described, bool(os.environ.get(site_facts.FACTS_VARIABLE)),
+                    site_facts.described_systems()))
+            if described.by_facts:
+                _prepare_site_run(system, environments.values())
+        except ScalebenchError as err:
+            _stop(err)
+        _DESCRIBED[key] = described
+    return _DESCRIBED[key]
+
+
+def _prepare_site_run(system, environments):
+    """On a site's own configuration: `scalebench run` claims its run directory (provenance); a dry run off
+    the cluster with SCALEBENCH_MODULE_STUBS=1 puts stubs of the configuration's modules first on the
+    module path, so that ReFrame writes the `module load` lines a real run would."""
+    dry_run = rundir.dry_run_requested(sys.argv)
+    if os.environ.get('SCALEBENCH_RUN_DIR'):
+        rundir.claim_run_dir(dry_run=dry_run)
+    names = modules.module_names([{'modules': env.modules} for env in environments] +
+                                 [{'modules': p.local_env.modules} for p in system.partitions])
+    modules_system = runtime().modules_system
+    if modules.check(system.name, modules_system.name, names, dry_run):
+        stubs = Path(tempfile.mkdtemp(prefix='scalebench-module-stubs-'))
+        atexit.register(shutil.rmtree, stubs, ignore_errors=True)
+        modules.write_stubs(names, stubs, modules_system.name)
+        modules_system.searchpath_add(str(stubs))
+
+
+def _stop(err):
+    """Stop ReFrame with one line and exit status 2 (bad input): an error ReFrame catches while loading a
+    check file only skips the file, and the run would then pass with nothing run."""
+    print(f'scalebench: {err}', file=sys.stderr, flush=True)
+    sys.exit(2)
 
 
 def system_partitions():
-    """The partitions of the system ReFrame runs on, as scalebench sees them."""
-    system = runtime().system
-    if not any('max_nodes' in p.extras for p in system.partitions):
-        raise ConfigError(f'system {system.name!r} is not described by a scalebench site file: load one with '
-                          f'-C site_configs/local.py or slurm.py (SCALEBENCH_SITE=...), and name the system with '
-                          f'--system when this host does not match its hostnames')
-    try:
-        return [_partition_spec(system.name, p) for p in system.partitions]
-    except ScalebenchError as err:
-        raise ConfigError(str(err)) from None
+    """The partitions of the system ReFrame runs on that scalebench describes."""
+    return list(described_system().partitions)
 
 
 def planned_test(cls):
@@ -141,9 +196,13 @@ class ScalebenchCheck(recorded('base')):
     def select_partitions(self):
         """Only partitions that can run this variant get it; stacks by the features it needs."""
         spec = site_plan.CHECKS[self.catalog_name]
-        self.valid_systems = [p.fullname for p in site_plan.valid_partitions(spec, self.params(), system_partitions(),
-                                                                             self.plan_settings())]
-        self.valid_prog_environs = [' '.join(f'+{f}' for f in spec.stack_features)]
+        planned = site_plan.valid_partitions(spec, self.params(), system_partitions(), self.plan_settings())
+        # A site's subclass may narrow them with valid_systems and valid_prog_environs of its own.
+        allowed = valid_sysenv_comb(getattr(self, 'valid_systems', ['*']), getattr(self, 'valid_prog_environs', ['*']))
+        fullnames = {part.fullname for part in allowed}
+        environs = {env.name for envs in allowed.values() for env in envs}
+        self.valid_systems = [p.fullname for p in planned if p.fullname in fullnames]
+        self.valid_prog_environs = [e for e in described_system().stacks_with(spec.stack_features) if e in environs]
 
     def plan_settings(self):
         """The variables of this check that change its plan."""
@@ -162,7 +221,7 @@ class ScalebenchCheck(recorded('base')):
         """The case's plan as it is: the job's geometry, node sharing and limits, or the reason it is
         left out."""
         env = self.current_environ
-        stack = StackSpec.from_config(env.name, tuple(env.features), env.extras, env.env_vars)
+        stack = self.stack_spec()
         try:
             self.case_plan = site_plan.CHECKS[self.catalog_name].plan(self.partition_spec(), stack, self.params(),
                                                                       self.plan_settings())
@@ -189,14 +248,14 @@ class ScalebenchCheck(recorded('base')):
         # The MPI prints which transport it selected, unless the stack sets these itself.
         self.env_vars.update({name: value for name, value in fabric.transports().evidence_env.items()
                               if name not in env.env_vars})
-        self.transport = env.extras.get('transport', '')
-        self.fabric = env.extras.get('fabric', '')
+        self.transport = stack.extras.get('transport', '')
+        self.fabric = stack.extras.get('fabric', '')
 
     @run_before('run')
     def use_stack_mpirun(self):
         """A stack whose MPI is not the partition's mpirun (MPICH next to OpenMPI on one machine) names
         its own in the environment's extras ('mpirun'): ReFrame's mpirun launcher would start OpenMPI's."""
-        command = self.current_environ.extras.get('mpirun')
+        command = self.stack_spec().extras.get('mpirun')
         if not command or self.job.launcher.registered_name != 'mpirun':
             return
         options = list(self.job.launcher.options)
@@ -237,7 +296,10 @@ class ScalebenchCheck(recorded('base')):
                 self.interference, self.interference_summary = record, summary
 
     def partition_spec(self):
-        return _partition_spec(self.current_system.name, self.current_partition)
+        return described_system().partition(self.current_partition.name)
+
+    def stack_spec(self):
+        return described_system().stacks[self.current_environ.name]
 
     def launch_program(self, program, args=(), directories=()):
         """Launch `program` (found under `directories`, then on PATH) as the stack runs it: on the
@@ -290,7 +352,7 @@ class ScalebenchCheck(recorded('base')):
         if not self.transport or self.num_tasks <= 1:  # one process sends to no other
             return True, ''
         wrong = transport_evidence.verdict(self.stack, self.transport,
-                                           self.current_environ.extras.get('intra_node_transport'), found,
+                                           self.stack_spec().extras.get('intra_node_transport'), found,
                                            self.num_nodes > 1)
         return wrong is None, wrong or ''
 

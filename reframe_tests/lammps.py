@@ -44,7 +44,7 @@ class LAMMPSCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck,
     @run_after('setup')
     def set_input(self):
         spec = WORKLOADS[self.workload]
-        self.lmp_binary = self.lmp_binary or self.current_environ.extras.get('lmp_binary', 'lmp')
+        self.lmp_binary = self.lmp_binary or self.stack_spec().extras.get('lmp_binary', 'lmp')
         self.lammps_in = inputs.lammps_input(spec, inputs.read_template(self.inputs_dir, spec),
                                              self.atoms or spec.atoms, self.steps or spec.steps, self.num_tasks,
                                              self.scaling)

@@ -52,7 +52,7 @@ class NetPIPECheck(_Microbenchmark):
 
     @run_after('setup')
     def set_executable(self):
-        self.launch_program(self.current_environ.extras.get('netpipe_binary', 'NPmpi'),
+        self.launch_program(self.stack_spec().extras.get('netpipe_binary', 'NPmpi'),
                             [*self.mode_options, '-u', str(self.max_bytes), '-p', str(self.perturbation),
                              '-o', self.output_file])
         self.keep_files = [self.output_file]
@@ -84,7 +84,7 @@ class HPCCNetworkCheck(_Microbenchmark):
 
     @run_after('setup')
     def set_executable(self):
-        self.launch_program(self.current_environ.extras.get('hpcc_binary', 'hpcc'))
+        self.launch_program(self.stack_spec().extras.get('hpcc_binary', 'hpcc'))
         self.env_vars.update(OMP_NUM_THREADS='1', OPENBLAS_NUM_THREADS='1')
 
     @run_before('run')
@@ -107,7 +107,7 @@ class _OSUCheck(_Microbenchmark, knob_variables(OsuSettings)):
 
     @run_after('setup')
     def set_executable(self):
-        osu_dir = self.current_environ.extras.get('osu_dir')
+        osu_dir = self.stack_spec().extras.get('osu_dir')
         program, directories = (self.osu_binary, []) if self.osu_binary else \
             (getattr(self, 'benchmark', self.program), [osu_dir] if osu_dir else [])
         self.launch_program(program, [*self.case_plan.args, *map(str, self.osu_options)], directories)

@@ -67,7 +67,7 @@ class OpenFOAMCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck,
         self.job.num_tasks, self.job.num_tasks_per_node = self.num_tasks, self.num_tasks_per_node
         self.job.num_cpus_per_task = self.num_cpus_per_task
         launcher = self.job.launcher.run_command(self.job)
-        self.prerun_cmds = [*openfoam.source_environment(self.current_environ.extras.get('openfoam_bashrc')),
+        self.prerun_cmds = [*openfoam.source_environment(self.stack_spec().extras.get('openfoam_bashrc')),
                             programs.guard(spec.solver), shlex.join(prepare),
                             *openfoam.openfoam_commands(spec, self.num_tasks, launcher),
                             f'date +%s.%N > {openfoam.SOLVER_START}']

@@ -21,7 +21,7 @@ class RoomCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck):
     @run_after('setup')
     def set_executable(self):
         program = self.room_program
-        binary = self.current_environ.extras.get(program.stack_key, program.default)
+        binary = self.stack_spec().extras.get(program.stack_key, program.default)
         missing = missing_binary(binary, program.stack_key)
         self.skip_if(bool(missing) and not self.is_dry_run(), missing)
         self.launch_program(resolve_binary(binary), list(self.case_plan.args))
@@ -29,7 +29,7 @@ class RoomCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck):
     def parse_outputs(self, read):
         return self.room_program.outcome(room.JobOutput(
             read(self.job.stdout), self.num_nodes, self.num_tasks, self.num_cpus_per_task, tuple(self.case_plan.args),
-            dict(self.current_partition.extras)))
+            dict(self.partition_spec().extras)))
 
     @sanity_function
     def validate(self):

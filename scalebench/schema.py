@@ -95,15 +95,20 @@ _Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, type_
 def _registry() -> referencing.Registry:
     """Every schema under its file name, so that `$ref: common.yaml#/$defs/size` resolves; the site
     schema with the keys the benchmark rooms add to partitions and stacks (scalebench.room)."""
-    resources = []
-    for path in sorted(SCHEMAS.glob("*.yaml")):
-        contents = loaders.load_yaml(path, "schema")
-        if path.name == "site.yaml":
-            for place in room.SITE_PLACES:
-                contents["$defs"][place]["properties"].update(room.site_keys(place))
-        resources.append((path.name, referencing.Resource.from_contents(
-            contents, default_specification=referencing.jsonschema.DRAFT202012)))
-    return referencing.Registry().with_resources(resources)
+    contents = {path.name: loaders.load_yaml(path, "schema") for path in sorted(SCHEMAS.glob("*.yaml"))}
+    site = contents["site.yaml"]["$defs"]
+    for place in room.SITE_PLACES:
+        site[place]["properties"].update(room.site_keys(place))
+    for definition in contents["facts.yaml"]["$defs"].values():  # a site file's keys less ReFrame's own
+        if "x-site" in definition:
+            held = set(definition["x-reframe-holds"])
+            place = definition["x-site"]
+            definition["properties"] = {**{key: {"$ref": f"site.yaml#/$defs/{place}/properties/{key}"}
+                                           for key in site[place]["properties"] if key not in held},
+                                        **definition["properties"]}
+    return referencing.Registry().with_resources(
+        (name, referencing.Resource.from_contents(schema, default_specification=referencing.jsonschema.DRAFT202012))
+        for name, schema in contents.items())
 
 
 @functools.lru_cache(maxsize=None)
@@ -153,6 +158,8 @@ def _message(error: ValidationError) -> str:
         allowed = sorted(schema.get("properties", {}))
         unknown = sorted(str(key) for key in value if key not in allowed)
         key = unknown[0] if unknown else "?"
+        if key in schema.get("x-reframe-holds", ()):
+            return f"{excerpt(key)} is the ReFrame configuration's: scalebench reads it there, as it is"
         return f"unknown key {excerpt(key)}{did_you_mean(key, allowed)}; allowed: {', '.join(allowed)}"
     if kind == "required":
         present = value if isinstance(value, dict) else {}
@@ -226,3 +233,20 @@ def check(data: Any, name: str, source: str) -> None:
 def fail(source: str, where: str, message: str) -> None:
     """The one shape of a configuration error: 'file: key.path: what is wrong; the fix'."""
     raise InputError(f"{source}: {where}: {message}" if where else f"{source}: {message}")
+
+
+def site_key_note(place: str, key: str, note: str) -> str | None:
+    """An annotation (x-find, x-what) of a site file's key of a partition or stack (`gpus.memory` for a
+    key within one), as site.yaml writes it beside the key."""
+    def resolve(node: Mapping[str, Any]) -> Mapping[str, Any]:
+        while "$ref" in node:
+            ref = node["$ref"]
+            node = _registry().resolver().lookup(f"site.yaml{ref}" if ref.startswith("#") else ref).contents
+        return node
+
+    node: Mapping[str, Any] = _registry().contents("site.yaml")["$defs"][place]
+    for part in key.split("."):
+        node = resolve(node)
+        node = next((resolve(b) for b in node.get("allOf", ()) if "properties" in resolve(b)), node)
+        node = node.get("properties", {}).get(part, {})
+    return node.get(note)

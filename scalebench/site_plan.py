@@ -18,6 +18,8 @@ from scalebench.errors import InputError
 from scalebench.hpl.case_plan import HplPlan
 from scalebench.knobs import knob
 from scalebench.screening import jobs as screening_jobs
+from scalebench.site import reframe_config
+from scalebench.site.facts import SystemFacts
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
 from scalebench.site.partition import SCREEN_MIN_NODES, PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import SCALING_MODES, Scale, scale_names
@@ -259,18 +261,13 @@ def plan_cases(partitions: Sequence[PartitionSpec], stacks: Mapping[str, StackSp
     return cases
 
 
-def site_specs(config: Mapping[str, Any]) -> tuple[list[PartitionSpec], dict[str, StackSpec], dict[str, list[str]]]:
-    """Partitions, stacks and each partition's stacks from a ReFrame configuration dict
-    (scalebench.site.siteconf.site_systems)."""
-    system = config["systems"][0]
-    partitions = [PartitionSpec.from_config(system["name"], p["name"], p["scheduler"], p["launcher"],
-                                            p.get("extras", {}), tuple(p.get("features", ())))
-                  for p in system["partitions"]]
-    stacks = {e["name"]: StackSpec.from_config(e["name"], tuple(e.get("features", ())), e.get("extras", {}),
-                                               e.get("env_vars", ()))
-              for e in config["environments"]}
-    environs = {p["name"]: list(p["environs"]) for p in system["partitions"]}
-    return partitions, stacks, environs
+def site_specs(config: Mapping[str, Any], facts: SystemFacts | None = None
+               ) -> tuple[list[PartitionSpec], dict[str, StackSpec], dict[str, list[str]]]:
+    """Partitions, stacks and each partition's stacks from a ReFrame configuration dict (a site file's,
+    scalebench.site.siteconf.site_systems, or a site's own with its facts: scalebench.site.reframe_config)."""
+    described = reframe_config.describe(config["systems"][0], config["environments"], facts)
+    return (list(described.partitions), dict(described.stacks),
+            {name: list(stacks) for name, stacks in described.environs.items()})
 
 
 @dataclass(frozen=True)

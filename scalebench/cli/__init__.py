@@ -136,7 +136,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     """One ReFrame session into a fresh run directory, then (optionally) its report."""
     from scalebench import loaders, textfile
-    from scalebench.site.rundir import new_run_dir
+    from scalebench.site.facts import FACTS_VARIABLE
+    from scalebench.site.rundir import dry_run_requested, new_run_dir
 
     reframe = Path(sys.executable).with_name("reframe")
     if not os.access(reframe, os.X_OK):
@@ -149,8 +150,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         run_dir.mkdir(parents=True, exist_ok=False)
     except OSError as err:
         raise ResultsError(f"--results: cannot create {run_dir}: {err.strerror}") from err
-    command = [str(reframe), "-C", args.config, "-c", args.checks, "-r", *args.reframe_args]
+    # The run's files go into its directory whatever the configuration says (a site's own writes elsewhere).
+    into_run = ["-o", str(run_dir / "output"), "-s", str(run_dir / "stage"), "--perflogdir", str(run_dir / "perflogs"),
+                "--report-file", str(run_dir / "report.json")]
+    action = [] if dry_run_requested(args.reframe_args) else ["-r"]  # -- --dry-run: ReFrame's instead of -r
+    command = [str(reframe), "-C", args.config, "-c", args.checks, *into_run, *action, *args.reframe_args]
     env = dict(os.environ, SCALEBENCH_RUN_DIR=str(run_dir))
+    if args.facts:
+        env[FACTS_VARIABLE] = os.pathsep.join(str(Path(p).resolve()) for p in args.facts.split(os.pathsep))
     print(f"scalebench run: {' '.join(command)}\n  run directory: {run_dir}", flush=True)
     status = subprocess.call(command, env=env)
     if status:
@@ -165,6 +172,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         report_args = argparse.Namespace(results=[str(run_dir)], out=str(run_dir / "report"), format="md,html,csv",
                                          thresholds=None, split_csv=False, rebuild=False)
         cmd_report(report_args)
+    if status == EXIT_BAD_INPUT:  # ReFrame's usage errors, and scalebench's checks stopping on their input
+        print("scalebench run: reframe refused its input (the line above says why)", file=sys.stderr)
+        return EXIT_BAD_INPUT
     if status:
         print(f"scalebench run: reframe exited with status {status} (failures are listed above)",
               file=sys.stderr)
@@ -228,6 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", default=str(paths.SITE_CONFIGS / "local.py"), type=path_arg)
     p.add_argument("--checks", default=str(paths.REPO_ROOT / "reframe_tests"), type=path_arg)
     p.add_argument("--results", default=str(paths.RESULTS), type=path_arg)
+    p.add_argument("--facts", default=None, type=path_arg,
+                   help="facts of the --config's system when it is the site's own (default $SCALEBENCH_FACTS)")
     p.add_argument("--report", action="store_true", help="write the run's report when it ends")
     p.add_argument("reframe_args", nargs=argparse.REMAINDER, help="after --: passed to reframe")
     p.set_defaults(func=cmd_run)

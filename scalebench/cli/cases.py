@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from scalebench import paths, room
 from scalebench.cli.common import path_arg
 from scalebench.errors import InputError
 from scalebench.knobs import knobs
 from scalebench.site_plan import (Filters, PlannedCase, Settings, Unplanned, asked_reservation, plan_cases,
-                                  site_specs, unplanned_checks)
+                                  unplanned_checks)
 from scalebench.screening.jobs import expand_hostlist
+from scalebench.site import reframe_config
+from scalebench.site.facts import FACTS_VARIABLE, described_systems, system_facts
 from scalebench.site.siteconf import site_systems
 from scalebench.validation import excerpt
 
@@ -48,12 +54,21 @@ def settings_of(assignments: Sequence[str]) -> Settings:
                     reservation=reservation, rooms=tuple(kind(**values) for kind, values in rooms.items()))
 
 
-def planned_cases(args: argparse.Namespace,
-                  checks: Sequence[str] | None = None) -> tuple[Path, list[PlannedCase], list[Unplanned]]:
+@dataclass(frozen=True)
+class Planned:
+    site: Path  # the site file or ReFrame configuration
+    cases: list[PlannedCase]
+    unplanned: list[Unplanned]  # the selected checks with no case at all
+    not_described: Mapping[str, str]  # partitions of a ReFrame configuration without facts, and why
+
+
+def planned_cases(args: argparse.Namespace, checks: Sequence[str] | None = None) -> Planned:
     """The site file, its cases as the filter arguments select them, and the selected checks with no
     case at all, with what they need (InputError naming that when there is no case)."""
     site = Path(args.site or os.environ.get("SCALEBENCH_SITE") or paths.SITE_CONFIGS / "sites" / "local.yaml")
-    partitions, stacks, environs = site_specs(site_systems(site))
+    described = describe_site(site, args.system, args.facts)
+    partitions, stacks = list(described.partitions), dict(described.stacks)
+    environs = {name: list(found) for name, found in described.environs.items()}
     filters = Filters(tuple(args.name), tuple(args.exclude), tuple(args.environ), args.system)
     settings = settings_of(args.setvar)
     cases = plan_cases(partitions, stacks, environs, settings, filters, checks)
@@ -61,13 +76,38 @@ def planned_cases(args: argparse.Namespace,
     if not cases:
         reasons = "; ".join(f"{u.check} needs {u.needs}; the site has {u.site_has}" for u in unplanned)
         raise InputError("no case matches the filters" + (f": {reasons}" if reasons else ""))
-    return site, cases, unplanned
+    return Planned(site, cases, unplanned, described.not_described)
+
+
+def describe_site(site: Path, system: str | None, facts_given: str | None) -> reframe_config.Described:
+    """The system a command plans for: a scalebench site file's, or a site's own ReFrame configuration
+    (a .py file, read by ReFrame's --show-config) with its facts (--facts, else $SCALEBENCH_FACTS)."""
+    if site.suffix != ".py":
+        config = site_systems(site)
+        return reframe_config.describe(config["systems"][0], config["environments"])
+    reframe = Path(sys.executable).with_name("reframe")
+    reframe = reframe if os.access(reframe, os.X_OK) else Path(shutil.which("reframe") or reframe)
+    with tempfile.TemporaryDirectory(prefix="scalebench-plan-") as scratch:
+        # a scalebench configuration (site_configs/*.py) claims a run directory as it loads: a scratch one
+        environ = dict(os.environ, SCALEBENCH_RUN_DIR=str(Path(scratch) / "run"))
+        picked = reframe_config.show_config(site, system, reframe, environ)
+    chosen = picked["systems"][0]
+    given = os.environ.get(FACTS_VARIABLE, "") if facts_given is None else facts_given
+    described = reframe_config.describe(chosen, picked.get("environments", []),
+                                        system_facts(chosen["name"], given))
+    if not described.partitions:
+        raise reframe_config.NotDescribed(reframe_config.not_described_error(
+            chosen["name"], described, bool(given), described_systems(given)))
+    return described
 
 
 def add_filter_arguments(p: argparse.ArgumentParser) -> None:
     """The site and the filters `plan` and `predict` share (ReFrame's -n, -x, -p, --system, -S)."""
     p.add_argument("site", nargs="?", default=None, type=path_arg,
-                   help="site file (default $SCALEBENCH_SITE, else site_configs/sites/local.yaml)")
+                   help="site file, or the site's own ReFrame configuration (.py) with --facts (default "
+                        "$SCALEBENCH_SITE, else site_configs/sites/local.yaml)")
+    p.add_argument("--facts", default=None, type=path_arg,
+                   help="facts of a ReFrame configuration's system: file(s) or directory (default $SCALEBENCH_FACTS)")
     p.add_argument("-n", "--name", action="append", default=[], help="only checks whose name matches (ReFrame's -n)")
     p.add_argument("-x", "--exclude", action="append", default=[], help="leave out checks whose name matches")
     p.add_argument("-p", "--prgenv", dest="environ", action="append", default=[], help="only stacks matching")

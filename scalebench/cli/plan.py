@@ -57,7 +57,7 @@ def screening_summary(cases: Sequence[PlannedCase]) -> list[str]:
 
 
 def render(cases: Sequence[PlannedCase], predicted: Mapping[int, Any] | None = None,
-           unplanned: Sequence[Unplanned] = ()) -> str:
+           unplanned: Sequence[Unplanned] = (), not_described: Mapping[str, str] | None = None) -> str:
     """The plan as a table; with `predicted` (id of a case -> scalebench.cli.predict.Predicted), the
     predicted Rmax of each HPL case; then the checks `unplanned` and why."""
     planned = [c for c in cases if c.plan is not None]
@@ -80,6 +80,9 @@ def render(cases: Sequence[PlannedCase], predicted: Mapping[int, Any] | None = N
             by_need.setdefault(u.needs, []).append(u.check)
         lines += [f"  {needs}: {', '.join(checks)}" for needs, checks in by_need.items()]
         lines += [f"  The site has {has}" for has in dict.fromkeys(u.site_has for u in unplanned)]
+    if not_described:
+        lines += ["", f"Not described ({len(not_described)} partition(s) of the configuration, left to other checks):"]
+        lines += [f"  {name}: {why}" for name, why in not_described.items()]
     summary = screening_summary(cases)
     if summary:
         lines += [""] + summary
@@ -105,7 +108,7 @@ def _energy(cases: Sequence[PlannedCase]) -> dict[str, Any]:
 
 
 def to_json(site: Path, cases: Sequence[PlannedCase], predicted: Mapping[int, Any] | None = None,
-            unplanned: Sequence[Unplanned] = ()) -> dict[str, Any]:
+            unplanned: Sequence[Unplanned] = (), not_described: Mapping[str, str] | None = None) -> dict[str, Any]:
     def case_json(case: PlannedCase) -> dict[str, Any]:
         data: dict[str, Any] = {"check": case.check, "name": case.display_name, "params": dict(case.params),
                                 "system": case.partition.system, "partition": case.partition.name,
@@ -131,24 +134,28 @@ def to_json(site: Path, cases: Sequence[PlannedCase], predicted: Mapping[int, An
             data["args"] = list(case.plan.args)
         return data
 
-    return {"site": str(site), "cases": [case_json(c) for c in cases if c.plan is not None],
-            "left_out": [case_json(c) for c in cases if c.plan is None],
-            "not_generated": [{"check": u.check, "needs": u.needs, "site_has": u.site_has} for u in unplanned],
-            "energy": {name: {**spec.to_json(), "describe": spec.describe()} for name, spec in _energy(cases).items()}}
+    found = {"site": str(site), "cases": [case_json(c) for c in cases if c.plan is not None],
+             "left_out": [case_json(c) for c in cases if c.plan is None],
+             "not_generated": [{"check": u.check, "needs": u.needs, "site_has": u.site_has} for u in unplanned],
+             "energy": {name: {**spec.to_json(), "describe": spec.describe()} for name, spec in _energy(cases).items()}}
+    if not_described:  # a ReFrame configuration's partitions without facts
+        found["not_described"] = dict(not_described)
+    return found
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
     given = calibration_given(args)
     if given and not args.predict:  # it calibrates the model only: dropped unsaid otherwise
         raise InputError(f"{', '.join(given)}: calibrates the model of --predict; add --predict")
-    site, cases, unplanned = planned_cases(args)
+    planned = planned_cases(args)
+    site, cases, unplanned = planned.site, planned.cases, planned.unplanned
     predicted = None
     if args.predict:
         predicted = {id(p.case): p for p in run_predictions(cases, args)[0]}
     if args.json:
-        print_json(to_json(site, cases, predicted, unplanned))
+        print_json(to_json(site, cases, predicted, unplanned, planned.not_described))
     else:
-        print(render(cases, predicted, unplanned))
+        print(render(cases, predicted, unplanned, planned.not_described))
     if all(case.plan is None for case in cases):
         print(f"scalebench plan: nothing to run: all {len(cases)} case(s) are left out (reasons above)", file=sys.stderr)
         return EXIT_FAILED

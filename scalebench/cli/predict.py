@@ -113,7 +113,8 @@ def run_predictions(cases: Sequence[PlannedCase], args: argparse.Namespace) -> t
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    site, cases, _ = planned_cases(args, checks=["HPLCheck"])
+    planned = planned_cases(args, checks=["HPLCheck"])
+    site, cases = planned.site, planned.cases
     predicted, calibrations = run_predictions(cases, args)
     if not any(p.prediction for p in predicted):
         reasons = sorted({p.reason for p in predicted}) or ["no HPL case is planned"]

@@ -146,6 +146,7 @@ class PartitionSpec:
     cpu_bind: str = "cores"  # how ranks are bound (scalebench.site.binding): cores | threads | none
     reservation: Reservation | None = None  # where its largest cases run (a full-system HPL)
     energy: EnergySpec = field(default_factory=EnergySpec)  # where its energy figures come from
+    extras: Mapping[str, Any] = field(default_factory=dict, compare=False)  # every site key, rooms' among them
 
     def reservation_for(self, nodes: int, asked: Reservation | None = None) -> Reservation | None:
         """The reservation a job of `nodes` nodes runs in: the one asked for on the command line, else
@@ -195,7 +196,7 @@ class PartitionSpec:
                 reservation=Reservation.from_site(extras.get("reservation"), extras["max_nodes"]),
                 hpl=PartitionHpl.from_site(extras, where),
                 screen={key[len("screen_"):]: value for key, value in extras.items() if key.startswith("screen_")},
-                energy=EnergySpec.from_json(extras.get("energy")))
+                energy=EnergySpec.from_json(extras.get("energy")), extras=dict(extras))
         except KeyError as err:
             raise InputError(f"{where}: missing {err.args[0]!r} (describe the partition in a site file)") from None
 

@@ -309,7 +309,12 @@ def read_site(path: Path) -> tuple[Path, dict[str, Any]]:
 def site_systems(path: Path) -> dict[str, Any]:
     """The systems and environments of a ReFrame configuration from a site file; no run directory."""
     path, data = read_site(path)
-    source = str(path)
+    return systems_config(data, str(path))
+
+
+def systems_config(data: dict[str, Any], source: str) -> dict[str, Any]:
+    """The systems and environments of a ReFrame configuration from a site file's mapping (checked
+    against the site schema), `source` naming it in messages."""
     modules_system = data.get("modules_system", "nomod")
     stacks = [_stack(stack, source, modules_system) for stack in data["stacks"]]
     _unique_names(source, "stacks", data["stacks"])
