@@ -156,8 +156,13 @@ def describe(system: Mapping[str, Any], environments: Sequence[Mapping[str, Any]
         if not given:
             not_described[part["name"]] = "no facts"
             continue
-        usable = [e for e in part.get("environs", ()) if e in envs]
+        usable = [e for e in part.get("environs", ()) if e in envs and site_facts.merged(
+            "environments", e, facts, envs[e].get("extras") or {})[0]]
         site_part, whence_of[part["name"]] = _site_partition(name, part, given, where, usable)
+        if not usable:
+            raise InputError(f"system {name}: partition {part['name']} has facts ({where}) but none of its environments "
+                             f"({', '.join(part.get('environs', ())) or 'none'}) has: give the facts of the one(s) "
+                             "that hold the benchmarks, under environments: (e.g. features: [hpl], hpl_binary: xhpl)")
         site_parts.append(site_part)
         sources.append(where)
     if site_parts:
