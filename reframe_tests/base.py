@@ -81,7 +81,11 @@ def _prepare_site_run(system, environments):
     names = modules.module_names([{'modules': env.modules} for env in environments] +
                                  [{'modules': p.local_env.modules} for p in system.partitions])
     modules_system = runtime().modules_system
-    if modules.check(system.name, modules_system.name, names, dry_run):
+    # Without stubs the configuration's modules are ReFrame's business, as its own checks' are; it looks them
+    # up only where it resolves module conflicts (otherwise it writes `module load` lines unchecked).
+    checked = runtime().get_option('general/0/resolve_module_conflicts')
+    if (os.environ.get(modules.STUBS_VARIABLE) and checked
+            and modules.check(system.name, modules_system.name, names, dry_run)):
         stubs = Path(tempfile.mkdtemp(prefix='scalebench-module-stubs-'))
         atexit.register(shutil.rmtree, stubs, ignore_errors=True)
         modules.write_stubs(names, stubs, modules_system.name)
