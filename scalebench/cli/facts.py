@@ -50,7 +50,8 @@ def cmd_facts_slurm(args: argparse.Namespace) -> int:
         raise InputError(f"--constraint: no node of any partition satisfies {rule.text!r} (their features: "
                          f"{', '.join(features) or 'none'})")
     if not entries:
-        raise InputError(f"no partition to describe: {notes[0]}" + (f" (and {len(notes) - 1} more)" if notes[1:] else ""))
+        more = f" (and {len(notes) - 1} more)" if notes[1:] else ""
+        raise InputError(f"no partition to describe: {notes[0]}{more}")
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     if args.json:

@@ -17,9 +17,10 @@ and `Reason=bad dimm [root@...]` keep their spaces. sinfo's node-oriented lines 
 
 Every host list goes through scalebench.site.hostlist (ClusterShell's NodeSet). Every input is bounded:
 files are read through scalebench.textfile (regular files, at most the limits below), at most
-MAX_NODES node records (10^5 nodes take about 5 s of CPU); a value that cannot be (0 sockets, 0 cores, RealMemory 0, a count beyond any
-machine) is an InputError naming the file and line, and a garbled or cut output too (a line that is no
-`Key=value`, a record without a key every Slurm prints, a last line without its line end).
+MAX_NODES node records (10^5 nodes take about 5 s of CPU); a value that cannot be (0 sockets, 0 cores,
+RealMemory 0, a count beyond any machine) is an InputError naming the file and line, and a garbled or
+cut output too (a line that is no `Key=value`, a record without a key every Slurm prints, a last line
+without its line end).
 
 partition_facts() gives a partition's facts in the vocabulary of scalebench's site files (max_nodes,
 cores_per_node, memory_per_node, max_time_limit_s, gpus) and Slurm's own beside them (sockets,
@@ -83,6 +84,8 @@ _FEATURE = re.compile(r"[A-Za-z0-9_.:+=/-]{1,128}")
 _GRES_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _SLURM_TIME = re.compile(r"(?:(\d{1,5})-)?(?:(\d{1,5}):)?(\d{1,5}):(\d{1,2})")
 _SINFO_FLAGS = "*~#%!$@^-+"
+_SINFO_PARTITION = re.compile(r"[A-Za-z0-9_.:+=/-]{1,128}\*?")  # the default partition has a * after its name
+_SINFO_STATE = re.compile(r"[A-Za-z_*~#%!$@^+-]{1,64}")
 
 
 def _mib(value: int) -> str:
@@ -524,8 +527,7 @@ def parse_sinfo(text: str, source: str = SINFO_FILE) -> list[SinfoLine]:
             raise InputError(f"{where}: {excerpt_text(line, 60)} is not sinfo's --format='{SINFO_FORMAT}' "
                              f"({len(fields)} fields, not 7)")
         node, partition, state, cpus, memory, gres, features = (f.strip() for f in fields)
-        if not re.fullmatch(r"[A-Za-z0-9_.:+=/-]{1,128}\*?", partition) or not re.fullmatch(r"[A-Za-z_*~#%!$@^+-]{1,64}",
-                                                                                            state):
+        if not _SINFO_PARTITION.fullmatch(partition) or not _SINFO_STATE.fullmatch(state):
             raise InputError(f"{where}: {excerpt_text(line, 60)} is not sinfo's --format='{SINFO_FORMAT}'")
         names = tuple(hostlist.expand(node, f"{where}: node", MAX_NODES - listed))
         listed += len(names)

@@ -35,7 +35,8 @@ def test_cli_json_with_partition_and_constraint(capsys):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--partition", "nomral"], r"no partition 'nomral' in .*\(partitions: normal, gpu, debug\) \(did you mean 'normal'\?\)"),
+    (["--partition", "nomral"],
+     r"no partition 'nomral' in .*\(partitions: normal, gpu, debug\) \(did you mean 'normal'\?\)"),
     (["--constraint", "mem1024"], "no node of any partition satisfies 'mem1024'"),
     (["--constraint", "a*2"], "node counts"),
 ])
