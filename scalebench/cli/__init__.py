@@ -1,5 +1,5 @@
 """Command line: `scalebench deck | peak | parse | report | accept | compare | run | plan | predict | prepare |
-tune | references | screen | spack`.
+tune | references | screen | facts | spack`.
 
 Exit codes, the same for every command (README, "Exit codes"): 0 success; 1 the results or files were
 read and FAILED what was asked of them (acceptance, reframe's checks, spack validate's findings); 2 bad
@@ -244,6 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("reframe_args", nargs=argparse.REMAINDER, help="after --: passed to reframe")
     p.set_defaults(func=cmd_run)
 
+    from scalebench.cli.facts import add_facts_arguments
     from scalebench.cli.plan import add_plan_arguments
     from scalebench.cli.predict import add_predict_arguments
     from scalebench.cli.prepare import add_prepare_arguments
@@ -258,6 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_tune_arguments(sub)
     add_references_arguments(sub)
     add_screen_arguments(sub)
+    add_facts_arguments(sub, OneLineParser)
 
     from scalebench.cli.spack import add_arguments as add_spack_arguments, cmd_spack_validate
 

@@ -9,16 +9,15 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
-from scalebench.errors import InputError
 from scalebench.hpl import blas
 from scalebench.programs import missing_binary, resolve_binary
 from scalebench.screening.probe import ProbeSettings, load_settings
+from scalebench.site import hostlist as site_hostlist
 from scalebench.site.blas import stack_blas, threads_variables
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
 from scalebench.site.partition import SCREEN_MIN_NODES, PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import node_scale
 from scalebench.units import format_duration, format_size
-from scalebench.validation import excerpt
 
 # A job holds at most this share of a node's memory: the rest is the system's and the MPI's.
 MEMORY_SHARE = 0.5
@@ -138,82 +137,11 @@ def natural(name: str) -> tuple[object, ...]:
 
 
 def hostlist(nodes: Sequence[str]) -> str:
-    """Slurm's compressed form: n[1-3,7],gpu01. Numbers keep their zero padding."""
-    groups: dict[tuple[str, int], list[int]] = {}
-    plain = []
-    for node in nodes:
-        match = re.fullmatch(r"(.*?)(\d+)", node)
-        if match:
-            groups.setdefault((match.group(1), len(match.group(2))), []).append(int(match.group(2)))
-        else:
-            plain.append(node)
-    parts = list(plain)
-    for (prefix, width), numbers in groups.items():
-        ranges = _ranges(sorted(set(numbers)), width)
-        one_node = len(ranges) == 1 and "-" not in ranges[0]
-        parts.append(f"{prefix}{ranges[0]}" if one_node else f"{prefix}[{','.join(ranges)}]")
-    return ",".join(sorted(parts, key=natural))
-
-
-def _ranges(numbers: list[int], width: int) -> list[str]:
-    """[1, 2, 3, 7] -> ["1-3", "7"], zero-padded to `width`."""
-    out: list[str] = []
-    start = previous = numbers[0]
-    for number in numbers[1:] + [None]:
-        if number is not None and number == previous + 1:
-            previous = number
-            continue
-        out.append(f"{start:0{width}d}" + (f"-{previous:0{width}d}" if previous != start else ""))
-        if number is not None:
-            start = previous = number
-    return out
-
-
-_HOST_PART = re.compile(r"([A-Za-z0-9._-]*)(?:\[([0-9,-]+)\]([A-Za-z0-9._-]*))?")
+    """Slurm's compressed form: n[1-3,7],gpu01, c[1-2]n[01-04]. Numbers keep their zero padding."""
+    return site_hostlist.fold(nodes)
 
 
 def expand_hostlist(text: str, where: str = "node list") -> list[str]:
-    """Slurm's node list (n[1-3,7],gpu01) as names, in the order given, each once; InputError naming
-    what is not one. At most MAX_NODES_LISTED names."""
-    names: dict[str, None] = {}
-    for part in _split_top(text.strip(), where):
-        match = _HOST_PART.fullmatch(part)
-        if not part or not match:
-            raise InputError(f"{where}: {excerpt(part)} is not a node name or prefix[ranges]")
-        prefix, ranges, suffix = match.groups()
-        if ranges is None:
-            names[prefix] = None
-            continue
-        for item in ranges.split(","):
-            low, dash, high = item.partition("-")
-            if not low.isdigit() or (dash and not high.isdigit()) or (dash and int(high) < int(low)):
-                raise InputError(f"{where}: {excerpt(item)} in {excerpt(part)} is not a number or a range a-b")
-            width = len(low) if low.startswith("0") else 0
-            last = int(high) if dash else int(low)
-            if last - int(low) + len(names) >= MAX_NODES_LISTED:
-                raise InputError(f"{where}: more than {MAX_NODES_LISTED} nodes")
-            for number in range(int(low), last + 1):
-                names[f"{prefix}{number:0{width}d}{suffix}"] = None
-    if not names:
-        raise InputError(f"{where}: no node named")
-    return list(names)
-
-
-def _split_top(text: str, where: str) -> list[str]:
-    """Commas outside brackets separate names."""
-    parts, depth, current = [], 0, ""
-    for char in text:
-        if char == "[":
-            depth += 1
-        elif char == "]":
-            depth -= 1
-        if depth not in (0, 1):
-            raise InputError(f"{where}: {excerpt(text)} has unbalanced brackets")
-        if char == "," and depth == 0:
-            parts.append(current)
-            current = ""
-        else:
-            current += char
-    if depth:
-        raise InputError(f"{where}: {excerpt(text)} has unbalanced brackets")
-    return parts + [current]
+    """Slurm's node list (n[1-3,7],gpu01, c[1-2]n[01-04]) as names, in the order given, each once;
+    InputError naming what is not one. At most MAX_NODES_LISTED names."""
+    return site_hostlist.expand(text, where, MAX_NODES_LISTED)

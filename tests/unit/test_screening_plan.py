@@ -114,13 +114,22 @@ def test_chunks_are_balanced(nodes, chunks, sizes):
     ("nid[0009-0011],login", ["nid0009", "nid0010", "nid0011", "login"]),
     ("rack1-n[1-2]-ib", ["rack1-n1-ib", "rack1-n2-ib"]),
     ("a,a", ["a"]),
+    ("c[1-2]n[01-04]", [f"c{c}n0{n}" for c in (1, 2) for n in (1, 2, 3, 4)]),
+    ("nid[001000-001002],nid002[000-001]", ["nid001000", "nid001001", "nid001002", "nid002000", "nid002001"]),
 ])
 def test_host_lists_expand_and_compress(text, names):
     assert expand_hostlist(text) == names
     assert sorted(expand_hostlist(hostlist(names))) == sorted(names)
 
 
-@pytest.mark.parametrize("text", ["", "n[1-", "n[3-1]", "n[1-2]]", "n[a-b]", "n;id", "n[1-9999999]"])
+def test_several_brackets_in_one_name_fold_back_to_them():
+    names = expand_hostlist("c[1-2]n[01-04]")
+    assert hostlist(names) == "c[1-2]n[01-04]"
+    assert hostlist(names[:-1]) == "c1n[01-04],c2n[01-03]"
+
+
+@pytest.mark.parametrize("text", ["", "n[1-", "n[3-1]", "n[1-2]]", "n[a-b]", "n;id", "n[1-9999999]",
+                                  "c[1-1000]n[1-1001]", "@rack1", "n1!n2", "n[1-9/2]", "n[1-99999999999999999999]"])
 def test_a_host_list_that_cannot_be_is_a_named_error(text):
     with pytest.raises(InputError, match="node list"):
         expand_hostlist(text)
