@@ -35,7 +35,8 @@ def _partition_config(partition):
             'launcher': partition.launcher_type.registered_name, 'access': list(partition.access),
             'environs': [env.name for env in partition.environs], 'features': list(partition.features),
             'extras': dict(partition.extras), 'max_jobs': partition.max_jobs, 'time_limit': partition.time_limit,
-            'processor': dict(partition.processor.info), 'devices': [dict(d.info) for d in partition.devices]}
+            'processor': dict(partition.processor.info), 'devices': [dict(d.info) for d in partition.devices],
+            'resources': [{'name': name, 'options': list(options)} for name, options in partition.resources.items()]}
 
 
 def _environment_config(env):
@@ -242,8 +243,8 @@ class ScalebenchCheck(recorded('base')):
             self.use_multithreading = job.hyperthreads
         if job.time_limit_s:
             self.time_limit = job.time_limit_s
-        if job.gpus_per_node:
-            self.extra_resources = {'gpu': {'num_gpus_per_node': job.gpus_per_node}}
+        if job.gpu_request:
+            self.request_gpus(job.gpu_request)
         self.job.options += job.scheduler_options(self.current_partition.scheduler.registered_name)
         self.job.launcher.options = list(job.launcher_options)
         self.env_vars.update(job.env_vars)
@@ -298,6 +299,19 @@ class ScalebenchCheck(recorded('base')):
             record, summary = self.node_interference()
             if record is not None:
                 self.interference, self.interference_summary = record, summary
+
+    def request_gpus(self, count):
+        """Ask Slurm for `count` GPUs per node as the partition takes them (scalebench.site.partition.GpuSpec):
+        ReFrame's _rfm_gpu resource, another of the partition's, or an option of the job's own."""
+        gpus = self.partition_spec().gpus
+        if gpus.resource == '_rfm_gpu':
+            self.num_gpus_per_node = count
+        elif gpus.resource == 'access':
+            return
+        elif gpus.resource:
+            self.extra_resources = {gpus.resource: {'num_gpus_per_node': count}}
+        else:
+            self.job.options += [gpus.slurm_option(count)]
 
     def partition_spec(self):
         return described_system().partition(self.current_partition.name)

@@ -21,7 +21,7 @@ from jsonschema.exceptions import ValidationError
 
 from scalebench import loaders, paths, room
 from scalebench.errors import InputError
-from scalebench.units import parse_duration, parse_size
+from scalebench.units import parse_duration, parse_size, parse_slurm_size
 from scalebench.validation import check_name, check_shell_word, did_you_mean, excerpt, is_name, is_number
 
 SCHEMAS = paths.PACKAGE_DATA / "schemas"
@@ -36,6 +36,11 @@ def _format(name: str):
 @_format("size")
 def _size(value: object) -> bool:
     return not isinstance(value, str) or parse_size(value, "") > 0
+
+
+@_format("slurm-size")
+def _slurm_size(value: object) -> bool:
+    return not isinstance(value, str) or parse_slurm_size(value, "") > 0
 
 
 @_format("duration")

@@ -37,6 +37,22 @@ def parse_size(text: str | int, field: str = "size") -> int:
     return value
 
 
+_DECIMAL = ("kb", "mb", "gb", "tb")
+
+
+def parse_slurm_size(text: str | int, field: str = "size") -> int:
+    """Bytes of a size Slurm is asked for or says (--mem, MaxMemPerNode, RealMemory): its units are binary
+    (its M is MiB), so a decimal unit is refused as the mistake it would be: 850000MB, meant as Slurm's
+    850000M, would ask for 5% less."""
+    match = _SIZE.match(str(text)) if not isinstance(text, int) else None
+    if match and match.group(2).lower() in _DECIMAL:
+        unit = match.group(2)
+        raise InputError(f"{field}: {excerpt(text)}: Slurm's sizes are binary (its M is MiB): write "
+                         f"{excerpt_text(match.group(1), 12)}{unit[0].upper()} or {excerpt_text(match.group(1), 12)}"
+                         f"{unit[0].upper()}iB")
+    return parse_size(text, field)
+
+
 def format_size(num_bytes: int) -> str:
     """'16.0 GiB' style, for reports."""
     for unit, factor in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):

@@ -80,6 +80,10 @@ def render(cases: Sequence[PlannedCase], predicted: Mapping[int, Any] | None = N
             by_need.setdefault(u.needs, []).append(u.check)
         lines += [f"  {needs}: {', '.join(checks)}" for needs, checks in by_need.items()]
         lines += [f"  The site has {has}" for has in dict.fromkeys(u.site_has for u in unplanned)]
+    sizing = _node_sizing(cases)
+    if sizing:
+        lines += ["", "Node kinds (job_options.constraint, node_kinds):"]
+        lines += [f"  {fullname}: {text}" for fullname, text in sizing.items()]
     if not_described:
         lines += ["", f"Not described ({len(not_described)} partition(s) of the configuration, left to other checks):"]
         lines += [f"  {name}: {why}" for name, why in not_described.items()]
@@ -94,6 +98,11 @@ def render(cases: Sequence[PlannedCase], predicted: Mapping[int, Any] | None = N
     lines += ["", "Energy (site file `energy:`; HPL cases get figures from it):"]
     lines += [f"  {fullname}: {spec.describe()}" for fullname, spec in _energy(cases).items()]
     return "\n".join(lines)
+
+
+def _node_sizing(cases: Sequence[PlannedCase]) -> dict[str, str]:
+    """How HPL is sized on each partition whose nodes differ or whose jobs are constrained to some."""
+    return {c.partition.fullname: c.partition.node_sizing for c in cases if c.partition.node_sizing}
 
 
 def _predicted_cell(predicted: Any) -> str:
@@ -140,6 +149,8 @@ def to_json(site: Path, cases: Sequence[PlannedCase], predicted: Mapping[int, An
              "energy": {name: {**spec.to_json(), "describe": spec.describe()} for name, spec in _energy(cases).items()}}
     if not_described:  # a ReFrame configuration's partitions without facts
         found["not_described"] = dict(not_described)
+    if _node_sizing(cases):
+        found["node_sizing"] = _node_sizing(cases)
     return found
 
 

@@ -25,7 +25,7 @@ from scalebench.site.blas import stack_blas, threads_variables
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
 from scalebench.site.partition import PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import Scale, check_scaling, node_scale
-from scalebench.units import format_duration, format_size
+from scalebench.units import format_duration, format_size, parse_slurm_size
 from scalebench.validation import is_number, require_positive
 
 
@@ -241,6 +241,7 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
         raise LeftOut(f"HPL deck: {err}") from None
     if share:
         the_deck = replace(the_deck, n_policy=f"{the_deck.n_policy} ({share})")
+    _within_request(the_deck, job, profile)
 
     trials = settings.trials or deck.check_trials(f"{partition.fullname} hpl_trials", partition.hpl.trials)
     the_deck, predicted, limit = _fit_time_limit(the_deck, partition, rules, trials,
@@ -263,6 +264,18 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
                    rpeak_derivation=rpeak_text, predicted_s=predicted, env_vars=env, blas_kernel=kernel,
                    missing=(missing_binary(named, "HPL binary") if from_site else None) or "", clock_ghz=clock,
                    working_rpeak_gflops=working_node * job.nodes)
+
+
+def _within_request(the_deck: Deck, job: JobPlan, profile: BinaryProfile) -> None:
+    """LeftOut when the matrix on a node would not fit the memory its job asks Slurm for (--mem of a
+    size): the job would be killed out of memory, sized from the node's memory instead."""
+    if profile.memory == "gpu" or job.memory in (None, "0"):
+        return
+    request = parse_slurm_size(job.memory)
+    matrix = int(the_deck.memory_used_fraction * the_deck.memory_per_node)
+    if matrix > request:
+        raise LeftOut(f"HPL's matrix takes {format_size(matrix)} of a node, more than its job asks for "
+                      f"(--mem={job.memory}): lower memory_fraction, or ask for more (job_options.memory)")
 
 
 def _nb(settings: HplSettings, frozen: FrozenDeck | None, profile: BinaryProfile, rules: Rules,

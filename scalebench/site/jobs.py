@@ -41,6 +41,8 @@ class JobPlan:
     binding: str = ""  # how its ranks are bound, as the results record it
     container: ContainerSpec | None = None  # the image the stack's programs run in
     reservation: Reservation | None = None  # the Slurm reservation it runs in
+    constraint: str = ""  # the nodes' features it asks for (--constraint): the partition's job_options
+    gpu_request: int = 0  # GPUs per node it asks Slurm for: gpus_per_node, or more where every job must ask
 
     @property
     def tasks_per_node(self) -> int:
@@ -73,6 +75,8 @@ class JobPlan:
             options.append(f"--mem={self.memory}")
         if self.reservation is not None:
             options.append(f"--reservation={self.reservation.name}")
+        if self.constraint:
+            options.append(f"--constraint={self.constraint}")
         return options
 
     @property
@@ -86,6 +90,10 @@ class JobPlan:
                     launcher_options=list(self.launcher_options), env_vars=dict(self.env_vars),
                     container=self.container.to_json() if self.container else None,
                     reservation=self.reservation.to_json() if self.reservation else None)
+        if not self.constraint:  # most partitions have none: plan --json as it was
+            del data["constraint"]
+        if self.gpu_request == self.gpus_per_node:  # said only where it differs (a GPU partition's policy)
+            del data["gpu_request"]
         return data
 
 
@@ -140,4 +148,5 @@ def job_plan(partition: PartitionSpec, stack: StackSpec, scale: str | Scale, *,
                                                                   if stack.container else ()),
         stack=stack.stack, spack_lock=lock_digest, spack_specs=lock_specs, env_vars=bound.env_vars,
         binding=bound.summary, container=stack.container,
-        reservation=partition.reservation_for(layout.nodes, reservation))
+        reservation=partition.reservation_for(layout.nodes, reservation), constraint=options.constraint,
+        gpu_request=partition.gpus.requested(gpus_per_node, whole) if partition.gpus else gpus_per_node)

@@ -14,7 +14,7 @@ from scalebench.errors import InputError
 from scalebench.site import spack_lock
 from scalebench.site.container import ContainerSpec
 from scalebench.site.scales import Scale, ScaleSpec
-from scalebench.units import format_size, parse_duration, parse_size
+from scalebench.units import format_size, parse_duration, parse_size, parse_slurm_size
 from scalebench.validation import require_count
 
 # Slurm-like schedulers: the plan writes their options (--nodes, --mem) itself.
@@ -27,25 +27,35 @@ class JobOptions:
     """Node sharing for HPL and every multi-node case (site file `job_options:`)."""
 
     exclusive: bool = True  # --exclusive
-    memory: str | None = "whole"  # whole: --mem=0 (all of each node's memory); a size; None: Slurm's default
+    # whole: all of each node's memory (--mem=0, or MaxMemPerNode where the partition sets one); a Slurm
+    # --mem value (e.g. 256000M); None: Slurm's default
+    memory: str | None = "whole"
     hyperthreads: bool = False  # False: --hint=nomultithread
+    constraint: str = ""  # --constraint of every job: one kind of node_kinds, say
 
     @classmethod
-    def from_site(cls, data: Mapping[str, Any] | None, where: str, node_memory: int) -> JobOptions:
+    def from_site(cls, data: Mapping[str, Any] | None, where: str, node_memory: int,
+                  max_memory: int | None = None) -> JobOptions:
         """From a site file's `job_options:` (its shape checked by the site schema) or from to_json();
-        node_memory: the node's memory in bytes, which a job cannot ask more of."""
+        node_memory: the node's memory in bytes; max_memory: the partition's MaxMemPerNode (None:
+        unlimited), which Slurm refuses to exceed and `--mem=0` is refused under."""
         data = data or {}
         memory = data.get("memory", "whole")
-        if memory not in (None, "whole"):
-            size = parse_size(memory, f"{where}.memory")
-            if size < 2**20 or size > node_memory:
-                raise InputError(f"{where}.memory: {format_size(size)} is not between 1 MiB and the node's memory "
-                                 f"({format_size(node_memory)}); 'whole' asks for all of it")
+        if memory == "whole" and max_memory is not None:
+            memory = f"{max_memory // 2**20}M"
+        elif memory not in (None, "whole"):
+            size = parse_slurm_size(memory, f"{where}.memory")
+            bound, named = (max_memory, "max_mem_per_node") if max_memory is not None else (node_memory, "memory_per_node")
+            if size < 2**20 or size > bound:
+                raise InputError(f"{where}.memory: {format_size(size)} is not between 1 MiB and the partition's "
+                                 f"{named} ({format_size(bound)}); 'whole' asks for all of it"
+                                 + ("" if max_memory is not None else ", max_mem_per_node (MaxMemPerNode) allows more"))
             memory = f"{size // 2**20}M"  # Slurm takes MiB (and reads 0 as the whole node)
-        return cls(data.get("exclusive", True), memory, data.get("hyperthreads", False))
+        return cls(data.get("exclusive", True), memory, data.get("hyperthreads", False), data.get("constraint", ""))
 
     def to_json(self) -> dict[str, Any]:
-        return {"exclusive": self.exclusive, "memory": self.memory, "hyperthreads": self.hyperthreads}
+        found = {"exclusive": self.exclusive, "memory": self.memory, "hyperthreads": self.hyperthreads}
+        return {**found, "constraint": self.constraint} if self.constraint else found
 
 
 @dataclass(frozen=True)
@@ -57,6 +67,10 @@ class GpuSpec:
     model: str = ""
     gres_type: str = ""  # slurm.conf's GRES type (h100): '' asks for any GPU
     request: str = "gres"  # gres: --gres=gpu[:type]:N; gpus-per-node: --gpus-per-node=[type:]N
+    policy: str = "gpu-jobs"  # gpu-jobs: only jobs that use GPUs ask for them; every-job: every job does
+    # the ReFrame resource a job asks for them through (ReFrame's _rfm_gpu takes num_gpus_per_node); "":
+    # the job's own option (request); "access": the partition's access options ask for them already
+    resource: str = "gpu"
 
     @classmethod
     def from_site(cls, data: Mapping[str, Any] | None) -> GpuSpec | None:
@@ -65,7 +79,15 @@ class GpuSpec:
             return None
         return cls(data["count"], parse_size(data["memory"]), float(data["fp64_tflops"]) * 1000,
                    str(data.get("arch", "")), str(data.get("model", "")), str(data.get("type", "")),
-                   str(data.get("request", "gres")))
+                   str(data.get("request", "gres")), str(data.get("policy", "gpu-jobs")),
+                   str(data.get("resource", "gpu")))
+
+    def requested(self, used: int, whole_nodes: bool) -> int:
+        """GPUs a job asks for per node when it uses `used` of them: where every job must ask for some,
+        all of a whole node's and one of a shared node's."""
+        if used or self.policy != "every-job":
+            return used
+        return self.count if whole_nodes else 1
 
     @property
     def runtime(self) -> str:
@@ -79,7 +101,8 @@ class GpuSpec:
 
     def to_json(self) -> dict[str, Any]:
         return {"count": self.count, "memory": self.memory, "fp64_tflops": self.fp64_gflops / 1000,
-                "arch": self.arch, "model": self.model, "type": self.gres_type, "request": self.request}
+                "arch": self.arch, "model": self.model, "type": self.gres_type, "request": self.request,
+                "policy": self.policy, "resource": self.resource}
 
 
 @dataclass(frozen=True)
@@ -146,6 +169,7 @@ class PartitionSpec:
     cpu_bind: str = "cores"  # how ranks are bound (scalebench.site.binding): cores | threads | none
     reservation: Reservation | None = None  # where its largest cases run (a full-system HPL)
     energy: EnergySpec = field(default_factory=EnergySpec)  # where its energy figures come from
+    node_sizing: str = ""  # how HPL is sized where the nodes differ (node_kinds), for plan to say
     extras: Mapping[str, Any] = field(default_factory=dict, compare=False)  # every site key, rooms' among them
 
     def reservation_for(self, nodes: int, asked: Reservation | None = None) -> Reservation | None:
@@ -191,7 +215,9 @@ class PartitionSpec:
                 time_limit_s=extras.get("time_limit_s"), max_time_limit_s=extras.get("max_time_limit_s"),
                 scale_spec=ScaleSpec.from_site(extras.get("scales")),
                 job_options=JobOptions.from_site(extras.get("job_options"), f"{where}.job_options",
-                                                 parse_size(extras["memory_per_node"], f"{where}.memory_per_node")),
+                                                 parse_size(extras["memory_per_node"], f"{where}.memory_per_node"),
+                                                 extras.get("max_mem_per_node")),
+                node_sizing=str(extras.get("node_sizing", "")),
                 gpus=GpuSpec.from_site(extras.get("gpus")), cpu_bind=str(extras.get("cpu_bind", "cores")),
                 reservation=Reservation.from_site(extras.get("reservation"), extras["max_nodes"]),
                 hpl=PartitionHpl.from_site(extras, where),

@@ -86,10 +86,28 @@ def _derived(part: Mapping[str, Any], given: Mapping[str, Any]) -> tuple[dict[st
         found["microarch"] = str(processor["arch"])
         whence["microarch"] = "ReFrame's processor.arch"
     gpus = [d for d in part.get("devices") or () if d.get("type") == "gpu"]
-    if gpus:
-        device = {"count": gpus[0].get("num_devices", 1), **({"arch": gpus[0]["arch"]} if gpus[0].get("arch") else {})}
-        found["gpus"] = {**device, **(given.get("gpus") or {})}
+    if gpus or given.get("gpus"):
+        device = {"count": gpus[0].get("num_devices", 1), **({"arch": gpus[0]["arch"]} if gpus[0].get("arch") else {})} \
+            if gpus else {}
+        found["gpus"] = {**device, **_gpu_request(part), **(given.get("gpus") or {})}
     return found, whence
+
+
+_GPU_OPTIONS = ("--gres=gpu", "--gpus", "--gpus-per-node", "-G")
+
+
+def _gpu_request(part: Mapping[str, Any]) -> dict[str, str]:
+    """How the configuration's jobs ask for GPUs: its _rfm_gpu resource (ReFrame fills it from a check's
+    num_gpus_per_node), another resource taking {num_gpus_per_node}, or access options that ask already;
+    and EESSI's partition feature always_request_gpus."""
+    resources = {str(r.get("name")): " ".join(map(str, r.get("options", ()))) for r in part.get("resources") or ()}
+    named = "_rfm_gpu" if "_rfm_gpu" in resources else next(
+        (name for name, options in resources.items() if "{num_gpus_per_node}" in options), None)
+    asks = any(str(option).startswith(_GPU_OPTIONS) for option in part.get("access") or ())
+    found = {"resource": named if named else "access" if asks else ""}
+    if "always_request_gpus" in (part.get("features") or ()):
+        found["policy"] = "every-job"
+    return found
 
 
 def _missing(system: str, part: Mapping[str, Any], known: Mapping[str, Any], source: str) -> str | None:

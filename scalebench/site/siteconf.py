@@ -22,7 +22,8 @@ from scalebench.site import binding, fabric, host, modules, peak, rundir, spack_
 from scalebench.site.blas import blas_names
 from scalebench.site.partition import SCREEN_MIN_NODES, GpuSpec, JobOptions, Reservation
 from scalebench.site.scales import ScaleSpec
-from scalebench.units import format_size, parse_duration, parse_size
+from scalebench.site.slurm_facts import parse_constraint
+from scalebench.units import format_size, parse_duration, parse_size, parse_slurm_size
 from scalebench.validation import did_you_mean, excerpt, is_number
 
 
@@ -135,7 +136,13 @@ def _partition(part: dict[str, Any], where: str, source: str, site: dict[str, An
     if part["scheduler"] == "local" and part["max_nodes"] != 1:
         schema.fail(source, f"{where}.max_nodes", f"{part['max_nodes']} nodes, but the local scheduler runs every "
                                                   "job on this one machine: 1, or a Slurm scheduler")
+    if part.get("modules") and site.get("modules_system", "nomod") == "nomod":
+        schema.fail(source, f"{where}.modules", "no module would be loaded: the site's modules_system is nomod "
+                                                "(unset); set it to the cluster's (lmod, tmod4, envmod or spack)")
+    part, sizing = _node_kinds(part, where, source)
     inputs, memory, machine = _rpeak_inputs(part, f"{source}: {where}")
+    limit = parse_slurm_size(part["max_mem_per_node"], f"{where}.max_mem_per_node") \
+        if part.get("max_mem_per_node") else None
     extras: dict[str, Any] = {
         "max_nodes": part["max_nodes"],
         "cores_per_node": inputs.cores_per_node, "memory_per_node": memory, "microarch": inputs.microarch,
@@ -143,9 +150,13 @@ def _partition(part: dict[str, Any], where: str, source: str, site: dict[str, An
         "rpeak_derivation": list(inputs.derivation),
         "scales": ScaleSpec.from_site(part.get("scales")).to_json(),
         "job_options": JobOptions.from_site(part.get("job_options"), f"{source}: {where}.job_options",
-                                            memory).to_json(),
+                                            memory, limit).to_json(),
         "energy": EnergySpec.from_site(part.get("energy"), f"{source}: {where}.energy").to_json(),
     }
+    if limit is not None:
+        extras["max_mem_per_node"] = limit
+    if sizing:
+        extras["node_sizing"] = sizing
     for key in ("time_limit", "max_time_limit_s"):
         if part.get(key) is not None:
             extras[f"{key.removesuffix('_s')}_s"] = parse_duration(part[key], f"{where}.{key}")
@@ -181,6 +192,10 @@ def _partition(part: dict[str, Any], where: str, source: str, site: dict[str, An
         # when a process grid leaves ranks idle.
         "sched_options": {"use_nodes_option": False},
         "extras": extras,
+        # what every job of the partition does first, as a ReFrame partition holds it
+        **({"env_vars": [[str(k), str(v)] for k, v in part["env_vars"].items()]} if part.get("env_vars") else {}),
+        **({"prepare_cmds": list(part["prepare_cmds"])} if part.get("prepare_cmds") else {}),
+        **({"modules": list(part["modules"])} if part.get("modules") else {}),
     }
     if gpus is not None:
         if gpus.count > inputs.cores_per_node:
@@ -194,6 +209,42 @@ def _partition(part: dict[str, Any], where: str, source: str, site: dict[str, An
                                "num_cpus_per_core": machine.cpus_per_core, "num_sockets": machine.sockets,
                                "num_cpus_per_socket": machine.cpus // machine.sockets}
     return config
+
+
+def _node_kinds(part: dict[str, Any], where: str, source: str) -> tuple[dict[str, Any], str]:
+    """The partition as HPL is sized for it when its nodes differ (`node_kinds`): for the smallest kind,
+    or for the kinds job_options.constraint holds its jobs to; with what plan says of it."""
+    kinds = part.get("node_kinds")
+    constraint = (part.get("job_options") or {}).get("constraint")
+    if not kinds:
+        return part, f"constrained to {constraint}" if constraint else ""
+    memory = {i: parse_slurm_size(k["memory_per_node"], f"{where}.node_kinds[{i}].memory_per_node")
+              for i, k in enumerate(kinds)}
+    described = ", ".join(f"{k['nodes']} x {format_size(memory[i])} {'/'.join(k.get('features', ())) or ''}".rstrip()
+                          for i, k in enumerate(kinds))
+    if constraint:
+        rule = parse_constraint(constraint, f"{where}.job_options.constraint")
+        chosen = [i for i, k in enumerate(kinds) if rule.matches(k.get("features", ()))]
+        if not chosen:
+            schema.fail(source, f"{where}.job_options.constraint", f"{constraint!r}: no node kind has those features "
+                                                                   f"({described})")
+        nodes = sum(kinds[i]["nodes"] for i in chosen)
+        sized = {**part, "memory_per_node": min(memory[i] for i in chosen),
+                 "cores_per_node": min(kinds[i]["cores_per_node"] for i in chosen),
+                 "max_nodes": min(part["max_nodes"], nodes)}
+        return sized, (f"constrained to {constraint}: {sized['max_nodes']} node(s) of {format_size(sized['memory_per_node'])}"
+                       f" and {sized['cores_per_node']} cores (kinds: {described})")
+    smallest = min(memory.values())
+    if part.get("memory_per_node") not in (None, "detect") and \
+            parse_size(part["memory_per_node"], f"{where}.memory_per_node") > smallest:
+        schema.fail(source, f"{where}.memory_per_node", f"{part['memory_per_node']}, but the smallest of its node kinds "
+                    f"has {format_size(smallest)} ({described}): HPL sized so runs out of memory there; write the "
+                    "smallest, or hold its jobs to one kind with job_options.constraint")
+    fewest = min(k["cores_per_node"] for k in kinds)
+    if isinstance(part.get("cores_per_node"), int) and part["cores_per_node"] > fewest:
+        schema.fail(source, f"{where}.cores_per_node", f"{part['cores_per_node']}, but the smallest of its node kinds "
+                                                       f"has {fewest} ({described})")
+    return part, f"sized for the smallest of {len(kinds)} node kinds ({described})"
 
 
 def _check_containers(source: str, where: str, part: dict[str, Any], stacks: dict[str, dict[str, Any]]) -> None:
@@ -360,7 +411,7 @@ def load_site(path: Path, argv: list[str] | None = None) -> dict[str, Any]:
     argv = sys.argv if argv is None else argv
     dry_run = rundir.dry_run_requested(argv)
     system = config["systems"][0]
-    names = modules.module_names(config["environments"])
+    names = modules.module_names([*config["environments"], *system["partitions"]])
     stubs = modules.check(system["name"], system["modules_system"], names, dry_run)
     if database_query(argv):
         root = rundir.results_root()

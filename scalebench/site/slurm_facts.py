@@ -763,9 +763,10 @@ def partition_facts(partition: SlurmPartition, constraint: str | Constraint | No
     """The facts of a partition (of its nodes that satisfy `constraint`, when given) in the vocabulary
     of scalebench's site files: max_nodes (its node count), cores_per_node (Sockets x CoresPerSocket),
     memory_per_node (RealMemory, in MiB), max_time_limit_s (MaxTime; absent when UNLIMITED), gpus
-    ({count, type} from Gres) when its nodes have GPUs; and Slurm's beside them: sockets,
-    threads_per_core, max_mem_per_node / def_mem_per_node / max_mem_per_cpu when limited, features,
-    nodelist, node_states (how many nodes in each state) and unavailable_nodes (down, drained, ...).
+    ({count, type} from Gres) when its nodes have GPUs, max_mem_per_node (MaxMemPerNode) when limited; and
+    under `slurm`, for the record, Slurm's beside them: sockets, threads_per_core, def_mem_per_node and
+    max_mem_per_cpu when limited, features, nodelist, node_states (how many nodes in each state) and
+    unavailable_nodes (down, drained, ...).
 
     Nodes that are not all alike are listed as node_kinds (smallest memory first) and the top level
     says what every node has at least, as HPL is sized for the smallest: the fewest cores, the least
@@ -787,28 +788,31 @@ def partition_facts(partition: SlurmPartition, constraint: str | Constraint | No
         types = {kind.gpu_type for kind in kinds}
         facts["gpus"] = {"count": min(kind.gpu_count for kind in kinds),
                          **({"type": types.pop()} if len(types) == 1 and "" not in types else {})}
+    record: dict[str, Any] = {}  # Slurm's own facts, for the record (the site key `slurm`)
     for key in ("sockets", "threads_per_core"):
         values = {getattr(kind, key) for kind in kinds}
         if len(values) == 1:
-            facts[key] = values.pop()
-    for key, value in (("max_mem_per_node", chosen.max_mem_per_node), ("def_mem_per_node", chosen.def_mem_per_node),
-                       ("max_mem_per_cpu", chosen.max_mem_per_cpu)):
+            record[key] = values.pop()
+    if chosen.max_mem_per_node is not None:
+        facts["max_mem_per_node"] = _mib(chosen.max_mem_per_node // 2**20)
+    for key, value in (("def_mem_per_node", chosen.def_mem_per_node), ("max_mem_per_cpu", chosen.max_mem_per_cpu)):
         if value is not None:
-            facts[key] = _mib(value // 2**20)
+            record[key] = _mib(value // 2**20)
     if chosen.max_nodes_per_job is not None and chosen.max_nodes_per_job < len(chosen.nodes):
-        facts["max_nodes_per_job"] = chosen.max_nodes_per_job
-    facts["features"] = sorted(set.intersection(*(set(kind.features) for kind in kinds)))
-    facts["nodelist"] = hostlist.fold(chosen.nodes)
+        record["max_nodes_per_job"] = chosen.max_nodes_per_job
+    record["features"] = sorted(set.intersection(*(set(kind.features) for kind in kinds)))
+    record["nodelist"] = hostlist.fold(chosen.nodes)
     if len(kinds) > 1:
         facts["node_kinds"] = [kind.to_facts() for kind in kinds]
     counts: dict[str, int] = {}
     for name in chosen.nodes:
         state = chosen.node_states.get(name, "").lower() or "unknown"
         counts[state] = counts.get(state, 0) + 1
-    facts["node_states"] = dict(sorted(counts.items()))
+    record["node_states"] = dict(sorted(counts.items()))
     unavailable = chosen.unavailable()
     if unavailable:
-        facts["unavailable_nodes"] = hostlist.fold(unavailable)
+        record["unavailable_nodes"] = hostlist.fold(unavailable)
+    facts["slurm"] = record
     return facts
 
 
@@ -833,10 +837,11 @@ def facts_sources(cluster: SlurmCluster, partition: SlurmPartition, facts: Mappi
         parts.append("MaxTime=UNLIMITED, so no max_time_limit_s")
     if "node_kinds" in facts:
         parts.append(f"{len(facts['node_kinds'])} kinds of node: the top level is what every node has at least")
-    if "max_nodes_per_job" in facts:
-        parts.append(f"MaxNodes={facts['max_nodes_per_job']} holds a job to fewer than max_nodes")
-    if "unavailable_nodes" in facts:
-        parts.append(f"max_nodes counts {facts['unavailable_nodes']}, which take no job now")
+    record = facts.get("slurm", {})
+    if "max_nodes_per_job" in record:
+        parts.append(f"MaxNodes={record['max_nodes_per_job']} holds a job to fewer than max_nodes")
+    if "unavailable_nodes" in record:
+        parts.append(f"max_nodes counts {record['unavailable_nodes']}, which take no job now")
     return "; ".join(parts)
 
 

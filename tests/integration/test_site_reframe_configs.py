@@ -102,6 +102,17 @@ def _json_after_banner(shape):
     return text[text.index("["):]
 
 
+@pytest.mark.parametrize("shape, partition, asked", [
+    ("eessi_genoa_h100", "gpu_h100", "#SBATCH --gpus-per-node=4"),  # _rfm_gpu; always_request_gpus: CPU HPL too
+    ("cray_ex_gh200", "normal", "#SBATCH --gres=gpu:4"),  # NVIDIA's HPL, one rank per GPU, through _rfm_gpu
+])
+def test_gpu_jobs_ask_for_gpus_as_the_partition_takes_them(hpl_dry_runs, shape, partition, asked):
+    _, run_dir, _ = hpl_dry_runs[shape]
+    scripts = [(Path(c["stagedir"]) / "rfm_job.sh").read_text() for c in cases_of(run_dir) if c["partition"] == partition]
+    assert scripts and all(script.count(asked) == 1 for script in scripts)
+    assert not any("--gres=gpu" in s and "--gpus-per-node" in s for s in scripts)  # asked once, one way
+
+
 def test_one_system_both_ways_writes_the_same_job_scripts_and_decks(hpl_dry_runs, tmp_path):
     """zen4ib.py with its facts, and the zen4-ib archetype as a site file."""
     _, by_config, _ = hpl_dry_runs["zen4ib"]

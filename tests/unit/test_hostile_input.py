@@ -447,7 +447,7 @@ def test_a_job_asking_more_memory_than_its_node_has_is_refused():
     from scalebench.errors import InputError
     from scalebench.site.partition import JobOptions
 
-    with pytest.raises(InputError, match="not between 1 MiB and the node's memory"):
+    with pytest.raises(InputError, match="not between 1 MiB and the partition's memory_per_node"):
         JobOptions.from_site({"memory": "99999999999999999TiB"}, "p.job_options", 768 * 2**30)
     assert JobOptions.from_site({"memory": "700GiB"}, "p.job_options", 768 * 2**30).memory == f"{700 * 1024}M"
 

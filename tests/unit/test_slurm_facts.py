@@ -68,7 +68,7 @@ def test_two_kinds_of_node_in_one_partition(cluster):
     assert facts["cores_per_node"] == 128  # 2 sockets x 64 cores: physical cores, not the 256 CPUs
     assert facts["memory_per_node"] == "257000MiB"  # the smallest kind's: HPL is sized for it
     assert facts["max_time_limit_s"] == 86400
-    assert facts["features"] == ["zen4"]  # what every node has
+    assert facts["slurm"]["features"] == ["zen4"]  # what every node has
     assert [k["memory_per_node"] for k in facts["node_kinds"]] == ["257000MiB", "515000MiB"]
     assert facts["node_kinds"][1] == {"nodes": 2, "nodelist": "nid[001004-001005]", "cores_per_node": 128,
                                       "memory_per_node": "515000MiB", "sockets": 2, "threads_per_core": 2,
@@ -78,8 +78,8 @@ def test_two_kinds_of_node_in_one_partition(cluster):
 
 def test_down_and_drained_nodes_are_reported_not_counted_silently(cluster):
     facts = sf.partition_facts(cluster.partitions["normal"])
-    assert facts["node_states"] == {"allocated": 1, "down*": 1, "drained": 1, "idle": 2, "mixed": 1}
-    assert facts["unavailable_nodes"] == "nid[001002,001005]"
+    assert facts["slurm"]["node_states"] == {"allocated": 1, "down*": 1, "drained": 1, "idle": 2, "mixed": 1}
+    assert facts["slurm"]["unavailable_nodes"] == "nid[001002,001005]"
     comment = sf.facts_sources(cluster, cluster.partitions["normal"], facts)
     assert "nid[001002,001005]" in comment and "2 kinds of node" in comment
 
@@ -87,17 +87,17 @@ def test_down_and_drained_nodes_are_reported_not_counted_silently(cluster):
 def test_states_come_from_scontrol_without_sinfo():
     cluster = from_texts(sinfo=None)
     facts = sf.partition_facts(cluster.partitions["normal"])
-    assert facts["node_states"] == {"allocated": 1, "down+not_responding": 1, "idle": 2, "idle+drain": 1, "mixed": 1}
-    assert facts["unavailable_nodes"] == "nid[001002,001005]"
+    assert facts["slurm"]["node_states"] == {"allocated": 1, "down+not_responding": 1, "idle": 2, "idle+drain": 1, "mixed": 1}
+    assert facts["slurm"]["unavailable_nodes"] == "nid[001002,001005]"
     assert "states from scontrol-node.txt" in sf.facts_sources(cluster, cluster.partitions["normal"], facts)
 
 
 def test_the_constraint_selects_the_large_kind(cluster):
     facts = sf.partition_facts(cluster.partitions["normal"], "mem512")
     assert facts["max_nodes"] == 2 and facts["memory_per_node"] == "515000MiB"
-    assert facts["nodelist"] == "nid[001004-001005]" and "node_kinds" not in facts
-    assert facts["features"] == ["mem512", "zen4"]
-    assert facts["unavailable_nodes"] == "nid001005"
+    assert facts["slurm"]["nodelist"] == "nid[001004-001005]" and "node_kinds" not in facts
+    assert facts["slurm"]["features"] == ["mem512", "zen4"]
+    assert facts["slurm"]["unavailable_nodes"] == "nid001005"
 
 
 @pytest.mark.parametrize("constraint, nodes", [
@@ -133,14 +133,14 @@ def test_gpu_partition(cluster):
     facts = sf.partition_facts(gpu)
     assert facts["gpus"] == {"count": 4, "type": "h100"}
     assert facts["max_mem_per_node"] == "500000MiB" and facts["cores_per_node"] == 64
-    assert facts["memory_per_node"] == "515000MiB" and facts["features"] == ["gpu", "h100", "zen4"]
+    assert facts["memory_per_node"] == "515000MiB" and facts["slurm"]["features"] == ["gpu", "h100", "zen4"]
 
 
 def test_debug_partition_of_thirty_minutes(cluster):
     debug = cluster.partitions["debug"]
     assert debug.max_time_s == 1800 and debug.default_time_s == 600 and debug.max_nodes_per_job == 2
     facts = sf.partition_facts(debug)
-    assert facts["max_time_limit_s"] == 1800 and facts["max_nodes"] == 2 and "max_nodes_per_job" not in facts
+    assert facts["max_time_limit_s"] == 1800 and facts["max_nodes"] == 2 and "max_nodes_per_job" not in facts["slurm"]
 
 
 @pytest.mark.parametrize("text, seconds", [
@@ -178,7 +178,7 @@ def test_a_partition_limited_per_job_and_per_cpu_says_so():
         "MaxNodes=UNLIMITED MaxTime=1-00:00:00", "MaxNodes=4 MaxTime=1-00:00:00", 1).replace(
         "DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED", "DefMemPerCPU=1000 MaxMemPerCPU=1900", 1)
     facts = sf.partition_facts(from_texts(partition=partition).partitions["normal"])
-    assert facts["max_nodes"] == 6 and facts["max_nodes_per_job"] == 4 and facts["max_mem_per_cpu"] == "1900MiB"
+    assert facts["max_nodes"] == 6 and facts["slurm"]["max_nodes_per_job"] == 4 and facts["slurm"]["max_mem_per_cpu"] == "1900MiB"
 
 
 # --- multi-bracket host lists ---------------------------------------------------------------------
@@ -189,8 +189,8 @@ def test_multi_bracket_host_lists():
     assert blades.nodes[:5] == ("c1n01", "c1n02", "c1n03", "c1n04", "c2n01")
     assert blades.nodes[-2:] == ("nid002000", "nid002001")
     facts = sf.partition_facts(blades)
-    assert facts["max_nodes"] == 10 and facts["nodelist"] == "c[1-2]n[01-04],nid[002000-002001]"
-    assert facts["cores_per_node"] == 96 and facts["threads_per_core"] == 1 and "node_kinds" not in facts
+    assert facts["max_nodes"] == 10 and facts["slurm"]["nodelist"] == "c[1-2]n[01-04],nid[002000-002001]"
+    assert facts["cores_per_node"] == 96 and facts["slurm"]["threads_per_core"] == 1 and "node_kinds" not in facts
 
 
 # --- YAML a site engineer pastes ------------------------------------------------------------------
