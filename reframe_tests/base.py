@@ -60,10 +60,9 @@ def described_system():
             described = reframe_config.describe({'name': system.name,
                                                  'partitions': [_partition_config(p) for p in system.partitions]},
                                                 [_environment_config(e) for e in environments.values()], facts)
-            if not described.partitions:
-                raise reframe_config.NotDescribed(reframe_config.not_described_error(
-                    system.name, described, bool(os.environ.get(site_facts.FACTS_VARIABLE)),
-                    site_facts.described_systems()))
+            reframe_config.check_nothing_to_run(described, site_plan.check_features(),
+                                                bool(os.environ.get(site_facts.FACTS_VARIABLE)),
+                                                site_facts.described_systems())
             if described.by_facts:
                 _prepare_site_run(system, environments.values())
         except ScalebenchError as err:
@@ -96,7 +95,8 @@ def _prepare_site_run(system, environments):
 def _stop(err):
     """Stop ReFrame with one line and exit status 2 (bad input): an error ReFrame catches while loading a
     check file only skips the file, and the run would then pass with nothing run."""
-    print(f'scalebench: {err}', file=sys.stderr, flush=True)
+    print('\n'.join([f'scalebench: {err}', *(f'  {line}' for line in getattr(err, 'details', ()))]),
+          file=sys.stderr, flush=True)
     sys.exit(2)
 
 

@@ -2,7 +2,12 @@
 
 
 class ScalebenchError(Exception):
-    """Base of all errors the CLI reports as one line and a non-zero exit."""
+    """Base of all errors the CLI reports as one line and a non-zero exit; `details`, when an error has
+    several parts each worth its own line (the facts a partition lacks), follow it one per line."""
+
+    def __init__(self, message: str = "", details: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.details = tuple(details)
 
 
 class InputError(ScalebenchError):

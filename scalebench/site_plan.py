@@ -166,6 +166,11 @@ CHECKS: dict[str, CheckSpec] = {spec.name: spec for spec in (
 )}
 
 
+def check_features() -> list[str]:
+    """Every feature a check asks of a stack: a stack with none of them serves no check."""
+    return sorted({feature for spec in CHECKS.values() for feature in spec.stack_features})
+
+
 # --- the site -----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)

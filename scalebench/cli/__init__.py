@@ -294,6 +294,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = str(err)  # messages quote excerpts; a longer one is still cut, to stay one readable line
         print(f"scalebench {command}: error: {printable(message if len(message) <= 900 else message[:897] + '...')}",
               file=sys.stderr)
+        for line in err.details[:100]:
+            print(f"  {printable(line[:900])}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return EXIT_OK

@@ -16,7 +16,7 @@ from scalebench.cli.common import path_arg
 from scalebench.errors import InputError
 from scalebench.knobs import knobs
 from scalebench.site_plan import (Filters, PlannedCase, Settings, Unplanned, asked_reservation, plan_cases,
-                                  unplanned_checks)
+                                  check_features, unplanned_checks)
 from scalebench.screening.jobs import expand_hostlist
 from scalebench.site import reframe_config
 from scalebench.site.facts import FACTS_VARIABLE, described_systems, system_facts
@@ -84,21 +84,25 @@ def describe_site(site: Path, system: str | None, facts_given: str | None) -> re
     (a .py file, read by ReFrame's --show-config) with its facts (--facts, else $SCALEBENCH_FACTS)."""
     if site.suffix != ".py":
         config = site_systems(site)
-        return reframe_config.describe(config["systems"][0], config["environments"])
-    reframe = Path(sys.executable).with_name("reframe")
-    reframe = reframe if os.access(reframe, os.X_OK) else Path(shutil.which("reframe") or reframe)
+        described = reframe_config.describe(config["systems"][0], config["environments"])
+        reframe_config.check_nothing_to_run(described, check_features(), True, ())
+        return described
     with tempfile.TemporaryDirectory(prefix="scalebench-plan-") as scratch:
         # a scalebench configuration (site_configs/*.py) claims a run directory as it loads: a scratch one
         environ = dict(os.environ, SCALEBENCH_RUN_DIR=str(Path(scratch) / "run"))
-        picked = reframe_config.show_config(site, system, reframe, environ)
+        picked = reframe_config.show_config(site, system, reframe_executable(), environ)
     chosen = picked["systems"][0]
     given = os.environ.get(FACTS_VARIABLE, "") if facts_given is None else facts_given
     described = reframe_config.describe(chosen, picked.get("environments", []),
                                         system_facts(chosen["name"], given))
-    if not described.partitions:
-        raise reframe_config.NotDescribed(reframe_config.not_described_error(
-            chosen["name"], described, bool(given), described_systems(given)))
+    reframe_config.check_nothing_to_run(described, check_features(), bool(given), described_systems(given))
     return described
+
+
+def reframe_executable() -> Path:
+    """The reframe beside this Python (the environment scalebench is installed in), else on PATH."""
+    beside = Path(sys.executable).with_name("reframe")
+    return beside if os.access(beside, os.X_OK) else Path(shutil.which("reframe") or beside)
 
 
 def add_filter_arguments(p: argparse.ArgumentParser) -> None:

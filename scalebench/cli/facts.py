@@ -22,7 +22,9 @@ output (its file and line).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from scalebench.cli.common import EXIT_OK, path_arg, print_json
@@ -64,10 +66,41 @@ def cmd_facts_slurm(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_facts_template(args: argparse.Namespace) -> int:
+    """A first facts file for a system of a site's ReFrame configuration (scalebench.site.facts_template)."""
+    from scalebench.cli.cases import reframe_executable
+    from scalebench.site import slurm_facts as sf
+    from scalebench.site.facts_template import template
+    from scalebench.site.reframe_config import show_config
+
+    if args.slurm_from and args.slurm:
+        raise InputError("--slurm-from DIR reads saved outputs, --slurm asks Slurm now: give one")
+    picked = show_config(Path(args.config), args.system, reframe_executable(), dict(os.environ))
+    system = picked["systems"][0]
+    if system["name"] == "generic" and args.system != "generic":
+        raise InputError("ReFrame picked its built-in system 'generic' (no system of the configuration matches this "
+                         "host): pass --system NAME")
+    cluster = sf.read_dir(args.slurm_from) if args.slurm_from else sf.live() if args.slurm else None
+    sys.stdout.write(template(system, picked.get("environments", []), cluster, args.config))
+    return EXIT_OK
+
+
 def add_facts_arguments(subparsers: Any, parser_class: type[argparse.ArgumentParser]) -> None:
-    """`facts slurm`, as a sub-command of `facts`."""
+    """`facts slurm` and `facts template`, as sub-commands of `facts`."""
     facts = subparsers.add_parser("facts", help="what the scheduler already knows about the partitions")
     facts_sub = facts.add_subparsers(dest="facts_command", required=True, parser_class=parser_class)
+    p = facts_sub.add_parser(
+        "template", help="a first facts file for a system of the site's own ReFrame configuration",
+        description="A facts file for --system of CONFIG (the site's ReFrame configuration, read by ReFrame's "
+                    "--show-config): what the configuration says named in comments, what Slurm knows filled in "
+                    "(--slurm asks it now, --slurm-from DIR reads the saved outputs `facts slurm` reads), each "
+                    "fact still missing a commented line saying where to find it.")
+    p.add_argument("config", type=path_arg, help="the site's ReFrame configuration (.py)")
+    p.add_argument("--system", default=None, help="its system (default: the one matching this host)")
+    p.add_argument("--slurm", action="store_true", help="read Slurm's facts now (scontrol, sinfo)")
+    p.add_argument("--slurm-from", default=None, type=path_arg, metavar="DIR",
+                   help="read Slurm's saved outputs (as `facts slurm --from` does)")
+    p.set_defaults(func=cmd_facts_template)
     p = facts_sub.add_parser(
         "slurm", help="partitions' nodes, cores, memory, GPUs, features and limits from scontrol and sinfo",
         description="Partitions' facts from Slurm's own outputs, as YAML for a facts file (or --json). Without "

@@ -81,7 +81,8 @@ def described_systems(given: str | None = None) -> list[str]:
 
 def merged(kind: str, name: str, facts: SystemFacts | None, extras: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
     """({key: value}, where they were given) of a partition or an environment (`kind`): the facts file's
-    and the configuration's extras' `scalebench` entry together; a key both give is an InputError."""
+    and the configuration's extras' `scalebench` entry together; a key both give is an InputError.
+    `where` is '' when neither lists it (one listed without a fact is described, and lacks them all)."""
     definition = "partition" if kind == "partitions" else "environment"
     inline = extras.get(EXTRAS_KEY)
     sources = []
@@ -91,8 +92,9 @@ def merged(kind: str, name: str, facts: SystemFacts | None, extras: Mapping[str,
         schema.check({"system": "inline", kind: {name: inline}}, "facts.yaml", where)
         found.update(inline)
         sources.append(where)
+    listed = facts is not None and name in getattr(facts, kind)
     given = (getattr(facts, kind).get(name) if facts else None) or {}
-    if given:
+    if listed:
         twice = sorted(set(given) & set(found))
         if twice:
             raise InputError(f"{facts.source}: {kind}.{name}: {', '.join(twice)} also given in its extras.{EXTRAS_KEY} "  # type: ignore[union-attr]

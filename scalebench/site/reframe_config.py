@@ -110,20 +110,23 @@ def _gpu_request(part: Mapping[str, Any]) -> dict[str, str]:
     return found
 
 
-def _missing(system: str, part: Mapping[str, Any], known: Mapping[str, Any], source: str) -> str | None:
-    """The message naming each fact the partition still lacks, one line each with where to find it."""
+def _missing(system: str, part: Mapping[str, Any], known: Mapping[str, Any], source: str) -> InputError | None:
+    """The error naming each fact the partition still lacks, a line each with where to find it."""
     slurm_partition = slurm_option(part.get("access") or (), "partition", "p") or "PARTITION"
     missing = [key for key in REQUIRED if key not in known]
+    if "microarch" not in known and "flops_per_cycle" not in known:  # Rpeak's flop rate comes from one of them
+        missing.append("microarch")
     if "gpus" in known:
         missing += [f"gpus.{key}" for key in ("count", "memory", "fp64_tflops") if key not in known["gpus"]]
     if not missing:
         return None
-    lines = [f"system {system}: partition {part['name']} lacks what no ReFrame configuration holds; give it in "
-             f"{source or 'a facts file (' + site_facts.FACTS_VARIABLE + ')'}, under partitions: {part['name']}:"]
+    lines = []
     for key in missing:
         find = (schema.site_key_note("partition", key, "x-find") or "").replace("{slurm_partition}", slurm_partition)
-        lines.append(f"  {key}: {find}")
-    return "\n".join(lines)
+        lines.append(f"{key}: {find}")
+    return InputError(f"system {system}: partition {part['name']} lacks what no ReFrame configuration holds: "
+                      f"{', '.join(missing)}; give them in {source or 'a facts file (' + site_facts.FACTS_VARIABLE + ')'}",
+                      tuple(lines))
 
 
 def _site_partition(system: str, part: Mapping[str, Any], given: Mapping[str, Any], where: str,
@@ -143,7 +146,7 @@ def _site_partition(system: str, part: Mapping[str, Any], given: Mapping[str, An
         site_part["time_limit"] = str(part["time_limit"])
     problem = _missing(system, part, site_part, where)
     if problem:
-        raise InputError(problem)
+        raise problem
     return site_part, whence
 
 
@@ -171,11 +174,11 @@ def describe(system: Mapping[str, Any], environments: Sequence[Mapping[str, Any]
         if part in own:
             continue
         given, where = site_facts.merged("partitions", part["name"], facts, part.get("extras") or {})
-        if not given:
+        if not where:
             not_described[part["name"]] = "no facts"
             continue
         usable = [e for e in part.get("environs", ()) if e in envs and site_facts.merged(
-            "environments", e, facts, envs[e].get("extras") or {})[0]]
+            "environments", e, facts, envs[e].get("extras") or {})[1]]
         site_part, whence_of[part["name"]] = _site_partition(name, part, given, where, usable)
         if not usable:
             raise InputError(f"system {name}: partition {part['name']} has facts ({where}) but none of its environments "
@@ -235,6 +238,16 @@ def _derivation(lines: Sequence[str], whence: Mapping[str, str]) -> list[str]:
         out.append(line.replace("(site config)", f"({whence[key]})") if key in whence else
                    line.replace("(site config)", "(facts)"))
     return out
+
+
+def check_nothing_to_run(described: Described, features: Sequence[str], facts_given: bool,
+                         systems_in_facts: Sequence[str]) -> None:
+    """NotDescribed when no partition is described, or no stack has a feature any check runs on."""
+    if not described.partitions:
+        raise NotDescribed(not_described_error(described.system, described, facts_given, systems_in_facts))
+    if not any(set(stack.features) & set(features) for stack in described.stacks.values()):
+        raise NotDescribed(f"system {described.system}: no environment ({', '.join(described.stacks)}) has a benchmark "
+                           f"to run: say which it has in its `features` ({', '.join(sorted(features))})")
 
 
 def not_described_error(system: str, described: Described, facts_given: bool, systems_in_facts: Sequence[str]) -> str:

@@ -845,7 +845,7 @@ def facts_sources(cluster: SlurmCluster, partition: SlurmPartition, facts: Mappi
     return "; ".join(parts)
 
 
-class _FactsDumper(yaml.SafeDumper):
+class FactsDumper(yaml.SafeDumper):
     """Lists and mappings of plain values in flow style (features: [a, b], gpus: {count: 4}), the rest
     as blocks; no aliases."""
 
@@ -859,7 +859,7 @@ def facts_yaml(entries: Sequence[tuple[str, Mapping[str, Any], str]], header: Se
     lines = [f"# {line}" for line in header] + ["partitions:"]
     for name, facts, comment in entries:
         lines.append(f"  # {comment}")
-        block = yaml.dump({name: dict(facts)}, Dumper=_FactsDumper, sort_keys=False, default_flow_style=None,
+        block = yaml.dump({name: dict(facts)}, Dumper=FactsDumper, sort_keys=False, default_flow_style=None,
                           width=2**16, allow_unicode=False)
         lines += [f"  {line}" for line in block.splitlines()]
     return "\n".join(lines) + "\n"

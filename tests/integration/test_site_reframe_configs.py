@@ -26,8 +26,9 @@ SHAPES = {"cray_ex_rome": "ridgeback", "cray_ex_gh200": "gannet", "eessi_genoa_h
 
 def dry_run(config, system, run_dir, *options, facts=None, environ=None):
     """ReFrame's dry run of scalebench's checks with a site's configuration, into run_dir."""
+    # HOME too: ReFrame keeps the topology it detects of a local partition under ~/.reframe
     env = dict(environ or os.environ, SCALEBENCH_MODULE_STUBS="1", NORDHAVEN_SCRATCH=str(run_dir / "scratch"),
-               RFM_PREFIX=str(run_dir / "prefix"))
+               RFM_PREFIX=str(run_dir / "prefix"), HOME=str(run_dir / "home"))
     env.pop("SCALEBENCH_FACTS", None)
     if facts:
         env["SCALEBENCH_FACTS"] = str(facts)

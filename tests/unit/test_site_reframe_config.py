@@ -76,10 +76,11 @@ def test_each_missing_fact_is_one_line_saying_where_to_find_it(tmp_path):
     """)
     with pytest.raises(InputError) as err:
         describe(system(partition(processor={})), ENVIRONMENTS, given)
-    lines = str(err.value).splitlines()
-    assert lines[0].startswith("system alpine: partition mc lacks what no ReFrame configuration holds")
-    assert [line.split(":")[0].strip() for line in lines[1:]] == ["max_nodes", "memory_per_node", "cores_per_node"]
-    assert "sinfo -p normal -h -o %D" in lines[1]  # the Slurm partition its access options name
+    assert str(err.value).startswith("system alpine: partition mc lacks what no ReFrame configuration holds: "
+                                     "max_nodes, memory_per_node, cores_per_node, microarch; give them in ")
+    lines = err.value.details
+    assert [line.split(":")[0] for line in lines] == ["max_nodes", "memory_per_node", "cores_per_node", "microarch"]
+    assert "sinfo -p normal -h -o %D" in lines[0]  # the Slurm partition its access options name
 
 
 def test_facts_in_the_configurations_extras_count_as_facts_but_only_once(tmp_path):
@@ -153,3 +154,40 @@ def test_one_system_two_ways_plans_the_same_jobs():
                  c.plan.hpl.input_file() if c.plan and c.plan.hpl else None) for c in cases]
 
     assert jobs(by_facts) == jobs(own) and len(jobs(own)) > 100
+
+
+TWO_KINDS = REPO / "tests" / "data" / "slurm" / "two-kinds" / "multiline"
+
+
+def test_a_facts_template_holds_what_slurm_knows_and_names_the_rest(tmp_path, capsys):
+    """`facts template` on a configuration whose partitions are Slurm's normal and gpu: what Slurm knows is
+    filled in, and the file loads as it is, naming what no one but the site knows."""
+    from scalebench.cli import main
+
+    config = tmp_path / "site.py"
+    config.write_text(textwrap.dedent("""
+        site_configuration = {
+            'systems': [{'name': 'tk', 'hostnames': ['tk-login.invalid'], 'partitions': [
+                {'name': 'login', 'scheduler': 'local', 'launcher': 'local', 'environs': ['gnu']},
+                {'name': 'cpu', 'scheduler': 'slurm', 'launcher': 'srun', 'access': ['--partition=normal'],
+                 'environs': ['gnu'], 'processor': {'arch': 'zen4', 'num_cpus': 128}},
+                {'name': 'big', 'scheduler': 'slurm', 'launcher': 'srun', 'access': ['-p normal', '-C mem512'],
+                 'environs': ['gnu']}]}],
+            'environments': [{'name': 'gnu', 'features': ['mpi']}],
+        }
+    """))
+    assert main(["facts", "template", str(config), "--system", "tk", "--slurm-from", str(TWO_KINDS)]) == 0
+    text = capsys.readouterr().out
+    facts_file = tmp_path / "tk.yaml"
+    facts_file.write_text(text)
+    read = site_facts.read_facts(facts_file)
+    assert "login" not in read.partitions  # a login node's local launcher: no MPI job there
+    cpu, big = read.partitions["cpu"], read.partitions["big"]
+    assert (cpu["max_nodes"], cpu["memory_per_node"], len(cpu["node_kinds"])) == (6, "257000MiB", 2)
+    assert "cores_per_node" not in cpu  # the configuration's processor says it
+    assert (big["max_nodes"], big["memory_per_node"], big["cores_per_node"]) == (2, "515000MiB", 128)
+    assert "# clock_ghz:" in text and "features: []" in text
+    assert main(["plan", str(config), "--system", "tk", "--facts", str(facts_file)]) == 2
+    err = capsys.readouterr().err
+    assert "partition cpu lacks what no ReFrame configuration holds: clock_ghz;" in err
+    assert "\n  clock_ghz: the nominal (base) clock" in err
