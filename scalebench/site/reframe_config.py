@@ -245,6 +245,9 @@ def check_nothing_to_run(described: Described, features: Sequence[str], facts_gi
     """NotDescribed when no partition is described, or no stack has a feature any check runs on."""
     if not described.partitions:
         raise NotDescribed(not_described_error(described.system, described, facts_given, systems_in_facts))
+    if not described.stacks:
+        raise NotDescribed(f"system {described.system}: its partitions ({', '.join(p.name for p in described.partitions)})"
+                           " have no environment left to run in (does ReFrame's -p select none of theirs?)")
     if not any(set(stack.features) & set(features) for stack in described.stacks.values()):
         raise NotDescribed(f"system {described.system}: no environment ({', '.join(described.stacks)}) has a benchmark "
                            f"to run: say which it has in its `features` ({', '.join(sorted(features))})")

@@ -122,11 +122,13 @@ def test_unknown_stack_in_a_site_file(tmp_path):
 
 
 def test_unknown_environment_selects_nothing_and_says_so(tmp_path):
-    """ReFrame runs 0 test cases and exits 0 for an environment no system has; `run` makes it an error."""
+    """ReFrame runs 0 test cases and exits 0 for an environment no system has; the checks stop it instead."""
     proc = scalebench("run", "--results", str(tmp_path), "--checks", str(REPO / "reframe_tests" / "hpl.py"),
                       "--", "-p", "nosuchstack")
-    line = error_line(proc)
-    assert line.startswith("scalebench run: error: no test case ran: the reframe filters -p nosuchstack match no")
+    assert proc.returncode == 2 and "Ran 0/0" not in proc.stdout
+    assert proc.stderr.splitlines() == [
+        "scalebench: system local: its partitions (default) have no environment left to run in (does ReFrame's -p "
+        "select none of theirs?)", "scalebench run: reframe refused its input (the line above says why)"]
 
 
 def test_unknown_system_partition_is_named_by_reframe(tmp_path):

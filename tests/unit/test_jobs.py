@@ -95,7 +95,7 @@ def test_idle_ranks_are_spread_and_never_change_the_node_count():
 def test_job_options_from_a_site_file():
     assert JobOptions.from_site({"memory": "700GiB"}, "w", 768 * 2**30).memory == f"{700 * 1024}M"
     assert JobOptions.from_site({"memory": None}, "w", 768 * 2**30).memory is None
-    with pytest.raises(InputError, match=r"^w.memory: 800.0 GiB is not between 1 MiB and the node's memory"):
+    with pytest.raises(InputError, match=r"^w.memory: 800.0 GiB is not between 1 MiB and the partition's memory_per_node"):
         JobOptions.from_site({"memory": "800GiB"}, "w", 768 * 2**30)
 
 
