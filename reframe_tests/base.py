@@ -128,6 +128,8 @@ def performance_functions(check, figures):
 
 
 _TYPES = {'str': str, 'int': int, 'list': list, 'dict': dict}
+# ReFrame 4.9 renamed RegressionMixin RegressionTestPlugin (deprecating the old name): the same class.
+TestPlugin = getattr(rfm, 'RegressionTestPlugin', None) or rfm.RegressionMixin
 
 
 def recorded(check):
@@ -137,7 +139,7 @@ def recorded(check):
         for field in benchmarks.provenance().recorded_by(check):
             kind = _TYPES[field.type]
             namespace[field.name] = variable(kind, value=kind(), loggable=True)
-    return types.new_class(f'{check}Recorded', (rfm.RegressionTestPlugin,), exec_body=declare)
+    return types.new_class(f'{check}Recorded', (TestPlugin,), exec_body=declare)
 
 
 def setting(*kinds, **kwargs):
@@ -157,7 +159,7 @@ def knob_variables(settings, *names):
             value = None if knob.default is None else kind(knob.default)
             kinds = (kind, type(None)) if knob.optional else (kind,)
             namespace[knob.name] = setting(*kinds, value=value, loggable=knob.recorded)
-    return types.new_class(f'{settings.__name__}Knobs', (rfm.RegressionTestPlugin,), exec_body=declare)
+    return types.new_class(f'{settings.__name__}Knobs', (TestPlugin,), exec_body=declare)
 
 
 def knob_values(check, settings):
@@ -184,7 +186,7 @@ class ScalebenchCheck(recorded('base')):
         return next((cls.__name__ for cls in type(self).__mro__ if cls.__name__ in registered), self.catalog_name)
 
     # Where `scalebench references freeze` wrote the references this check is held to.
-    references_dir = variable(str, value=str(paths.SITE_CONFIGS / 'references'))
+    references_dir = variable(str, value=str(paths.REFERENCES))
     # The node probe (scalebench.nodeprobe): on, and seconds between its samples during the run.
     node_probe = setting(bool, value=True)
     probe_interval_s = variable(float, value=2.0)

@@ -7,13 +7,14 @@ beside them, each with its source and coverage, or the reason there are none (`e
 """
 from pathlib import Path
 
-import reframe as rfm
 from reframe.core.builtins import run_before
 
 from scalebench.energy import job as energy_job
 
+from .base import TestPlugin
 
-class EnergyFigures(rfm.RegressionTestPlugin):
+
+class EnergyFigures(TestPlugin):
     """For a ScalebenchCheck whose result() is an HplOutcome and whose output_file is HPL's output."""
 
     @run_before('run')

@@ -21,7 +21,7 @@ from scalebench.errors import InputError
 from scalebench.textfile import file_key
 from scalebench.validation import require_count
 
-INPUTS = paths.REPO_ROOT / "reframe_tests" / "inputs"
+INPUTS = paths.CHECKS / "inputs"
 
 
 def _prime_factors(n: int) -> list[int]:

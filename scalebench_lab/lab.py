@@ -29,7 +29,7 @@ NETPIPE_MAX_BYTES = 2**20
 
 def reframe_argv(nodes: int, profile: str) -> list[str]:
     scales = "|".join(NODE_SCALES[n] for n in sorted(NODE_SCALES) if n <= nodes)
-    checks = paths.REPO_ROOT / "reframe_tests"
+    checks = paths.CHECKS
     return [str(Path(sys.executable).with_name("reframe")), "-C", str(paths.SITE_CONFIGS / "slurm.py"),
             "-c", str(checks / "hpl.py"), "-c", str(checks / "microbench.py"), "-r",
             "-n", f"HPLCheck%scale=({scales})$|NetPIPECheck%placement=inter_node", "-p", f"tcp-{profile}",

@@ -9,6 +9,7 @@ another site's jobs.
 """
 import os
 
+import reframe
 from reframe.core.exceptions import ConfigError
 
 from scalebench.errors import ScalebenchError
@@ -18,6 +19,6 @@ if not os.environ.get('SCALEBENCH_SITE'):
     raise ConfigError('SCALEBENCH_SITE is not set: name your site file, e.g. '
                       'SCALEBENCH_SITE=site_configs/sites/<site>.yaml (start from site_configs/sites/example.yaml)')
 try:
-    site_configuration = load_site(os.environ['SCALEBENCH_SITE'])
+    site_configuration = load_site(os.environ['SCALEBENCH_SITE'], reframe=reframe.VERSION)
 except ScalebenchError as err:  # ReFrame prints a ConfigError as one line, anything else as a traceback
     raise ConfigError(str(err)) from None

@@ -236,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="run ReFrame checks into a new results/runs/ directory")
     p.add_argument("--config", default=str(paths.SITE_CONFIGS / "local.py"), type=path_arg)
-    p.add_argument("--checks", default=str(paths.REPO_ROOT / "reframe_tests"), type=path_arg)
+    p.add_argument("--checks", default=str(paths.CHECKS), type=path_arg)
     p.add_argument("--results", default=str(paths.RESULTS), type=path_arg)
     p.add_argument("--facts", default=None, type=path_arg,
                    help="facts of the --config's system when it is the site's own (default $SCALEBENCH_FACTS)")

@@ -65,7 +65,7 @@ def add_references_arguments(subparsers: Any) -> None:
     p.add_argument("--k", type=float_arg(0, math.inf, "a positive number"), default=3.0, help="bound = max(k x 1.4826 x MAD / median, floor); default 3")
     p.add_argument("--floor", type=float_arg(0, 1, "a share in [0, 1), e.g. 0.03 for 3%", low_included=True), default=0.03, help="the smallest bound, a share (default 0.03)")
     p.add_argument("--min-runs", type=positive_int_arg, default=3, help="runs a figure needs (default 3)")
-    p.add_argument("--references-dir", default=str(paths.SITE_CONFIGS / "references"), type=path_arg,
+    p.add_argument("--references-dir", default=str(paths.REFERENCES), type=path_arg,
                    help="where <system>.yaml goes (default site_configs/references; the checks read it)")
     p.add_argument("--force", action="store_true", help="replace an existing file (kept as <name>.<UTC time>)")
     p.set_defaults(func=cmd_references_freeze)

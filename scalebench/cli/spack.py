@@ -49,7 +49,7 @@ def cmd_spack_validate(args: argparse.Namespace) -> int:
     """Print one finding a line (`file: key: message`); 1 if any, 0 if none (2: no such target)."""
     from scalebench.spack.validate import DIRECTORY, FILE, OTHER, find_envs, path_state, validate_env, validate_tree
 
-    target = Path(args.dir) if getattr(args, "dir", None) else paths.REPO_ROOT / "spack_envs"
+    target = Path(args.dir) if getattr(args, "dir", None) else paths.SPACK_ENVS
     state = path_state(target)
     if state not in (DIRECTORY, FILE, OTHER):
         raise InputError(f"{target} {state}")

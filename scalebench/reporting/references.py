@@ -25,7 +25,7 @@ from scalebench.reporting.records import Session
 from scalebench.textfile import file_key
 from scalebench.validation import check_name, excerpt_text, is_number
 
-REFERENCES_DIR = paths.SITE_CONFIGS / "references"
+REFERENCES_DIR = paths.REFERENCES
 MAD_TO_SIGMA = 1.4826  # MAD x this estimates the standard deviation of normal noise
 
 

@@ -8,6 +8,7 @@ scalebench, on which host, with which arguments). Nothing already in results/ is
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
 import os
 import re
@@ -85,6 +86,12 @@ def claim_run_dir(dry_run: bool = False) -> Path:
 
 
 def _git_describe() -> str:
+    """The clone's commit, or the installed distribution's version."""
+    if not paths.FROM_CLONE:
+        try:
+            return f"scalebench-hpc {importlib.metadata.version('scalebench-hpc')}"
+        except importlib.metadata.PackageNotFoundError:
+            return "unknown"
     try:
         proc = subprocess.run(["git", "-C", str(paths.REPO_ROOT), "describe", "--always", "--dirty"],
                               capture_output=True, text=True, timeout=10)

@@ -38,13 +38,26 @@ def perflog_format() -> str:
     return "|".join(f"%(check_{name})s" for name in benchmarks.provenance().perflog_columns())
 
 
-def logging_config(run: Path, log: Path | None = None) -> list[dict[str, Any]]:
-    """Perflogs under run/perflogs, ReFrame's log in `log` (default run/reframe.log)."""
+# ReFrame versions whose configuration has a key scalebench writes: perflog_multiline, which 4.9 renamed
+# from perflog_compat (warning at every run under the old name), and the storage of its results database.
+PERFLOG_MULTILINE_SINCE = (4, 9)
+STORAGE_SINCE = (4, 7)
+
+
+def reframe_version(text: str | None) -> tuple[int, ...]:
+    """(4, 10, 4) from ReFrame's VERSION ('4.10.4', '4.9.0-dev.1'); the newest form without one."""
+    numbers = [int(part) for part in (text or "").split("-")[0].split(".")[:3] if part.isdigit()]
+    return tuple(numbers) or (10**6,)
+
+
+def logging_config(run: Path, log: Path | None = None, version: tuple[int, ...] = (10**6,)) -> list[dict[str, Any]]:
+    """Perflogs under run/perflogs, ReFrame's log in `log` (default run/reframe.log), in the keys of
+    ReFrame `version`."""
     return [{
         # Records below verbose are not even formatted: ReFrame 4.10 builds every record's check
         # fields, which costs ~15 ms per record (a deprecated alias walks the stack).
         "level": "verbose",
-        "perflog_multiline": True,
+        "perflog_multiline" if version >= PERFLOG_MULTILINE_SINCE else "perflog_compat": True,
         "handlers": [
             {"type": "stream", "name": "stdout", "level": "info", "format": "%(message)s"},
             {"type": "file", "name": str(log or run / "reframe.log"), "level": "verbose",
@@ -64,7 +77,7 @@ def logging_config(run: Path, log: Path | None = None) -> list[dict[str, Any]]:
 def general_config(run: Path) -> list[dict[str, Any]]:
     return [{
         "report_file": str(run / "report.json"),
-        "check_search_path": [str(paths.REPO_ROOT / "reframe_tests")],
+        "check_search_path": [str(paths.CHECKS)],
         "check_search_recursive": False,  # reframe_tests/tuning/ runs only when named
         "save_log_files": False,
     }]
@@ -404,9 +417,11 @@ def storage_config(root: Path) -> list[dict[str, Any]]:
     return [{"enable": True, "sqlite_db_file": str(root / "reframe.db")}]
 
 
-def load_site(path: Path, argv: list[str] | None = None) -> dict[str, Any]:
+def load_site(path: Path, argv: list[str] | None = None, reframe: str | None = None) -> dict[str, Any]:
     """A ReFrame site configuration from a site file, writing into this invocation's run directory
-    (a database query writes none: its log goes to the results directory's reframe-queries.log)."""
+    (a database query writes none: its log goes to the results directory's reframe-queries.log), in the
+    keys of the ReFrame whose VERSION is `reframe` (default: the newest supported)."""
+    version = reframe_version(reframe)
     config = site_systems(path)
     argv = sys.argv if argv is None else argv
     dry_run = rundir.dry_run_requested(argv)
@@ -426,6 +441,7 @@ def load_site(path: Path, argv: list[str] | None = None) -> dict[str, Any]:
         if stubs:
             modules.use_stubs(names, run / "module-stubs", system["modules_system"])
     config["systems"][0].update(system_dirs(run))
-    config.update(logging=logging_config(run, log), general=general_config(run))
-    config["storage"] = storage_config(root)
+    config.update(logging=logging_config(run, log, version), general=general_config(run))
+    if version >= STORAGE_SINCE:
+        config["storage"] = storage_config(root)
     return config

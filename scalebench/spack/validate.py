@@ -532,7 +532,7 @@ def find_envs(directory, unreadable: list[tuple[str, str]] | None = None) -> lis
 def validate_tree(directory=None, table: PackageTable | None = None) -> list[Finding]:
     """Findings for every environment under a directory (default: the repo's spack_envs/), and
     for every other YAML file there, site files (under sites/) checked as such."""
-    directory = Path(directory) if directory is not None else paths.REPO_ROOT / "spack_envs"
+    directory = Path(directory) if directory is not None else paths.SPACK_ENVS
     validator = _Validator(table or load_table(), directory)
     state = path_state(directory)
     if state != DIRECTORY:

@@ -55,7 +55,7 @@ def test_partition_gets_rpeak_inputs_and_stack_extras(tmp_path):
 @pytest.mark.parametrize("edit, message", [
     (("    clock_ghz: 2.0\n", ""), "cpu.*clock_ghz"),
     (("    environs: [ompi]", "    environs: [mpich]"), r"environs: unknown stack\(s\) mpich"),
-    (("  - name: cpu\n", "  - name: cpu; rm -rf /\n"), "not a valid name"),
+    (("  - name: cpu\n", "  - name: cpu; rm -rf /\n"), "is not a name ReFrame takes"),
     (("    max_nodes: 8\n", "    max_nodes: 8\n    max_node: 8\n"), r"unknown key 'max_node' \(did you mean 'max_nodes'\?\)"),
     (("    env_vars: {OMPI_MCA_pml: ob1}", "    env_vars: {'A B': 1}"), "'A B' is not a variable name"),
     (("    memory_per_node: 256GiB", "    memory_per_node: lots"), "memory_per_node"),
