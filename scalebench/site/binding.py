@@ -82,13 +82,29 @@ def mpis() -> dict[str, Mpi]:
             for name, entry in _table()["mpis"].items()}
 
 
+def stack_mpi(features: tuple[str, ...]) -> Mpi | None:
+    """The stack's MPI as its features name it, or None."""
+    return next((mpi for mpi in mpis().values() if set(mpi.features) & set(features)), None)
+
+
 def mpi_flavour(features: tuple[str, ...]) -> str | None:
-    """The stack's MPI as its features name it (intelmpi, mpt, cray-mpich, openmpi, mpich), or None."""
-    return next((mpi.name for mpi in mpis().values() if set(mpi.features) & set(features)), None)
+    """The name of the stack's MPI (intelmpi, mpt, cray-mpich, openmpi, mpich), or None."""
+    mpi = stack_mpi(features)
+    return mpi.name if mpi else None
 
 
 def stack_binds(launcher_options: tuple[str, ...]) -> bool:
     return any(option.split("=")[0] in _table()["binding_options"] for option in launcher_options)
+
+
+def own_binding(features: tuple[str, ...], launcher_options: tuple[str, ...], env: Mapping[str, str]) -> str:
+    """How a stack binds its ranks itself: binding words in its launcher_options, or binding variables of
+    its MPI set in `env` (the stack's, or the submitting shell's); '' when it does not."""
+    if stack_binds(launcher_options):
+        return f"the stack's launcher_options ({' '.join(launcher_options)})"
+    mpi = stack_mpi(features)
+    own = [f"{name}={env[name]}" for name in (mpi.variables if mpi else ()) if name in env]
+    return f"the stack's or shell's {' '.join(own)}" if own else ""
 
 
 def launch(launcher: str, mpi: Mpi | None) -> Launch | None:
@@ -104,7 +120,7 @@ def launch(launcher: str, mpi: Mpi | None) -> Launch | None:
 def mpirun_refusal(features: tuple[str, ...], cpu_bind: str) -> str | None:
     """Why scalebench cannot bind the ranks an mpirun of this stack's MPI starts, with the fix (the
     clause after 'partition P launches with mpirun, '); None when it can."""
-    mpi = mpis().get(mpi_flavour(features) or "")
+    mpi = stack_mpi(features)
     if mpi is None:
         return (f"whose rank binding depends on the MPI: name it in the features ({', '.join(mpis())}), or give "
                 "the binding flags in launcher_options, or set the partition's cpu_bind: none")
@@ -147,14 +163,10 @@ def _cpu_binding(launcher: str, cpu_bind: str, features: tuple[str, ...], stack_
     placement = {name: value for name, value in (("OMP_PLACES", cpu_bind), ("OMP_PROC_BIND", "close"))
                  if name not in kept}
     openmp = " ".join(f"{k}={kept.get(k, v)}" for k, v in (("OMP_PLACES", cpu_bind), ("OMP_PROC_BIND", "close")))
-    if stack_binds(stack_options):
-        return Binding((), {**threads, **placement},
-                       f"the stack's launcher_options ({' '.join(stack_options)}); {openmp}")
-    mpi = mpis().get(mpi_flavour(features) or "")
-    own = [f"{name}={kept[name]}" for name in (mpi.variables if mpi else ()) if name in kept]
+    own = own_binding(features, stack_options, kept)
     if own:
-        return Binding((), {**threads, **placement}, f"the stack's or shell's {' '.join(own)}; {openmp}")
-    how = launch(launcher, mpi)
+        return Binding((), {**threads, **placement}, f"{own}; {openmp}")
+    how = launch(launcher, stack_mpi(features))
     if how is None or cpu_bind not in how.units:  # the site check refuses an mpirun it cannot bind
         return Binding((), {**threads, **placement}, f"none (launcher {launcher}); {openmp}")
     options, env = how.filled(cpu_bind, threads_per_rank)

@@ -109,7 +109,8 @@ def locked_blas(specs: str) -> StackBlas | None:
     return StackBlas(name, found[name], "the stack's spack.lock") if name else None
 
 
-def flexiblas_backend(stack_env: Mapping[str, str], shell_env: Mapping[str, str], lock_specs: str = "") -> StackBlas | None:
+def flexiblas_backend(stack_env: Mapping[str, str], shell_env: Mapping[str, str],
+                      lock_specs: str = "") -> StackBlas | None:
     """The BLAS FlexiBLAS loads: the one FLEXIBLAS names (a backend's name, or a library's path), the
     stack's before the submitting shell's; its version from the stack's lock. None when neither sets it."""
     for env, whose in ((stack_env, "the stack's env_vars"), (shell_env, "the submitting shell")):

@@ -214,8 +214,8 @@ def _check_binding(source: str, where: str, part: dict[str, Any], stacks: dict[s
         stack = stacks[name]
         features = tuple(str(f) for f in stack.get("features", ()))
         options = tuple(str(o) for o in stack.get("launcher_options", ()))
-        mpi = binding.mpis().get(binding.mpi_flavour(features) or "")
-        if binding.stack_binds(options) or (mpi and set(mpi.variables) & set(stack.get("env_vars") or {})):
+        env = {str(k): str(v) for k, v in (stack.get("env_vars") or {}).items()}
+        if binding.own_binding(features, options, env):
             continue
         refusal = binding.mpirun_refusal(features, str(part.get("cpu_bind", binding.CPU_BIND[0])))
         if refusal:

@@ -23,8 +23,9 @@ def hpl_jobs(tmp_path, name):
     site = SITES / f"{name}.yaml"
     run = tmp_path / "run"
     env = dict(os.environ, SCALEBENCH_SITE=str(site), SCALEBENCH_RUN_DIR=str(run))
-    command = [str(VENV_BIN / "reframe"), "-C", str(REPO / "site_configs" / "slurm.py"), "-c", str(REPO / "reframe_tests"),
-               "--system", yaml.safe_load(site.read_text())["system"], "--dry-run", "-n", "HPLCheck"]
+    system = yaml.safe_load(site.read_text())["system"]
+    command = [str(VENV_BIN / "reframe"), "-C", str(REPO / "site_configs" / "slurm.py"),
+               "-c", str(REPO / "reframe_tests"), "--system", system, "--dry-run", "-n", "HPLCheck"]
     proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     cases = [case for case in cases_of(run) if case["display_name"].startswith("HPLCheck")]

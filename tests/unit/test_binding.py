@@ -123,7 +123,8 @@ def test_an_mpis_own_binding_variables_from_the_stack_or_shell_replace_scalebenc
     ("[cray-mpich]", "cores", r"stacks\[ompi\]\.features: partition cpu launches with mpirun, which scalebench does "
                               r"not bind for cray-mpich: Cray MPICH is started by srun under Slurm; set the "
                               r"partition's launcher: srun, or cpu_bind: none"),
-    ("[mpt]", "threads", r"whose binding of mpt has no cpu_bind: threads: set the partition's cpu_bind to cores or none"),
+    ("[mpt]", "threads",
+     r"whose binding of mpt has no cpu_bind: threads: set the partition's cpu_bind to cores or none"),
     ("[ucx]", "cores", r"name it in the features \(intelmpi, mpt, cray-mpich, openmpi, mpich\)"),
 ])
 def test_an_mpirun_scalebench_cannot_bind_is_refused_with_the_fix(tmp_path, features, cpu_bind, message):
