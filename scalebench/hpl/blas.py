@@ -1,6 +1,7 @@
-"""Whether an HPL job sets OPENBLAS_CORETYPE: only for a stack whose BLAS is OpenBLAS (which BLAS a
-stack links: scalebench.site.blas), only on a CPU an OpenBLAS release was seen to misdetect, never
-over a value the stack or the submitting shell sets (scalebench/data/openblas_coretypes.yaml)."""
+"""Whether an HPL job sets OPENBLAS_CORETYPE: only for a stack whose BLAS is OpenBLAS, or FlexiBLAS
+running it (which BLAS a stack links: scalebench.site.blas), only on a CPU an OpenBLAS release was seen
+to misdetect, never over a value the stack or the submitting shell sets
+(scalebench/data/openblas_coretypes.yaml)."""
 from __future__ import annotations
 
 import functools
@@ -54,18 +55,19 @@ def choose_coretype(stack_env: Mapping[str, str], shell_env: Mapping[str, str], 
         value = env.get("OPENBLAS_CORETYPE", "").strip()
         if value:
             return CoreTypeChoice(value, f"OPENBLAS_CORETYPE from {whose} (kept)", recommended)
-    if blas.name != "openblas":
-        why = "not OpenBLAS" if blas.name else "not known to be OpenBLAS"
+    runs = blas.runs  # FlexiBLAS's backend: OpenBLAS's kernel choice is the same under it
+    if runs.name != "openblas":
+        why = "not OpenBLAS" if runs.name else "not known to be OpenBLAS"
         return CoreTypeChoice(None, f"{blas.describe()}: {why}, no OPENBLAS_CORETYPE", None)
     if forced is None:
         return CoreTypeChoice(None, f"{blas.describe()}: no OpenBLAS release is known to misdetect {microarch}: "
                                     "it picks its kernel itself (scalebench/data/openblas_coretypes.yaml)", None)
     core, versions = forced
-    if blas.version and all(_version(blas.version) > _version(v) for v in versions):
+    if runs.version and all(_version(runs.version) > _version(v) for v in versions):
         return CoreTypeChoice(None, f"{blas.describe()}: newer than the OpenBLAS {', '.join(versions)} seen to "
                                     f"misdetect {microarch}: it detects the CPU itself", None)
     seen = f"OpenBLAS {', '.join(versions)} was seen to misdetect {microarch}" + \
-        ("" if blas.version else "; this version is not known")
+        ("" if runs.version else "; this version is not known")
     return CoreTypeChoice(core, f"{blas.describe()}: {seen} (scalebench/data/openblas_coretypes.yaml)", core)
 
 

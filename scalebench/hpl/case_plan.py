@@ -21,7 +21,7 @@ from scalebench.hpl.grid import grid_choice
 from scalebench.hpl.tune import SweepDeck, sweep_deck, sweep_hpccinf_txt, sweep_hpl_dat
 from scalebench.knobs import knob
 from scalebench.programs import missing_binary, resolve_binary
-from scalebench.site.blas import stack_blas, threads_variables
+from scalebench.site.blas import FLEXIBLAS, stack_blas, threads_variables
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
 from scalebench.site.partition import PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import Scale, check_scaling, node_scale
@@ -75,6 +75,7 @@ class HplPlan:
     rpeak_derivation: str
     predicted_s: float
     env_vars: Mapping[str, str] = field(default_factory=dict)
+    blas: str = ""  # the BLAS it links, and FlexiBLAS's backend (scalebench.site.blas)
     blas_kernel: str = ""
     sweep: SweepDeck | None = None  # a tuning run: many combinations in one HPL.dat
     missing: str = ""  # why the binary cannot run here (a repository binary not built); '' when it can
@@ -123,7 +124,7 @@ class HplPlan:
         ignored = f"; {self.profile.name} ignores {', '.join(self.profile.ignores)}" if self.profile.ignores else ""
         return {"deck_summary": self.deck_summary, "n_policy": self.n_policy, "deck_source": self.deck_source + ignored,
                 "grid_reason": self.grid_reason, "idle_ranks": self.job.idle_ranks,
-                "rpeak_derivation": self.rpeak_derivation, "blas_kernel": self.blas_kernel,
+                "rpeak_derivation": self.rpeak_derivation, "blas": self.blas, "blas_kernel": self.blas_kernel,
                 "hpl_deck": self.deck.to_json(), "trials": self.trials}
 
     def to_json(self) -> dict[str, Any]:
@@ -247,11 +248,13 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
     the_deck, predicted, limit = _fit_time_limit(the_deck, partition, rules, trials,
                                                  settings.expected_efficiency * working_node * job.nodes, job.longest_s)
     job = replace(job, time_limit_s=limit)
-    linked = stack_blas(stack.extras.get("blas"), job.spack_specs, binary)
+    linked = stack_blas(stack.extras.get("blas"), job.spack_specs, binary, stack.env_vars, shell)
     coretype = blas.choose_coretype(stack.env_vars, shell, partition.microarch, linked)
-    env = {name: str(job.threads_per_rank) for name in threads_variables(linked.name)}
-    if linked.name in ("openblas", None):  # OpenBLAS then prints the kernel it chose
+    env = {name: str(job.threads_per_rank) for name in threads_variables(linked.runs.name)}
+    if linked.runs.name in ("openblas", None):  # OpenBLAS then prints the kernel it chose
         env["OPENBLAS_VERBOSE"] = "2"
+    if linked.name == FLEXIBLAS and linked.backend is None:  # the job's stderr names the backend it loads
+        env["FLEXIBLAS_VERBOSE"] = "1"
     if coretype.value:
         env["OPENBLAS_CORETYPE"] = coretype.value
     if profile.dgemm_env:  # the DGEMM ceiling, timed by the binary in the same job
@@ -261,7 +264,8 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
         kernel += f" (warning: {coretype.warning})"
     return HplPlan(job=job, deck=the_deck, binary=binary, profile=profile, trials=trials,
                    grid_reason=grid.reason, deck_source=deck_source, rpeak_gflops=rpeak,
-                   rpeak_derivation=rpeak_text, predicted_s=predicted, env_vars=env, blas_kernel=kernel,
+                   rpeak_derivation=rpeak_text, predicted_s=predicted, env_vars=env, blas=linked.describe(),
+                   blas_kernel=kernel,
                    missing=(missing_binary(named, "HPL binary") if from_site else None) or "", clock_ghz=clock,
                    working_rpeak_gflops=working_node * job.nodes)
 

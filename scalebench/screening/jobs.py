@@ -117,8 +117,8 @@ def plan_screening(partition: PartitionSpec, stack: StackSpec, chunk: int, names
                       f"{format_duration(limit)}")
     binary = str(stack.extras.get("screen_binary") or "screen-probe")  # a relative path is under the repository
     # One BLAS thread per rank, and the BLAS kernel policy of the HPL DGEMM it compares with.
-    linked = stack_blas(stack.extras.get("blas"), job.spack_specs, resolve_binary(binary))
-    env = {name: "1" for name in ("OMP_NUM_THREADS", *threads_variables(linked.name))}
+    linked = stack_blas(stack.extras.get("blas"), job.spack_specs, resolve_binary(binary), stack.env_vars, environ)
+    env = {name: "1" for name in ("OMP_NUM_THREADS", *threads_variables(linked.runs.name))}
     coretype = blas.choose_coretype(stack.env_vars, environ or {}, partition.microarch, linked)
     if coretype.value:
         env["OPENBLAS_CORETYPE"] = coretype.value

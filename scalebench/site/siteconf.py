@@ -270,17 +270,21 @@ def _check_containers(source: str, where: str, part: dict[str, Any], stacks: dic
 
 
 def _check_binding(source: str, where: str, part: dict[str, Any], stacks: dict[str, dict[str, Any]]) -> None:
-    """An mpirun or mpiexec takes the binding flags of its MPI: the stack must say which MPI it is."""
-    if part["launcher"] not in ("mpirun", "mpiexec") or part.get("cpu_bind") == "none":
+    """An mpirun or mpiexec binds as its MPI does (scalebench/data/mpis.yaml): the stack must name an MPI
+    whose mpirun scalebench binds, or bind its ranks itself."""
+    if part["launcher"] not in binding.MPIRUNS or part.get("cpu_bind") == "none":
         return
     for name in part["environs"]:
         stack = stacks[name]
+        features = tuple(str(f) for f in stack.get("features", ()))
         options = tuple(str(o) for o in stack.get("launcher_options", ()))
-        if binding.mpi_flavour(tuple(stack.get("features", ()))) is None and not binding.stack_binds(options):
+        env = {str(k): str(v) for k, v in (stack.get("env_vars") or {}).items()}
+        if binding.own_binding(features, options, env):
+            continue
+        refusal = binding.mpirun_refusal(features, str(part.get("cpu_bind", binding.CPU_BIND[0])))
+        if refusal:
             schema.fail(source, f"stacks[{name}].features", f"partition {part['name']} launches with "
-                        f"{part['launcher']}, whose rank binding depends on the MPI: name it in the features "
-                        "(openmpi or mpich), or give the binding flags in launcher_options, or set the "
-                        "partition's cpu_bind: none")
+                                                            f"{part['launcher']}, {refusal}")
 
 
 # --- stacks -------------------------------------------------------------------------------------

@@ -2,12 +2,13 @@
 (scalebench.hpl.blas): OPENBLAS_CORETYPE only for OpenBLAS, only on a CPU an OpenBLAS release was seen
 to misdetect, never over a value of the stack or the shell."""
 import shutil
+import subprocess
 
 import pytest
 
 from conftest import XHPL
 from scalebench.hpl import blas
-from scalebench.site.blas import StackBlas, linked_blas, locked_blas, stack_blas
+from scalebench.site.blas import StackBlas, linked_blas, locked_blas, stack_blas, threads_variables
 
 OPENBLAS_OLD = StackBlas("openblas", "0.3.21", "ldd xhpl")
 UNKNOWN = StackBlas(None, None, "")
@@ -74,3 +75,52 @@ def test_kernels_reported_reads_openblas_verbose_lines():
     assert blas.kernels_reported(stderr) == ["SkylakeX", "SkylakeX", "Haswell"]
     assert blas.kernels_reported("no kernel lines") == []
     assert blas.fallback_core("Prescott") and not blas.fallback_core("SkylakeX")
+
+
+# --- FlexiBLAS: a BLAS that loads another at run time ---------------------------------------------
+
+@pytest.mark.parametrize("value, runs", [
+    ("OPENBLAS", "openblas"), ("OpenBLAS-OpenMP", "openblas"), ("openblas-pthread", "openblas"),
+    ("imkl", "mkl"), ("MKL", "mkl"), ("BLIS-OPENMP", "blis"), ("AMDBLIS", "aocl"), ("NETLIB", "netlib"),
+    ("/sw/lib/libopenblas.so.0", "openblas"), ("/opt/intel/lib/libmkl_rt.so.2", "mkl"),
+    ("MyVendorBLAS", None),  # a backend scalebench does not know: as a BLAS not known
+])
+def test_the_backend_flexiblas_names_is_the_blas_whose_kernels_run(value, runs):
+    linked = stack_blas("flexiblas", "", "xhpl", {"FLEXIBLAS": value})
+    assert linked.name == "flexiblas" and linked.runs.name == runs
+    assert f"(FLEXIBLAS={value} in the stack's env_vars)" in linked.describe()
+    assert threads_variables(linked.runs.name) == (
+        {"openblas": ["OPENBLAS_NUM_THREADS"], "mkl": ["MKL_NUM_THREADS"], "blis": ["BLIS_NUM_THREADS"],
+         "aocl": ["BLIS_NUM_THREADS"], "netlib": []}.get(runs, ["BLIS_NUM_THREADS", "MKL_NUM_THREADS",
+                                                                 "OPENBLAS_NUM_THREADS"]))
+
+
+def test_the_stacks_flexiblas_before_the_shells_and_none_names_its_default():
+    shell = stack_blas("flexiblas", "", "xhpl", {}, {"FLEXIBLAS": "BLIS"})
+    assert shell.runs.name == "blis" and "(FLEXIBLAS=BLIS in the submitting shell)" in shell.describe()
+    assert stack_blas("flexiblas", "", "xhpl", {"FLEXIBLAS": "MKL"}, {"FLEXIBLAS": "BLIS"}).runs.name == "mkl"
+    default = stack_blas("flexiblas", "", "xhpl")
+    assert default.backend is None and default.runs.name is None
+    assert default.describe() == ("flexiblas (site file), backend not known (FLEXIBLAS not set: FlexiBLAS's "
+                                  "configured default)")
+    assert blas.choose_coretype({}, {}, "icelake", default).value is None  # not known to be OpenBLAS
+    # FLEXIBLAS means nothing to a stack that does not link FlexiBLAS
+    assert stack_blas("mkl", "", "xhpl", {"FLEXIBLAS": "OPENBLAS"}).runs.name == "mkl"
+
+
+def test_flexiblas_from_the_lock_with_its_backends_version():
+    lock = "hpl@2.3; openblas@0.3.28 threads=openmp; flexiblas@3.4.4"
+    assert locked_blas(lock) == StackBlas("flexiblas", "3.4.4", "the stack's spack.lock")  # its backends follow
+    linked = stack_blas(None, lock, "xhpl", {"FLEXIBLAS": "OpenBLAS"})
+    assert (linked.runs.name, linked.runs.version) == ("openblas", "0.3.28")
+    newer = blas.choose_coretype({}, {}, "icelake", linked)
+    assert newer.value is None and "newer than the OpenBLAS 0.3.21" in newer.reason
+    assert newer.reason.startswith("flexiblas 3.4.4 (the stack's spack.lock), backend openblas 0.3.28")
+
+
+def test_ldd_recognises_libflexiblas(monkeypatch, tmp_path):
+    binary = tmp_path / "xhpl"
+    out = (f"\tlinux-vdso.so.1 (0x00007ffd)\n\tlibflexiblas.so.3 => {tmp_path}/libflexiblas.so.3 (0x00007f)\n"
+           f"\tlibmpi.so.40 => /usr/lib/libmpi.so.40 (0x00007f)\n")
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, stdout=out))
+    assert linked_blas(str(binary)) == StackBlas("flexiblas", None, f"ldd {binary}")

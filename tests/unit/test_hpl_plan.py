@@ -266,3 +266,36 @@ def test_the_netns_lab_plans_one_rank_per_node_as_its_mpi_settings_require(capsy
     assert main(["plan", str(site), "--json"]) == 0
     jobs = [case["job"] for case in json.loads(capsys.readouterr().out)["cases"] if "job" in case]
     assert jobs and {job["ranks_per_node"] for job in jobs} == {1}
+
+
+@pytest.mark.parametrize("env, variables, backend", [
+    ({"FLEXIBLAS": "OPENBLAS-OPENMP"}, {"OPENBLAS_NUM_THREADS", "OPENBLAS_VERBOSE"}, "backend openblas"),
+    ({"FLEXIBLAS": "imkl"}, {"MKL_NUM_THREADS"}, "backend mkl"),
+    ({"FLEXIBLAS": "/opt/blis/lib/libblis-mt.so.4"}, {"BLIS_NUM_THREADS"}, "backend blis"),
+    ({"FLEXIBLAS": "NETLIB"}, set(), "backend netlib"),  # the reference BLAS: OMP_NUM_THREADS alone
+    # FlexiBLAS's configured default: every thread variable, and the job's stderr names the backend
+    ({}, {"OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS", "OPENBLAS_VERBOSE", "FLEXIBLAS_VERBOSE"},
+     "backend not known (FLEXIBLAS not set"),
+])
+def test_flexiblas_threads_and_records_the_backend_flexiblas_names(env, variables, backend):
+    hybrid = replace(ZEN4, hpl=PartitionHpl(ranks_per_node=8, threads_per_rank=16))
+    stack = StackSpec("s", "s", ("hpl",), {"hpl_binary": "xhpl", "blas": "flexiblas"}, env)
+    plan = plan_hpl(hybrid, stack, "1_node")
+    assert set(plan.env_vars) - {"SCALEBENCH_DGEMM_N"} == variables
+    assert all(plan.env_vars[v] == "16" for v in variables if v.endswith("_THREADS"))
+    recorded = plan.provenance()["blas"]
+    assert recorded.startswith("flexiblas (site file), ") and backend in recorded
+    assert "FLEXIBLAS" not in plan.env_vars  # the stack's own variable reaches the job as the stack's
+
+
+def test_flexiblas_running_an_old_openblas_gets_the_openblas_kernel_policy():
+    icelake = replace(ZEN4, microarch="icelake")
+    lock = "hpl@2.3 +openmp; flexiblas@3.4.4; openblas@0.3.21 threads=openmp"
+    stack = StackSpec("s", "s", ("hpl",), {"hpl_binary": "xhpl"}, {"FLEXIBLAS": "OpenBLAS"},
+                      lock=("sha256:0", lock))
+    plan = plan_hpl(icelake, stack, "1_node")
+    assert plan.env_vars["OPENBLAS_CORETYPE"] == "SkylakeX"  # what OpenBLAS 0.3.21 misdetects there
+    assert plan.provenance()["blas"] == ("flexiblas 3.4.4 (the stack's spack.lock), backend openblas 0.3.21 "
+                                         "(FLEXIBLAS=OpenBLAS in the stack's env_vars)")
+    mkl = replace(stack, env_vars={"FLEXIBLAS": "MKL"})
+    assert "OPENBLAS_CORETYPE" not in plan_hpl(icelake, mkl, "1_node").env_vars

@@ -127,3 +127,9 @@ def test_run_dir_records_provenance_and_refuses_an_existing_report(tmp_path, mon
     (directory / "report.json").write_text("{}")
     with pytest.raises(ResultsError, match="already holds a run report"):
         provenance.claim_run_dir()
+
+
+def test_a_stack_may_link_flexiblas_and_name_its_backend(tmp_path):
+    site = SITE.replace("    env_vars: {OMPI_MCA_pml: ob1}", "    env_vars: {FLEXIBLAS: OPENBLAS-OPENMP}\n    blas: flexiblas")
+    env = siteconf.load_site(write(tmp_path, site))["environments"][0]
+    assert env["extras"]["blas"] == "flexiblas" and ["FLEXIBLAS", "OPENBLAS-OPENMP"] in env["env_vars"]
