@@ -210,7 +210,8 @@ def _described_by_facts(system: str, site_parts: list[dict[str, Any]], envs: Map
     given = {e: site_facts.merged("environments", e, facts, envs[e].get("extras") or {})[0] for e in used}
     site = {"system": system, "partitions": site_parts, "stacks": [_site_stack(e, given[e]) for e in used]}
     source = facts.source if facts else sources[0]
-    schema.check(site, "site.yaml", source)
+    for part in site_parts:
+        _check_site_partition(part, source)
     # The environment's own features join its facts' (an mpirun launcher's binding reads the MPI's name there).
     for stack in site["stacks"]:
         stack["features"] = list(dict.fromkeys([*stack.get("features", ()),
@@ -222,6 +223,18 @@ def _described_by_facts(system: str, site_parts: list[dict[str, Any]], envs: Map
         stacks[env["name"]] = StackSpec.from_config(env["name"], tuple(dict.fromkeys(env["features"])), env["extras"],
                                                     _env_vars(own.get("env_vars", ())))
     return config["systems"][0]["partitions"], stacks
+
+
+def _check_site_partition(part: Mapping[str, Any], source: str) -> None:
+    """The site schema's check of what a partition's facts and its configuration make together (the
+    facts were checked alone). The configuration's names are its ReFrame's, whose rules may be older
+    than scalebench's: they stand aside while the rest is checked."""
+    named = {**part, "name": "p", "environs": ["e"]}
+    try:
+        schema.check({"system": "s", "partitions": [named], "stacks": [{"name": "e"}]}, "site.yaml", source)
+    except InputError as err:
+        raise InputError(str(err).replace(f"{source}: partitions[p]", f"{source}: partitions.{part['name']}"),
+                         err.details) from None
 
 
 def _env_vars(pairs: Any) -> dict[str, str]:
