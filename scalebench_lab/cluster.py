@@ -294,6 +294,10 @@ class Spec:
     energy: str | None = None  # an emulated meter behind this acct_gather_energy plugin (pm_counters)
     energy_period_s: int = 1  # AcctGatherNodeFreq and the energy sampling of job steps
     energy_profile: bool = False  # acct_gather_profile/hdf5 into DIR/profile (jobs ask --profile=energy)
+    # Nodes of several kinds: each node's RealMemory (MB) and features, in node order (None: all alike).
+    node_memory_mb: tuple[int, ...] | None = None
+    node_features: tuple[str, ...] | None = None
+    max_mem_per_node_mb: int | None = None  # the partition's MaxMemPerNode (memory then a consumable)
 
 
 ENERGY_PLUGINS = ("pm_counters",)  # the ones an emulated meter can feed (files the plugin reads)
@@ -353,7 +357,8 @@ def slurm_conf_text(spec: Spec, cluster_id: str, ports: list[int] | None, dbd_po
         *(["AcctGatherProfileType=acct_gather_profile/hdf5"] if spec.energy_profile else []),
         "JobCompType=jobcomp/none",
         "SelectType=select/cons_tres",
-        "SelectTypeParameters=CR_Core",
+        # memory is a resource Slurm schedules and bounds (MaxMemPerNode) only when it is consumable
+        f"SelectTypeParameters={'CR_Core_Memory' if spec.max_mem_per_node_mb else 'CR_Core'}",
         "MpiDefault=pmix",
         "ReturnToService=2",
         "MailProg=/bin/true",
@@ -372,13 +377,16 @@ def slurm_conf_text(spec: Spec, cluster_id: str, ports: list[int] | None, dbd_po
         "SlurmctldDebug=info",
         "SlurmdDebug=info",
     ]
-    hw = f"Sockets=1 CoresPerSocket={cpus} ThreadsPerCore=1 RealMemory={memory} State=UNKNOWN"
     for i, name in enumerate(names, start=1):
+        mib = spec.node_memory_mb[i - 1] if spec.node_memory_mb else memory
+        features = f" Features={spec.node_features[i - 1]}" if spec.node_features else ""
+        hw = f"Sockets=1 CoresPerSocket={cpus} ThreadsPerCore=1 RealMemory={mib}{features} State=UNKNOWN"
         if spec.mode == "loopback":
             lines.append(f"NodeName={name} NodeHostname=localhost NodeAddr=127.0.0.1 Port={ports[i]} {hw}")
         else:
             lines.append(f"NodeName={name} NodeHostname={name} NodeAddr={node_addr(i)} {hw}")
-    lines.append(f"PartitionName={PARTITION} Nodes=ALL Default=YES MaxTime=INFINITE State=UP")
+    limit = f" MaxMemPerNode={spec.max_mem_per_node_mb}" if spec.max_mem_per_node_mb else ""
+    lines.append(f"PartitionName={PARTITION} Nodes=ALL Default=YES MaxTime=INFINITE{limit} State=UP")
     return "\n".join(lines) + "\n"
 
 
@@ -553,17 +561,26 @@ def start(directory: Path | str, nodes: int, mode: str = "loopback", cpus_per_no
           memory_per_node_mb: int | None = None, shape: str | None = None, ready_timeout: float = READY_TIMEOUT,
           cleanup_on_failure: bool = True, slurmd_timeout_s: int | None = None, task_plugin: str = "none",
           accounting_db: bool = False, energy: str | None = None, energy_period_s: int = 1,
-          meter_args: Sequence[str] = (), energy_profile: bool = False) -> State:
+          meter_args: Sequence[str] = (), energy_profile: bool = False,
+          node_memory_mb: Sequence[int] | None = None, node_features: Sequence[str] | None = None,
+          max_mem_per_node_mb: int | None = None) -> State:
     """Start the cluster; on failure stop what was started (unless cleanup_on_failure=False) and raise.
 
     accounting_db: slurmdbd and MariaDB (sacct works); energy: the acct_gather_energy plugin fed by an
     emulated meter (netns mode; meter_args go to scalebench_lab.meter: --base-w, --ramp-w-per-s ...);
-    energy_profile: Slurm's hdf5 energy profile under DIR/profile (read with sh5util)."""
+    energy_profile: Slurm's hdf5 energy profile under DIR/profile (read with sh5util); node_memory_mb and
+    node_features: each node's RealMemory and features (nodes of several kinds); max_mem_per_node_mb: the
+    partition's MaxMemPerNode, with memory a consumable resource."""
     directory = Path(directory).resolve()
     if task_plugin not in ("none", "affinity"):
         raise ClusterError(f"task_plugin must be none or affinity, got {task_plugin!r}")
     spec = Spec(directory, nodes, mode, cpus_per_node, memory_per_node_mb, shape, slurmd_timeout_s, task_plugin,
-                accounting_db, energy, energy_period_s, energy_profile)
+                accounting_db, energy, energy_period_s, energy_profile,
+                tuple(node_memory_mb) if node_memory_mb else None, tuple(node_features) if node_features else None,
+                max_mem_per_node_mb)
+    for given, name in ((spec.node_memory_mb, "node_memory_mb"), (spec.node_features, "node_features")):
+        if given is not None and len(given) != nodes:
+            raise ClusterError(f"{name}: {len(given)} value(s) for {nodes} node(s)")
     if mode not in ("loopback", "netns"):
         raise ClusterError(f"unknown mode {mode!r} (loopback or netns)")
     if energy is not None and energy not in ENERGY_PLUGINS:

@@ -158,7 +158,9 @@ def _partition(part: dict[str, Any], where: str, source: str, site: dict[str, An
         if part.get("max_mem_per_node") else None
     extras: dict[str, Any] = {
         "max_nodes": part["max_nodes"],
-        "cores_per_node": inputs.cores_per_node, "memory_per_node": memory, "microarch": inputs.microarch,
+        # what HPL's matrix may use: the node's memory, within what a job may have of it (MaxMemPerNode)
+        "cores_per_node": inputs.cores_per_node, "memory_per_node": min(memory, limit or memory),
+        "microarch": inputs.microarch,
         "clock_ghz": inputs.clock_ghz, "flops_per_cycle": inputs.flops_per_cycle,
         "rpeak_derivation": list(inputs.derivation),
         "scales": ScaleSpec.from_site(part.get("scales")).to_json(),
@@ -168,6 +170,9 @@ def _partition(part: dict[str, Any], where: str, source: str, site: dict[str, An
     }
     if limit is not None:
         extras["max_mem_per_node"] = limit
+        if limit < memory:
+            sizing = "; ".join(filter(None, [sizing, f"a job may have {format_size(limit)} of a node's "
+                                                     f"{format_size(memory)} (max_mem_per_node): HPL is sized for it"]))
     if sizing:
         extras["node_sizing"] = sizing
     for key in ("time_limit", "max_time_limit_s"):
