@@ -105,11 +105,28 @@ def cmd_accept(args: argparse.Namespace) -> int:
     criteria = acceptance.load(Path(args.thresholds), figure_units(loaded.table))
     verdicts = acceptance.judge(criteria, loaded.table, expectations=_expectations(criteria, loaded.table))
     _say(loaded.warnings, loaded.notes)
-    print(render_text([acceptance.verdict_table(verdicts)]).rstrip())
-    for rerun in acceptance.reruns(verdicts):
-        print(f"re-run (noisy): {rerun}")
-    print(f"\nacceptance {acceptance.outcome(verdicts)}: {acceptance.counts(verdicts)}")
+    if args.junit:  # for CI (GitLab, Jenkins): one test case per criterion and point
+        _write_whole(Path(args.junit), acceptance.junit_xml(verdicts, Path(args.thresholds)), "--junit")
+    if args.json:
+        print_json(acceptance.to_json(verdicts, Path(args.thresholds)))
+    else:
+        print(render_text([acceptance.verdict_table(verdicts)]).rstrip())
+        for rerun in acceptance.reruns(verdicts):
+            print(f"re-run (noisy): {rerun}")
+        print(f"\nacceptance {acceptance.outcome(verdicts)}: {acceptance.counts(verdicts)}")
     return EXIT_OK if acceptance.passed(verdicts) else EXIT_FAILED
+
+
+def _write_whole(path: Path, text: str, option: str) -> None:
+    """A file a command writes for its reader, whole or not at all (a temporary name, then renamed)."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(text)
+        os.replace(temporary, path)
+    except OSError as err:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise ResultsError(f"{option}: cannot write {path}: {err.strerror}") from None
 
 
 def _expectations(criteria, results):  # type: ignore[no-untyped-def]
@@ -127,8 +144,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from scalebench.reporting.store import load
 
     loaded = load(args.results)
-    blocks = bakeoff.blocks(bakeoff.compare(series.build(loaded.table), args.by, args.baseline, args.figure), level=1)
+    compared = bakeoff.compare(series.build(loaded.table), args.by, args.baseline, args.figure)
     _say(loaded.warnings, loaded.notes)  # once there is an answer: an error stays one line
+    if args.json or args.format == "json":
+        print_json(bakeoff.to_json(compared))
+        return 0
+    blocks = bakeoff.blocks(compared, level=1)
     print((render_markdown(blocks, lambda chart: "") if args.format == "md" else render_text(blocks)).rstrip())
     return 0
 
@@ -223,6 +244,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("results", nargs="+", type=path_arg, help="run directories, report files or results/")
     p.add_argument("--thresholds", default=str(paths.SITE_CONFIGS / "acceptance.yaml"), type=path_arg,
                    help="thresholds file (default site_configs/acceptance.yaml)")
+    p.add_argument("--json", action="store_true", help="the verdicts as JSON on stdout (fields: README, Acceptance)")
+    p.add_argument("--junit", default=None, type=path_arg, metavar="FILE",
+                   help="also write the verdicts as JUnit XML for CI: a test case per criterion and point")
     p.set_defaults(func=cmd_accept)
 
     p = sub.add_parser("compare", help="bake-off: stacks or systems normalised to a baseline")
@@ -231,7 +255,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline", default=None, help="the stack or system:partition to normalise to (default: first)")
     p.add_argument("--figure", default=None,
                    help="compare and rank on this figure (e.g. gflops_per_watt) instead of each figure of merit")
-    p.add_argument("--format", choices=("text", "md"), default="text")
+    p.add_argument("--format", choices=("text", "md", "json"), default="text")
+    p.add_argument("--json", action="store_true", help="same as --format json")
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("run", help="run ReFrame checks into a new results/runs/ directory")

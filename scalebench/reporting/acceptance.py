@@ -11,6 +11,7 @@ NOISY, neither a pass nor a fail, and its note names the cases to re-run.
 from __future__ import annotations
 
 import fnmatch
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -390,3 +391,51 @@ def reruns(verdicts: Sequence[Verdict]) -> list[str]:
     """What the NOISY verdicts ask to re-run, once each, and why."""
     return list(dict.fromkeys(line for v in verdicts if v.status == NOISY
                               for line in (v.reruns or (f"{v.where} {v.stack} at {v.at}: {v.note}",))))
+
+
+# --- for CI: JSON and JUnit ---------------------------------------------------------------------------
+
+def _verdict_json(v: Verdict) -> dict[str, Any]:
+    c = v.criterion
+    margin = None if v.measured is None else (v.measured - c.threshold if c.bound == "min" else c.threshold - v.measured)
+    return {"criterion": c.name, "benchmark": c.benchmark, "figure": c.figure, "metric": c.metric,
+            "where": v.where, "stack": v.stack, "at": v.at, "measured": v.measured, "unit": v.unit,
+            "bound": c.bound, "threshold": c.threshold, "margin": margin, "status": v.status,
+            "optional": c.optional, "failed": v.failed, "note": v.note, "reruns": list(v.reruns)}
+
+
+def to_json(verdicts: Sequence[Verdict], source: Path) -> dict[str, Any]:
+    """`accept --json`: the outcome, its counts and every verdict (field names documented and stable)."""
+    said = outcome(verdicts)
+    return {"thresholds": str(source), "outcome": "NOT DECIDED" if said.startswith("NOT DECIDED") else said,
+            "passed": passed(verdicts),
+            "counts": {status: sum(v.status == status for v in verdicts) for status in (PASS, FAIL, NO_DATA, NOISY)},
+            "verdicts": [_verdict_json(v) for v in verdicts], "reruns": reruns(verdicts)}
+
+
+def junit_xml(verdicts: Sequence[Verdict], source: Path) -> str:
+    """`accept --junit`: one test case per criterion and point; a FAIL and a required NO DATA are failures,
+    NOISY (not decided until re-run) and an optional NO DATA are skips, each with its reason."""
+
+    failures = sum(v.failed for v in verdicts)
+    skipped = sum(not v.failed and v.status != PASS for v in verdicts)
+    suite_attrs = {"name": f"scalebench accept ({source})", "tests": str(len(verdicts)), "failures": str(failures),
+                   "errors": "0", "skipped": str(skipped)}
+    suites = ET.Element("testsuites", suite_attrs)
+    suite = ET.SubElement(suites, "testsuite", suite_attrs)
+    for v in verdicts:
+        cells = dict(zip(HEADER, _cells(v)))
+        case = ET.SubElement(suite, "testcase", {"classname": f"{v.criterion.benchmark}.{v.criterion.figure}",
+                                                 "name": f"{v.criterion.name} [{v.where} {v.stack} at {v.at}]",
+                                                 "time": "0"})
+        what = (f"{v.status}: measured {cells['Measured']}, threshold {cells['Threshold']}, margin {cells['Margin']}"
+                + (f"; {v.note}" if v.note else ""))
+        if v.failed:
+            ET.SubElement(case, "failure", {"message": what, "type": v.status}).text = what
+        elif v.status == NOISY:
+            ET.SubElement(case, "skipped", {"message": f"NOT DECIDED: {what}; re-run: {'; '.join(v.reruns)}"})
+        elif v.status != PASS:
+            ET.SubElement(case, "skipped", {"message": what})
+        ET.SubElement(case, "system-out").text = what
+    ET.indent(suites)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"

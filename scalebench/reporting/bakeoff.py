@@ -229,3 +229,22 @@ def blocks(c: Comparison, level: int = 2, details: bool = True) -> list[Block]:
                 table(("Series", "At", "Unit", *c.configs, *(f"{cfg} / {c.baseline}" for cfg in others)),
                       _detail_rows(c))]
     return out
+
+
+def to_json(c: Comparison) -> dict[str, Any]:
+    """`compare --json`: the ranking and every ratio to the baseline (field names documented and stable)."""
+    def summary(s: comparison.Summary) -> dict[str, Any]:
+        return {"min": s.minimum, "geomean": s.geomean, "max": s.maximum, "count": s.count}
+
+    return {"by": c.by, "baseline": c.baseline, "figure": c.figure, "configs": list(c.configs),
+            "ranking": [{"config": config, "geomean": ratio} for config, ratio in c.ranking()],
+            "summary": {config: summary(s) for config, s in c.summary.items()},
+            "per_benchmark": {bench: {config: summary(s) for config, s in found.items()}
+                              for bench, found in c.per_benchmark.items()},
+            "groups": [{"key": list(g.key), "axis": g.axis, "unit": g.unit, "higher_is_better": g.higher_is_better,
+                        "values": {config: {str(x): v for x, v in xs.items()} for config, xs in g.values.items()},
+                        "ratios": {config: {str(x): v for x, v in xs.items()} for config, xs in g.ratios.items()}}
+                       for g in c.groups],
+            "totals": None if c.totals is None else {"ratios": {str(k): v for k, v in c.totals.ratios.items()},
+                                                     "totals_s": {str(k): v for k, v in c.totals.totals.items()}},
+            "without_baseline": list(c.without_baseline)}

@@ -165,3 +165,36 @@ def test_report_carries_the_verdicts(study, tmp_path):
     loaded = results.load([study])
     blocks = report.build_document(loaded.table, loaded.warnings, written.verdicts, thresholds)
     assert any(getattr(b, "text", None) == "Acceptance" for b in blocks)
+
+
+def test_ci_reads_the_verdicts_as_json_and_junit_with_the_terminals_counts(study, tmp_path, capsys):
+    """A criterion failing at one point, one passing, one optional without data: a JUnit reader (junitparser,
+    as CI systems parse it) counts what the terminal says, a failure per FAIL, a skip per NO DATA."""
+    import json
+
+    from junitparser import Failure, JUnitXml, Skipped
+
+    thresholds = _file(tmp_path, """
+criteria:
+  - {name: HPL efficiency, benchmark: HPLCheck, figure: efficiency, min: 80%}
+  - {name: HPL Rmax, benchmark: HPLCheck, figure: rmax, min: 1}
+  - {name: LAMMPS somewhere else, benchmark: LAMMPSCheck, system: nowhere, min: 1, optional: true}
+""")
+    assert main(["accept", str(study), "--thresholds", str(thresholds)]) == 1
+    terminal = capsys.readouterr().out.splitlines()[-1]
+    assert terminal == "acceptance FAILED: 11 PASS, 1 FAIL, 1 NO DATA"
+    junit = tmp_path / "accept.xml"
+    assert main(["accept", str(study), "--thresholds", str(thresholds), "--json", "--junit", str(junit)]) == 1
+    found = json.loads(capsys.readouterr().out)
+    assert (found["outcome"], found["passed"], found["counts"]) == (
+        "FAILED", False, {"PASS": 11, "FAIL": 1, "NO DATA": 1, "NOISY": 0})
+    assert [v["status"] for v in found["verdicts"]].count("FAIL") == 1
+    xml = JUnitXml.fromfile(str(junit))
+    cases = [case for suite in xml for case in suite]
+    assert len(cases) == 13
+    failures = [case for case in cases if any(isinstance(r, Failure) for r in case.result)]
+    skips = [case for case in cases if any(isinstance(r, Skipped) for r in case.result)]
+    assert (len(failures), len(skips)) == (1, 1)
+    assert "FAIL: measured 77.5%" in failures[0].result[0].message and failures[0].name.startswith("HPL efficiency")
+    assert "NO DATA" in skips[0].result[0].message
+    assert not list(tmp_path.glob(".*.tmp"))  # written whole, no temporary left

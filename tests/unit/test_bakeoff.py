@@ -108,6 +108,17 @@ def test_compare_cli(study, capsys):
     assert "| Configuration | Series | Min ratio | Geomean ratio | Max ratio |" in capsys.readouterr().out
 
 
+def test_compare_json_is_the_text_in_fields(study, capsys):
+    import json
+
+    assert main(["compare", str(study), "--baseline", "tcp", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    compared = bakeoff.compare(_series(study), "stack", "tcp")
+    assert found["baseline"] == "tcp" and [r["config"] for r in found["ranking"]] == [c for c, _ in compared.ranking()]
+    assert found["summary"]["ucx"]["count"] == 5 and found["summary"]["tcp"]["geomean"] == 1.0
+    assert found["totals"]["ratios"]["tcp"] == 1.0 and len(found["groups"]) == len(compared.groups)
+
+
 def test_health_warnings_use_the_same_time_like_values():
     curves = {"a": {4: 1.0, 8: 1.0}, "b": {4: 20.0, 8: 1.5}}  # latencies
     warnings = comparison.health_warnings(bakeoff.time_like_curves(curves, higher_is_better=False))
