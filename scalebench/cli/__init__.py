@@ -157,13 +157,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     """One ReFrame session into a fresh run directory, then (optionally) its report."""
     from scalebench import loaders, textfile
-    from scalebench.site.facts import FACTS_VARIABLE
+    from scalebench.site.facts import FACTS_VARIABLE, facts_files, read_facts
     from scalebench.site.rundir import dry_run_requested, new_run_dir
 
     reframe = Path(sys.executable).with_name("reframe")
     if not os.access(reframe, os.X_OK):
         raise InputError(f"reframe: no executable {reframe} (install it with scripts/install.sh)")
     textfile.read_bytes(args.config, "--config", loaders.CONFIG_LIMIT)  # named here, not by ReFrame's exit 1
+    if args.facts:  # named before a run directory is made
+        for path in facts_files(args.facts, "--facts"):
+            read_facts(path)
     if not Path(args.checks).exists():
         raise InputError(f"--checks: {args.checks} does not exist")
     run_dir = new_run_dir(Path(args.results))

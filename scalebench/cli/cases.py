@@ -94,7 +94,7 @@ def describe_site(site: Path, system: str | None, facts_given: str | None) -> re
     chosen = picked["systems"][0]
     given = os.environ.get(FACTS_VARIABLE, "") if facts_given is None else facts_given
     described = reframe_config.describe(chosen, picked.get("environments", []),
-                                        system_facts(chosen["name"], given))
+                                        system_facts(chosen["name"], given, "--facts" if facts_given else FACTS_VARIABLE))
     reframe_config.check_nothing_to_run(described, check_features(), bool(given), described_systems(given))
     return described
 

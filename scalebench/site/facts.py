@@ -34,8 +34,8 @@ class SystemFacts:
     environments: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
-def facts_files(given: str) -> list[Path]:
-    """The files SCALEBENCH_FACTS (or --facts) names, in order; InputError for one that does not exist."""
+def facts_files(given: str, where: str = FACTS_VARIABLE) -> list[Path]:
+    """The files SCALEBENCH_FACTS (or --facts, `where`) names, in order; InputError for one that does not exist."""
     files: list[Path] = []
     # ReFrame imports a check file from the file's own directory: a relative name is the shell's.
     launched_in = Path(os.environ.get("PWD") or os.getcwd())
@@ -44,13 +44,13 @@ def facts_files(given: str) -> list[Path]:
         if path.is_dir():
             found = sorted(p for p in path.glob("*.yaml") if p.is_file())
             if len(found) > MAX_FACTS_FILES:
-                raise InputError(f"{FACTS_VARIABLE}: {path} holds {len(found)} YAML files; a facts directory holds one "
+                raise InputError(f"{where}: {path} holds {len(found)} YAML files; a facts directory holds one "
                                  f"per system (at most {MAX_FACTS_FILES})")
             files += found
         elif path.exists() or path.is_symlink():
             files.append(path)
         else:
-            raise InputError(f"{FACTS_VARIABLE}: {part} does not exist (a facts file, or a directory of them)")
+            raise InputError(f"{where}: {part} does not exist (a facts file, or a directory of them)")
     return files
 
 
@@ -62,13 +62,13 @@ def read_facts(path: Path) -> SystemFacts:
                        dict(data.get("environments") or {}))
 
 
-def system_facts(system: str, given: str | None = None) -> SystemFacts | None:
-    """The facts of `system` from the files `given` names (default: $SCALEBENCH_FACTS); None when no file
-    describes it. InputError when two do."""
+def system_facts(system: str, given: str | None = None, where: str = FACTS_VARIABLE) -> SystemFacts | None:
+    """The facts of `system` from the files `given` names (default: $SCALEBENCH_FACTS; `where` says which in
+    messages); None when no file describes it. InputError when two do."""
     given = os.environ.get(FACTS_VARIABLE, "") if given is None else given
-    found = [facts for facts in map(read_facts, facts_files(given)) if facts.system == system]
+    found = [facts for facts in map(read_facts, facts_files(given, where)) if facts.system == system]
     if len(found) > 1:
-        raise InputError(f"{FACTS_VARIABLE}: system {system} is described twice ({found[0].source} and "
+        raise InputError(f"{where}: system {system} is described twice ({found[0].source} and "
                          f"{found[1].source}); keep one file per system")
     return found[0] if found else None
 
