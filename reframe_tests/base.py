@@ -25,7 +25,7 @@ from scalebench.errors import ScalebenchError
 from scalebench.interconnect import transport_evidence
 from scalebench.nodeprobe import job as node_probe, samples as probe_samples
 from scalebench.reporting import references
-from scalebench.site import container, fabric, facts as site_facts, modules, reframe_config, rundir
+from scalebench.site import fabric, facts as site_facts, launch, modules, reframe_config, rundir
 from scalebench.site.jobs import LeftOut
 
 
@@ -302,13 +302,14 @@ class ScalebenchCheck(recorded('base')):
         return described_system().stacks[self.current_environ.name]
 
     def launch_program(self, program, args=(), directories=()):
-        """Launch `program` (found under `directories`, then on PATH) as the stack runs it: on the
-        host, or inside its container, where the job also looks for it."""
+        """Launch `program` (found under `directories`, then on PATH) as the stack runs it, looked for
+        where it runs: in the batch shell, or inside the step when a container or the launcher's
+        options may change the step's environment (a uenv)."""
         job, gpus = self.case_plan.job, self.partition_spec().gpus
-        launch = container.launch(program, args, job.container, directories,
-                                  gpus.runtime if gpus and job.gpus_per_node else '')
-        self.executable, self.executable_opts = launch.executable, list(launch.args)
-        self.prerun_cmds += list(launch.prerun)
+        launched = launch.launch(program, args, in_step=bool(job.step_environment), container=job.container,
+                                 directories=directories, gpu_runtime=gpus.runtime if gpus and job.gpus_per_node else '')
+        self.executable, self.executable_opts = launched.executable, list(launched.args)
+        self.prerun_cmds += list(launched.prerun)
 
     def stage_path(self, name):
         return os.path.join(self.stagedir, name)

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Mapping
 
 from scalebench.errors import InputError, ScalebenchError
-from scalebench.site import binding
+from scalebench.site import binding, launch
 from scalebench.site.container import ContainerSpec
 from scalebench.site.partition import SLURM_SCHEDULERS, PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import Geometry, Scale, geometry
@@ -74,6 +74,12 @@ class JobPlan:
         if self.reservation is not None:
             options.append(f"--reservation={self.reservation.name}")
         return options
+
+    @property
+    def step_environment(self) -> str:
+        """Why the launched step's environment may not be the batch shell's, where the job then does
+        not look for the program ('' when it is the same: scalebench.site.launch)."""
+        return launch.step_environment(self.container, self.launcher_options)
 
     @property
     def longest_s(self) -> int | None:

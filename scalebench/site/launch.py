@@ -1,0 +1,63 @@
+"""How a check launches its program: where the job looks for it, and what the launch line runs.
+
+The batch shell loads the stack's modules and exports its variables, and the launched step inherits
+them: there the job looks for the program before launching it, and a missing one ends the job with
+exit 127 and the line scalebench.programs names. When the step's environment is not the batch shell's
+(a container, or a launcher option that may change it: scalebench/data/launch.yaml), the launched
+command looks for the program itself, inside the step, then runs it (`sh -c`), so that the same line
+comes from where the program would have run.
+"""
+from __future__ import annotations
+
+import functools
+import shlex
+from dataclasses import dataclass
+from typing import Sequence
+
+from scalebench import loaders, paths, programs
+from scalebench.site.container import ContainerSpec
+
+# The name the launched `sh -c` script runs as ($0): what ps and a shell's errors show.
+SCRIPT_NAME = "scalebench"
+
+
+@functools.lru_cache(maxsize=None)
+def _keeps_environment() -> frozenset[str]:
+    data = loaders.load_yaml(paths.PACKAGE_DATA / "launch.yaml", "launch table")
+    return frozenset(map(str, data["keeps_environment"]))
+
+
+def environment_options(launcher_options: Sequence[str]) -> tuple[str, ...]:
+    """The options (names, as given) of a launch line that may change its step's environment: every
+    option but those launch.yaml says keep it; a word without a leading '-' is the previous one's value."""
+    names = (word.split("=", 1)[0] for word in launcher_options if word.startswith("-"))
+    return tuple(dict.fromkeys(name for name in names if name not in _keeps_environment()))
+
+
+def step_environment(container: ContainerSpec | None, launcher_options: Sequence[str]) -> str:
+    """Why the launched step's environment may not be the batch shell's ('' when it is the same)."""
+    if container is not None:
+        return f"container ({container.runtime})"
+    changing = environment_options(launcher_options)
+    return f"launcher option(s) {', '.join(changing)}" if changing else ""
+
+
+@dataclass(frozen=True)
+class Launch:
+    executable: str  # the launch line's program part, ready for the job script
+    args: tuple[str, ...]
+    prerun: tuple[str, ...]  # job-script lines before the launch
+
+
+def launch(program: str, args: Sequence[str], *, in_step: bool = False, container: ContainerSpec | None = None,
+           directories: Sequence[str] = (), gpu_runtime: str = "") -> Launch:
+    """How a check launches `program` with `args`: looked up (under `directories`, then on PATH) by the
+    job in the batch shell, or, in_step (always in a container), by the launched command itself."""
+    quoted = tuple(shlex.quote(str(arg)) for arg in args)
+    if not in_step and container is None:
+        if directories:
+            return Launch(f'"${programs.PROGRAM_VARIABLE}"', quoted, (programs.locate(program, directories),))
+        return Launch(shlex.quote(program), quoted, (programs.guard(program),))
+    script = f'{programs.locate(program, directories)}; exec "${programs.PROGRAM_VARIABLE}" "$@"'
+    wrapper = container.wrapper(gpu_runtime) if container else []
+    return Launch(" ".join([*wrapper, "sh", "-c", shlex.quote(script), SCRIPT_NAME]), quoted, ())

@@ -1,0 +1,121 @@
+"""Jobs a real site accepts, read in the job scripts ReFrame writes (rfm_job.sh), not in plan fields:
+a program is looked for where it runs (a uenv mounted only in the step: tests/data/sites/uenv.yaml).
+
+Dry runs with real ReFrame and site_configs/slurm.py, as test_dry_run_sites.py runs them, restricted
+to the checks each test reads; one real run on the embedded default proves the lookup in the step.
+"""
+import json
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import LOCAL_SITE, REPO, VENV_BIN, local_scales, require_cores, require_tools, run_reframe
+from scalebench import programs
+
+pytestmark = pytest.mark.integration
+
+SITES = REPO / "tests" / "data" / "sites"
+UENV = ["--uenv=prgenv-gnu/24.11:v1", "--view=default"]
+
+
+def dry_run(site, run_dir, *options, environ=None):
+    """{display name: (case of ReFrame's report, its job script)} of a dry run on `site`."""
+    system = yaml.safe_load(site.read_text())["system"]
+    env = dict(environ or os.environ, SCALEBENCH_SITE=str(site), SCALEBENCH_RUN_DIR=str(run_dir))
+    command = [str(VENV_BIN / "reframe"), "-C", str(REPO / "site_configs" / "slurm.py"), "-c", str(REPO / "reframe_tests"),
+               "--system", system, "--dry-run", "--exec-policy=serial", *options]
+    proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    report = json.loads((run_dir / "report.json").read_text())
+    cases = [case for run in report["runs"] for case in run["testcases"]]
+    assert cases
+    return {case["display_name"]: (case, _script(case)) for case in cases}
+
+
+def _script(case):
+    path = os.path.join(case["stagedir"] or "", "rfm_job.sh")
+    return open(path).read() if case["result"] == "pass" else ""
+
+
+def program_launch(script):
+    """The launch of the program: the job script's srun line that is not the node probe's step."""
+    return next(line for line in script.splitlines() if line.startswith("srun ") and "--overlap" not in line.split())
+
+
+def step_script(launch):
+    """The script `sh -c` runs in the launched step (the word after -c)."""
+    words = shlex.split(launch)
+    return words[words.index("-c") + 1]
+
+
+# --- 1. the program is looked for where it runs ---------------------------------------------------
+
+@pytest.fixture(scope="module")
+def uenv_jobs(tmp_path_factory):
+    return dry_run(SITES / "uenv.yaml", tmp_path_factory.mktemp("uenv") / "run", "-n",
+                   r"HPLCheck%scale=2_nodes$|OSULatencyCheck%placement=inter_node|OSUCollectiveCheck.*osu_allreduce"
+                   r"|LAMMPSCheck%scale=1_node%workload=lj%scaling=strong")
+
+
+@pytest.mark.parametrize("name, program", [("HPLCheck %scale=2_nodes", "xhpl"),
+                                           ("OSULatencyCheck %placement=inter_node", "osu_latency"),
+                                           ("OSUCollectiveCheck %placement=whole_nodes %benchmark=osu_allreduce",
+                                            "osu_allreduce")])
+def test_a_uenv_job_looks_for_its_program_inside_the_step(uenv_jobs, name, program):
+    """srun --uenv mounts the programs only in the step: the batch shell never looks for them, the
+    launched command does, and a missing one ends the job there with exit 127 and the line sanity reads."""
+    case, script = uenv_jobs[name]
+    assert case["result"] == "pass", case["fail_reason"]
+    launch = program_launch(script)
+    batch_shell = script.split(launch)[0]
+    assert "command -v" not in batch_shell and programs.PROGRAM_VARIABLE not in batch_shell
+    words = shlex.split(launch)
+    assert set(UENV) <= set(words)
+    inner = step_script(launch)
+    assert f"command -v {program}" in inner
+    step = subprocess.run(["sh", "-c", inner, "scalebench"], env={"PATH": "/usr/bin:/bin"}, capture_output=True,
+                          text=True, timeout=30)
+    assert step.returncode == 127 and programs.missing(step.stderr) == f"benchmark program not found: {program}"
+
+
+def test_a_uenv_stacks_applications_are_left_out_naming_why(uenv_jobs):
+    """LAMMPS probes its binary (lmp -h) in the batch shell, where the uenv is not mounted."""
+    name = "LAMMPSCheck %scale=1_node %workload=lj %scaling=strong"
+    case, _ = uenv_jobs[name]
+    log = (Path(case["stagedir"]).parents[4] / "reframe.log").read_text()  # ReFrame keeps a skip's reason there
+    skipped = next(line for line in log.splitlines() if "SKIP" in line and name in line)
+    assert case["result"] == "skip" and "(launcher option(s) --uenv, --view)" in skipped
+
+
+def test_a_program_only_the_step_has_is_found_and_a_missing_one_named_from_the_step(tmp_path):
+    """The embedded default, for real: a stack whose launcher gives the step a PATH of its own (Open MPI's
+    mpirun -x PATH=...) runs NetPIPE from a directory only the step has, and fails HPL naming the program
+    that the step does not have either."""
+    require_tools("mpirun", "NPopenmpi")
+    require_cores(2)
+    step_bin = tmp_path / "step-bin"
+    step_bin.mkdir()
+    (step_bin / "NPstep").symlink_to(subprocess.run(["sh", "-c", "command -v NPopenmpi"], capture_output=True,
+                                                    text=True, check=True).stdout.strip())
+    site = yaml.safe_load(LOCAL_SITE.read_text())
+    site["stacks"] = [{"name": "openmpi-step", "features": ["openmpi", "netpipe", "hpl"],
+                       "launcher_options": ["-x", f"PATH={step_bin}:$PATH"], "netpipe_binary": "NPstep",
+                       "hpl_binary": "xhpl-the-step-lacks",
+                       "env_vars": {"OMPI_ALLOW_RUN_AS_ROOT": 1, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": 1}}]
+    site["partitions"][0]["environs"] = ["openmpi-step"]
+    (tmp_path / "site.yaml").write_text(yaml.safe_dump(site))
+    run_dir = tmp_path / "run"
+    env = {**os.environ, "SCALEBENCH_SITE": str(tmp_path / "site.yaml")}
+    proc = run_reframe(run_dir, "-r", "-n", "^NetPIPECheck%placement=intra_node$", "-S", "max_bytes=1024",
+                       checks="microbench.py", env=env)
+    case = json.loads((run_dir / "report.json").read_text())["runs"][-1]["testcases"][0]
+    assert case["result"] == "pass", proc.stdout[-3000:]  # looked for in the batch shell, it would be missing
+    run_dir = tmp_path / "hpl"
+    proc = run_reframe(run_dir, "-r", "-n", f"HPLCheck%scale={local_scales()[0]}$", env=env)
+    case = json.loads((run_dir / "report.json").read_text())["runs"][-1]["testcases"][0]
+    assert case["fail_phase"] == "sanity", proc.stdout[-3000:]
+    assert case["fail_reason"].endswith("benchmark program not found: xhpl-the-step-lacks")
