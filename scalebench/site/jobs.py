@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Mapping
 
 from scalebench.errors import InputError, ScalebenchError
+from scalebench.interconnect.transport_evidence import EvidencePlan, evidence_plan
 from scalebench.site import binding, launch
 from scalebench.site.container import ContainerSpec
 from scalebench.site.partition import SLURM_SCHEDULERS, PartitionSpec, Reservation, StackSpec
@@ -41,6 +42,7 @@ class JobPlan:
     binding: str = ""  # how its ranks are bound, as the results record it
     container: ContainerSpec | None = None  # the image the stack's programs run in
     reservation: Reservation | None = None  # the Slurm reservation it runs in
+    transport_evidence: EvidencePlan | None = None  # how it proves its stack's transport (None: none declared)
 
     @property
     def tasks_per_node(self) -> int:
@@ -82,6 +84,13 @@ class JobPlan:
         return launch.step_environment(self.container, self.launcher_options)
 
     @property
+    def rank_variables(self) -> launch.RankVariables | None:
+        """What the launched command sets in some of its ranks only: the transport evidence's variables."""
+        evidence = self.transport_evidence
+        ranks = evidence.ranks(self.tasks) if evidence else ()
+        return launch.RankVariables(evidence.variables, ranks) if evidence and ranks and evidence.variables else None
+
+    @property
     def longest_s(self) -> int | None:
         """The longest this job may run: its reservation's length, else None (the partition's)."""
         return self.reservation.time_limit_s if self.reservation else None
@@ -91,7 +100,8 @@ class JobPlan:
         data.update(tasks_per_node=self.tasks_per_node, idle_ranks=self.idle_ranks,
                     launcher_options=list(self.launcher_options), env_vars=dict(self.env_vars),
                     container=self.container.to_json() if self.container else None,
-                    reservation=self.reservation.to_json() if self.reservation else None)
+                    reservation=self.reservation.to_json() if self.reservation else None,
+                    transport_evidence=self.transport_evidence.to_json(self.tasks) if self.transport_evidence else None)
         return data
 
 
@@ -146,4 +156,5 @@ def job_plan(partition: PartitionSpec, stack: StackSpec, scale: str | Scale, *,
                                                                   if stack.container else ()),
         stack=stack.stack, spack_lock=lock_digest, spack_specs=lock_specs, env_vars=bound.env_vars,
         binding=bound.summary, container=stack.container,
-        reservation=partition.reservation_for(layout.nodes, reservation))
+        reservation=partition.reservation_for(layout.nodes, reservation),
+        transport_evidence=evidence_plan(str(stack.extras.get("transport") or ""), stack.env_vars))

@@ -6,13 +6,16 @@ exit 127 and the line scalebench.programs names. When the step's environment is 
 (a container, or a launcher option that may change it: scalebench/data/launch.yaml), the launched
 command looks for the program itself, inside the step, then runs it (`sh -c`), so that the same line
 comes from where the program would have run.
+
+Variables some ranks only need (the transport evidence, printed by a job's first and last rank) are
+exported by the launched command in those ranks, chosen by the rank number the launcher sets.
 """
 from __future__ import annotations
 
 import functools
 import shlex
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 from scalebench import loaders, paths, programs
 from scalebench.site.container import ContainerSpec
@@ -22,9 +25,13 @@ SCRIPT_NAME = "scalebench"
 
 
 @functools.lru_cache(maxsize=None)
+def _table() -> dict[str, Any]:
+    return loaders.load_yaml(paths.PACKAGE_DATA / "launch.yaml", "launch table")
+
+
+@functools.lru_cache(maxsize=None)
 def _keeps_environment() -> frozenset[str]:
-    data = loaders.load_yaml(paths.PACKAGE_DATA / "launch.yaml", "launch table")
-    return frozenset(map(str, data["keeps_environment"]))
+    return frozenset(map(str, _table()["keeps_environment"]))
 
 
 def environment_options(launcher_options: Sequence[str]) -> tuple[str, ...]:
@@ -43,6 +50,23 @@ def step_environment(container: ContainerSpec | None, launcher_options: Sequence
 
 
 @dataclass(frozen=True)
+class RankVariables:
+    """Variables the launched command exports in some of its ranks only (the transport evidence's, in a
+    job's first and last rank), by the rank number its launcher sets (launch.yaml rank_variables)."""
+
+    variables: Mapping[str, str]
+    ranks: tuple[int, ...]
+
+    def shell(self) -> str:
+        """The `sh` line that exports them in those ranks, e.g.
+        case ${OMPI_COMM_WORLD_RANK:-...:-0} in 0|16383) export UCX_LOG_LEVEL=info;; esac"""
+        number = functools.reduce(lambda inner, name: f"${{{name}:-{inner}}}",
+                                  reversed(_table()["rank_variables"]), "0")
+        exports = " ".join(f"{name}={shlex.quote(str(value))}" for name, value in self.variables.items())
+        return f"case {number} in {'|'.join(map(str, self.ranks))}) export {exports};; esac"
+
+
+@dataclass(frozen=True)
 class Launch:
     executable: str  # the launch line's program part, ready for the job script
     args: tuple[str, ...]
@@ -50,14 +74,21 @@ class Launch:
 
 
 def launch(program: str, args: Sequence[str], *, in_step: bool = False, container: ContainerSpec | None = None,
-           directories: Sequence[str] = (), gpu_runtime: str = "") -> Launch:
+           directories: Sequence[str] = (), gpu_runtime: str = "", rank_variables: RankVariables | None = None
+           ) -> Launch:
     """How a check launches `program` with `args`: looked up (under `directories`, then on PATH) by the
-    job in the batch shell, or, in_step (always in a container), by the launched command itself."""
+    job in the batch shell, or, in_step (always in a container), by the launched command itself;
+    rank_variables exported first, in their ranks only (then the launch is an `sh -c` in any case)."""
     quoted = tuple(shlex.quote(str(arg)) for arg in args)
-    if not in_step and container is None:
-        if directories:
-            return Launch(f'"${programs.PROGRAM_VARIABLE}"', quoted, (programs.locate(program, directories),))
-        return Launch(shlex.quote(program), quoted, (programs.guard(program),))
-    script = f'{programs.locate(program, directories)}; exec "${programs.PROGRAM_VARIABLE}" "$@"'
-    wrapper = container.wrapper(gpu_runtime) if container else []
-    return Launch(" ".join([*wrapper, "sh", "-c", shlex.quote(script), SCRIPT_NAME]), quoted, ())
+    first = f"{rank_variables.shell()}; " if rank_variables else ""
+    if in_step or container is not None:
+        script = f'{first}{programs.locate(program, directories)}; exec "${programs.PROGRAM_VARIABLE}" "$@"'
+        wrapper = container.wrapper(gpu_runtime) if container else []
+        return Launch(" ".join([*wrapper, "sh", "-c", shlex.quote(script), SCRIPT_NAME]), quoted, ())
+    if directories:
+        found, prerun = f'"${programs.PROGRAM_VARIABLE}"', programs.locate(program, directories)
+    else:
+        found, prerun = shlex.quote(program), programs.guard(program)
+    if not first:
+        return Launch(found, quoted, (prerun,))
+    return Launch(" ".join(["sh", "-c", shlex.quote(f'{first}exec "$@"'), SCRIPT_NAME, found]), quoted, (prerun,))
