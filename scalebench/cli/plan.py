@@ -26,6 +26,8 @@ def _row(case: PlannedCase) -> tuple[str, ...]:
     hpl = case.plan.hpl if case.plan else None
     limit = job.time_limit_s if job and job.time_limit_s else case.partition.time_limit_s
     reserved = f" in {job.reservation.name}" if job and job.reservation else ""
+    if job and job.startup_s:  # an image pulled or mounted on every node before the program starts
+        reserved += f" with {format_duration(job.startup_s)} start-up"
     cells = [case.display_name, case.partition.name, case.stack.name]
     if job is None:  # a check that compares other cases
         return tuple(cells + [""] * 10 + ["no job"])

@@ -32,7 +32,7 @@ class JobPlan:
     exclusive: bool = False
     memory: str | None = None  # Slurm --mem value; "0" is all of each node's memory
     hyperthreads: bool | None = None  # None: the scheduler's default
-    time_limit_s: int | None = None  # None: the partition's default
+    time_limit_s: int | None = None  # None: the partition's default; with startup_s in it
     gpus_per_node: int = 0
     launcher_options: tuple[str, ...] = ()
     stack: str = ""
@@ -43,6 +43,7 @@ class JobPlan:
     container: ContainerSpec | None = None  # the image the stack's programs run in
     reservation: Reservation | None = None  # the Slurm reservation it runs in
     transport_evidence: EvidencePlan | None = None  # how it proves its stack's transport (None: none declared)
+    startup_s: int = 0  # its step's start-up (an image pulled or mounted on every node), in its time limit
 
     @property
     def tasks_per_node(self) -> int:
@@ -146,15 +147,28 @@ def job_plan(partition: PartitionSpec, stack: StackSpec, scale: str | Scale, *,
                             layout.threads_per_rank, {**(environ or {}), **stack.env_vars},
                             layout.ranks_per_node, gpus_per_node)
     memory = ("0" if options.memory == "whole" else options.memory) if whole else None
+    launcher_options = stack_options + bound.launcher_options + (stack.container.launcher_options()
+                                                                 if stack.container else ())
+    reserved = partition.reservation_for(layout.nodes, reservation)
+    startup = stack.startup.seconds(layout.nodes) if launch.step_environment(stack.container, launcher_options) else 0
     return JobPlan(
         scale=scale.name, nodes=layout.nodes, ranks_per_node=layout.ranks_per_node,
         threads_per_rank=layout.threads_per_rank, tasks=layout.ranks,
         exclusive=whole and options.exclusive, memory=memory,
         hyperthreads=options.hyperthreads if whole else None,
-        time_limit_s=None, gpus_per_node=gpus_per_node,
-        launcher_options=stack_options + bound.launcher_options + (stack.container.launcher_options()
-                                                                  if stack.container else ()),
+        time_limit_s=_default_limit(partition, reserved, startup), gpus_per_node=gpus_per_node,
+        launcher_options=launcher_options,
         stack=stack.stack, spack_lock=lock_digest, spack_specs=lock_specs, env_vars=bound.env_vars,
-        binding=bound.summary, container=stack.container,
-        reservation=partition.reservation_for(layout.nodes, reservation),
-        transport_evidence=evidence_plan(str(stack.extras.get("transport") or ""), stack.env_vars))
+        binding=bound.summary, container=stack.container, reservation=reserved,
+        transport_evidence=evidence_plan(str(stack.extras.get("transport") or ""), stack.env_vars),
+        startup_s=startup)
+
+
+def _default_limit(partition: PartitionSpec, reservation: Reservation | None, startup_s: int) -> int | None:
+    """A job's time limit before its check sets one: the partition's default (None) or, where its step
+    starts late, that default and the start-up, within the longest the job may run."""
+    if not startup_s or partition.time_limit_s is None:
+        return None
+    limit = partition.time_limit_s + startup_s
+    longest = (reservation.time_limit_s if reservation else None) or partition.max_time_limit_s
+    return min(limit, longest) if longest else limit

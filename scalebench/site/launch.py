@@ -8,11 +8,13 @@ command looks for the program itself, inside the step, then runs it (`sh -c`), s
 comes from where the program would have run.
 
 Variables some ranks only need (the transport evidence, printed by a job's first and last rank) are
-exported by the launched command in those ranks, chosen by the rank number the launcher sets.
+exported by the launched command in those ranks, chosen by the rank number the launcher sets. Such a
+step also starts later (its image pulled or mounted on every node): its jobs' time limits count it.
 """
 from __future__ import annotations
 
 import functools
+import math
 import shlex
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
@@ -47,6 +49,24 @@ def step_environment(container: ContainerSpec | None, launcher_options: Sequence
         return f"container ({container.runtime})"
     changing = environment_options(launcher_options)
     return f"launcher option(s) {', '.join(changing)}" if changing else ""
+
+
+@dataclass(frozen=True)
+class Startup:
+    """How long a step takes to start where its environment is not the batch shell's (its image pulled
+    or mounted on every node): what each of its jobs' time limits adds (launch.yaml startup)."""
+
+    base_s: float
+    per_node_s: float
+
+    def seconds(self, nodes: int) -> int:
+        return math.ceil(self.base_s + self.per_node_s * nodes)
+
+
+def startup(given: Mapping[str, Any] | None = None) -> Startup:
+    """A stack's `startup:` (its shape checked by the site schema), key by key over launch.yaml's default."""
+    data = {**_table()["startup"], **(given or {})}
+    return Startup(float(data["base_s"]), float(data["per_node_s"]))
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """Jobs a real site accepts, read in the job scripts ReFrame writes (rfm_job.sh), not in plan fields:
 a program is looked for where it runs (a uenv mounted only in the step: tests/data/sites/uenv.yaml);
 transport evidence is printed only where a stack declares a transport, by two ranks of any job
-(tests/data/sites/evidence.yaml, and the full-system HPL of the 1,024-node zen4-ib archetype).
+(tests/data/sites/evidence.yaml, and the full-system HPL of the 1,024-node zen4-ib archetype); a
+container's or a uenv's start-up is in the time limit (the pyxis and Apptainer HPL of gpu-h100.yaml).
 
 Dry runs with real ReFrame and site_configs/slurm.py, as test_dry_run_sites.py runs them, restricted
 to the checks each test reads; one real run on the embedded default proves the lookup in the step.
@@ -18,6 +19,7 @@ import yaml
 
 from conftest import LOCAL_SITE, REPO, VENV_BIN, lmod_environ, local_scales, require_cores, require_tools, run_reframe
 from scalebench import programs
+from scalebench.site import launch
 from scalebench.site.fabric import transports
 
 pytestmark = pytest.mark.integration
@@ -221,3 +223,45 @@ def test_plan_estimates_at_most_a_few_mb_of_evidence_for_any_shipped_job(site):
     assert proc.returncode == 0, proc.stderr
     most = json.loads(proc.stdout)["transport_evidence"]
     assert most is None or most["estimated_bytes"] < 4 * 2**20, most
+
+
+# --- 3. a container's or a uenv's start-up is in the time limit ------------------------------------
+
+def seconds(time_option):
+    hours, minutes, secs = (int(v) for v in time_option.split(":"))
+    return 3600 * hours + 60 * minutes + secs
+
+
+@pytest.fixture(scope="module")
+def gpu_hpl(tmp_path_factory):
+    site = REPO / "site_configs" / "sites" / "archetypes" / "gpu-h100.yaml"
+    return dry_run(site, tmp_path_factory.mktemp("gpu") / "run", "-n", r"HPLCheck%scale=(1_node|128_nodes)$")
+
+
+@pytest.mark.parametrize("image", ["hpl-pyxis", "hpl-apptainer"])
+@pytest.mark.parametrize("scale, nodes", [("1_node", 1), ("128_nodes", 128)])
+def test_an_image_jobs_time_limit_adds_its_start_up_to_the_same_solve(gpu_hpl, image, scale, nodes):
+    """NVIDIA's HPL on the host and from its image solve the same deck; the image's job asks for the
+    start-up more: every node pulls and unpacks the image first (launch.yaml's default at that node count)."""
+    host_case, host = gpu_hpl[f"HPLCheck %scale={scale}", "nvhpc-hpl"]
+    case, script = gpu_hpl[f"HPLCheck %scale={scale}", image]
+    assert host_case["result"] == case["result"] == "pass"
+    deck = (Path(case["stagedir"]) / "HPL.dat").read_text()
+    assert deck == (Path(host_case["stagedir"]) / "HPL.dat").read_text()
+    added = seconds(sbatch(script)["--time"]) - seconds(sbatch(host)["--time"])
+    assert added == launch.startup().seconds(nodes) and int(sbatch(script)["--nodes"]) == nodes
+
+
+def test_a_uenv_jobs_time_limit_adds_its_start_up(uenv_jobs, tmp_path):
+    """OSU's limit is the partition's default (1h) plus the start-up; HPL's, its own plus the start-up:
+    the same site with the stack's start-up said to be none asks for exactly that less."""
+    site = yaml.safe_load((SITES / "uenv.yaml").read_text())
+    assert site["partitions"][0]["time_limit"] == "1h"
+    _, osu = uenv_jobs["OSULatencyCheck %placement=inter_node", "prgenv-gnu"]
+    assert seconds(sbatch(osu)["--time"]) == 3600 + launch.startup().seconds(2)
+    site["stacks"][0]["startup"] = {"base_s": 0, "per_node_s": 0}
+    (tmp_path / "uenv.yaml").write_text(yaml.safe_dump(site))
+    instant = dry_run(tmp_path / "uenv.yaml", tmp_path / "run", "-n", r"HPLCheck%scale=2_nodes$")
+    _, hpl = uenv_jobs["HPLCheck %scale=2_nodes", "prgenv-gnu"]
+    _, hpl_instant = instant["HPLCheck %scale=2_nodes", "prgenv-gnu"]
+    assert seconds(sbatch(hpl)["--time"]) - seconds(sbatch(hpl_instant)["--time"]) == launch.startup().seconds(2)
