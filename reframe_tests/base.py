@@ -303,9 +303,9 @@ class ScalebenchCheck(recorded('base')):
         options may change the step's environment (a uenv). Its first and last rank print the
         transport their MPI selected, where the stack declares one."""
         job, gpus = self.case_plan.job, self.partition_spec().gpus
+        gpu_runtime = gpus.runtime if gpus and job.gpus_per_node else ''
         launched = launch.launch(program, args, in_step=bool(job.step_environment), container=job.container,
-                                 directories=directories, gpu_runtime=gpus.runtime if gpus and job.gpus_per_node else '',
-                                 rank_variables=job.rank_variables)
+                                 directories=directories, gpu_runtime=gpu_runtime, rank_variables=job.rank_variables)
         self.executable, self.executable_opts = launched.executable, list(launched.args)
         self.prerun_cmds += list(launched.prerun)
 

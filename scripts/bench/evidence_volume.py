@@ -16,7 +16,8 @@ from scalebench.site.fabric import transports
 OMPI = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 UCX_PML = {"OMPI_MCA_pml": "ucx", "OMPI_MCA_pml_ucx_tls": "any", "OMPI_MCA_pml_ucx_devices": "any", "UCX_TLS": "tcp"}
 # tcp is in the OFI MTL's default exclude list; only shm is left out here
-OFI_MTL = {"OMPI_MCA_pml": "cm", "OMPI_MCA_mtl": "ofi", "OMPI_MCA_mtl_ofi_provider_exclude": "shm", "FI_PROVIDER": "tcp"}
+OFI_MTL = {"OMPI_MCA_pml": "cm", "OMPI_MCA_mtl": "ofi", "OMPI_MCA_mtl_ofi_provider_exclude": "shm",
+           "FI_PROVIDER": "tcp"}
 CONFIGS = {  # name: (layer, environment, MPI launcher, NetPIPE binary or None)
     "openmpi-ob1-vader": ("btl", {}, ["mpirun", "--oversubscribe"], "NPopenmpi"),
     "openmpi-ob1-tcp": ("btl", {"OMPI_MCA_btl": "self,tcp"}, ["mpirun", "--oversubscribe"], "NPopenmpi"),

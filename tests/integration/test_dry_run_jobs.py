@@ -32,8 +32,8 @@ def dry_run(site, run_dir, *options, environ=None):
     """{(display name, stack): (case of ReFrame's report, its job script)} of a dry run on `site`."""
     system = yaml.safe_load(site.read_text())["system"]
     env = dict(environ or os.environ, SCALEBENCH_SITE=str(site), SCALEBENCH_RUN_DIR=str(run_dir))
-    command = [str(VENV_BIN / "reframe"), "-C", str(REPO / "site_configs" / "slurm.py"), "-c", str(REPO / "reframe_tests"),
-               "--system", system, "--dry-run", "--exec-policy=serial", *options]
+    command = [str(VENV_BIN / "reframe"), "-C", str(REPO / "site_configs" / "slurm.py"),
+               "-c", str(REPO / "reframe_tests"), "--system", system, "--dry-run", "--exec-policy=serial", *options]
     proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     report = json.loads((run_dir / "report.json").read_text())

@@ -89,8 +89,8 @@ def test_a_container_or_uenv_job_has_its_start_up_in_its_time_limit():
         assert job.to_json()["startup_s"] == job.startup_s
     full = job_plan(part, StackSpec("image", "image", ("hpl",), PYXIS), "1200_nodes")
     assert full.time_limit_s == 4000  # within the partition's longest job
-    quick = job_plan(part, StackSpec("uenv", "uenv", ("hpl",), {"launcher_options": list(UENV),
-                                                                "startup": {"base_s": 20, "per_node_s": 0}}), "16_nodes")
+    said = {"launcher_options": list(UENV), "startup": {"base_s": 20, "per_node_s": 0}}
+    quick = job_plan(part, StackSpec("uenv", "uenv", ("hpl",), said), "16_nodes")
     assert quick.startup_s == 20
 
 
