@@ -25,7 +25,7 @@ from scalebench.errors import ScalebenchError
 from scalebench.interconnect import transport_evidence
 from scalebench.nodeprobe import job as node_probe, samples as probe_samples
 from scalebench.reporting import references
-from scalebench.site import container, fabric, facts as site_facts, modules, reframe_config, rundir
+from scalebench.site import facts as site_facts, launch, modules, reframe_config, rundir
 from scalebench.site.jobs import LeftOut
 
 
@@ -227,7 +227,6 @@ class ScalebenchCheck(recorded('base')):
     def apply_plan(self):
         """The case's plan as it is: the job's geometry, node sharing and limits, or the reason it is
         left out."""
-        env = self.current_environ
         stack = self.stack_spec()
         try:
             self.case_plan = site_plan.CHECKS[self.catalog_name].plan(self.partition_spec(), stack, self.params(),
@@ -252,9 +251,6 @@ class ScalebenchCheck(recorded('base')):
         self.env_vars.update(job.env_vars)
         self.stack, self.spack_lock, self.spack_specs = job.stack, job.spack_lock, job.spack_specs
         self.binding = job.binding
-        # The MPI prints which transport it selected, unless the stack sets these itself.
-        self.env_vars.update({name: value for name, value in fabric.transports().evidence_env.items()
-                              if name not in env.env_vars})
         self.transport = stack.extras.get('transport', '')
         self.fabric = stack.extras.get('fabric', '')
 
@@ -322,13 +318,16 @@ class ScalebenchCheck(recorded('base')):
         return described_system().stacks[self.current_environ.name]
 
     def launch_program(self, program, args=(), directories=()):
-        """Launch `program` (found under `directories`, then on PATH) as the stack runs it: on the
-        host, or inside its container, where the job also looks for it."""
+        """Launch `program` (found under `directories`, then on PATH) as the stack runs it, looked for
+        where it runs: in the batch shell, or inside the step when a container or the launcher's
+        options may change the step's environment (a uenv). Its first and last rank print the
+        transport their MPI selected, where the stack declares one."""
         job, gpus = self.case_plan.job, self.partition_spec().gpus
-        launch = container.launch(program, args, job.container, directories,
-                                  gpus.runtime if gpus and job.gpus_per_node else '')
-        self.executable, self.executable_opts = launch.executable, list(launch.args)
-        self.prerun_cmds += list(launch.prerun)
+        gpu_runtime = gpus.runtime if gpus and job.gpus_per_node else ''
+        launched = launch.launch(program, args, in_step=bool(job.step_environment), container=job.container,
+                                 directories=directories, gpu_runtime=gpu_runtime, rank_variables=job.rank_variables)
+        self.executable, self.executable_opts = launched.executable, list(launched.args)
+        self.prerun_cmds += list(launched.prerun)
 
     def stage_path(self, name):
         return os.path.join(self.stagedir, name)

@@ -12,7 +12,7 @@ import shutil
 import reframe as rfm
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 
-from scalebench import programs, site_plan
+from scalebench import site_plan
 from scalebench.rooms.lammps import inputs
 from scalebench.rooms.lammps.outcome import lammps_outcome
 from scalebench.rooms.lammps.output import parse_lammps
@@ -51,10 +51,10 @@ class LAMMPSCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck,
         self.steps = self.lammps_in.steps
         self.expected_atoms = self.lammps_in.atoms
         self.input_summary = self.lammps_in.summary
-        binary = shlex.quote(self.lmp_binary)  # -S lmp_binary=... is no shell code
-        self.executable = binary
-        self.prerun_cmds += [programs.guard(self.lmp_binary), f'{binary} -h > {self.help_file} 2>&1 || true']
-        self.executable_opts = ['-in', 'in.lammps', '-log', self.log_file, '-nocite']
+        # looked for in the batch shell (the plan leaves out a stack whose step's environment is not it)
+        self.launch_program(self.lmp_binary, ['-in', 'in.lammps', '-log', self.log_file, '-nocite'])
+        # quoted: -S lmp_binary=... is no shell code
+        self.prerun_cmds.append(f'{shlex.quote(self.lmp_binary)} -h > {self.help_file} 2>&1 || true')
         self.keep_files = [self.log_file, 'in.lammps', self.help_file]
         self.env_vars['OMP_NUM_THREADS'] = str(self.num_cpus_per_task)
 

@@ -17,7 +17,7 @@ import sys
 import reframe as rfm
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 
-from scalebench import programs, site_plan
+from scalebench import site_plan
 from scalebench.rooms.openfoam import cases as openfoam
 from scalebench.rooms.openfoam.outcome import openfoam_outcome
 from scalebench.rooms.openfoam.rules import OpenFOAMSettings
@@ -48,8 +48,9 @@ class OpenFOAMCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck,
     def set_case(self):
         spec = CASES[self.case]
         self.steps = self.steps or spec.steps
-        self.executable = spec.solver
-        self.executable_opts = ['-parallel'] if self.num_tasks > 1 else []
+        # looked for after OpenFOAM's environment is sourced (prepare_in_job), in the batch shell: the plan
+        # leaves out a stack whose step's environment is not it
+        self.launch_program(spec.solver, ['-parallel'] if self.num_tasks > 1 else [])
         self.keep_files = ['system', openfoam.CASE_FILE, *openfoam.openfoam_logs(spec, self.num_tasks),
                            openfoam.SOLVER_START, openfoam.SOLVER_END]
         self.env_vars['OMP_NUM_THREADS'] = str(self.num_cpus_per_task)
@@ -68,7 +69,7 @@ class OpenFOAMCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck,
         self.job.num_cpus_per_task = self.num_cpus_per_task
         launcher = self.job.launcher.run_command(self.job)
         self.prerun_cmds = [*openfoam.source_environment(self.stack_spec().extras.get('openfoam_bashrc')),
-                            programs.guard(spec.solver), shlex.join(prepare),
+                            *self.prerun_cmds, shlex.join(prepare),
                             *openfoam.openfoam_commands(spec, self.num_tasks, launcher),
                             f'date +%s.%N > {openfoam.SOLVER_START}']
         self.postrun_cmds = [f'date +%s.%N > {openfoam.SOLVER_END}']

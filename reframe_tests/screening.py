@@ -6,14 +6,12 @@ bandwidth of node pairs in rounds. `scalebench screen` and the report judge ever
 against their peers (scalebench.screening.verdict); the job's figures count what was flagged.
 NodeHealthCheck (reframe_tests/hpl.py, with --distribute) is the one-job-per-node alternative.
 """
-import shlex
 from dataclasses import replace
 
 import reframe as rfm
 from reframe.core.builtins import run_after, sanity_function, variable
 from reframe.core.exceptions import ConfigError
 
-from scalebench import programs
 from scalebench.errors import ScalebenchError
 from scalebench.screening import jobs, probe, verdict
 from scalebench.site.partition import SLURM_SCHEDULERS
@@ -55,9 +53,7 @@ class ScreeningCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('Scree
     def set_executable(self):
         screening = self.case_plan.screening
         self.skip_if(bool(screening.missing) and not self.is_dry_run(), screening.missing)
-        self.executable = shlex.quote(screening.binary)
-        self.executable_opts = list(screening.probe_args)
-        self.prerun_cmds.append(programs.guard(screening.binary))
+        self.launch_program(screening.binary, screening.probe_args)
         self.env_vars.update(dict(screening.env_vars))
         if screening.names:
             self.job.options.append(f'--nodelist={screening.hostlist}')

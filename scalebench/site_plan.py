@@ -118,11 +118,13 @@ def case_job(partition: PartitionSpec, stack: StackSpec, scale: str | Scale, set
 # --- applications -------------------------------------------------------------------------------
 
 def _plan_app(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    if stack.container:  # LAMMPS's help probe and OpenFOAM's case preparation run on the host
-        raise LeftOut(f"stack {stack.stack} runs in a container: the application checks prepare their inputs "
-                      "on the host, which does not have the image's programs; not supported yet")
-    return CasePlan(case_job(partition, stack, params["scale"], settings, threads_per_rank=settings.threads_per_rank,
-                             ranks_per_node=settings.ranks_per_node))
+    job = case_job(partition, stack, params["scale"], settings, threads_per_rank=settings.threads_per_rank,
+                   ranks_per_node=settings.ranks_per_node)
+    if job.step_environment:  # LAMMPS's help probe and OpenFOAM's case preparation run in the batch shell
+        raise LeftOut(f"stack {stack.stack} runs its programs where the batch shell does not see them "
+                      f"({job.step_environment}): the application checks prepare their inputs in the batch "
+                      "shell; not supported yet")
+    return CasePlan(job)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -11,8 +12,10 @@ from scalebench.cli.common import EXIT_FAILED, EXIT_OK, print_json
 from scalebench.cli.predict import add_calibration_arguments, calibration_given, run_predictions
 from scalebench.errors import InputError
 from scalebench.hpl.case_plan import memory_text
+from scalebench.interconnect.transport_evidence import EvidencePlan
+from scalebench.site.jobs import JobPlan
 from scalebench.site_plan import PlannedCase, Unplanned
-from scalebench.units import format_duration
+from scalebench.units import format_duration, format_size
 
 HEADER = ("Check", "Partition", "Stack", "Nodes", "Ranks", "Ranks/node", "Threads", "N", "NB", "P x Q", "Idle",
           "Memory/node", "Predicted", "Time limit")
@@ -23,6 +26,8 @@ def _row(case: PlannedCase) -> tuple[str, ...]:
     hpl = case.plan.hpl if case.plan else None
     limit = job.time_limit_s if job and job.time_limit_s else case.partition.time_limit_s
     reserved = f" in {job.reservation.name}" if job and job.reservation else ""
+    if job and job.startup_s:  # an image pulled or mounted on every node before the program starts
+        reserved += f" with {format_duration(job.startup_s)} start-up"
     cells = [case.display_name, case.partition.name, case.stack.name]
     if job is None:  # a check that compares other cases
         return tuple(cells + [""] * 10 + ["no job"])
@@ -95,6 +100,8 @@ def render(cases: Sequence[PlannedCase], predicted: Mapping[int, Any] | None = N
     if not_predicted:
         lines += [f"Not predicted: {p.case.display_name} on {p.case.partition.name} with {p.case.stack.name}: "
                   f"{p.reason}" for p in not_predicted]
+    most = most_evidence(cases)
+    lines += ["", most.line() if most else "Transport evidence: none (no stack declares a transport)"]
     lines += ["", "Energy (site file `energy:`; HPL cases get figures from it):"]
     lines += [f"  {fullname}: {spec.describe()}" for fullname, spec in _energy(cases).items()]
     return "\n".join(lines)
@@ -109,6 +116,36 @@ def _predicted_cell(predicted: Any) -> str:
     if predicted is None:
         return ""
     return f"{predicted.prediction.rmax_gflops:.1f}" if predicted.prediction else "-"
+
+
+@dataclass(frozen=True)
+class MostEvidence:
+    """The planned job that writes the most transport evidence (of those alike, the one with the most ranks)."""
+
+    case: PlannedCase
+    job: JobPlan
+    evidence: EvidencePlan
+
+    @property
+    def bytes(self) -> int:
+        return self.evidence.estimated_bytes(self.job.tasks)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.case.display_name, "partition": self.case.partition.name, "stack": self.case.stack.name,
+                "nodes": self.job.nodes, "tasks": self.job.tasks, **self.evidence.to_json(self.job.tasks)}
+
+    def line(self) -> str:
+        printing = " and ".join(map(str, self.evidence.ranks(self.job.tasks)))
+        return (f"Transport evidence: at most {format_size(self.bytes)} per job ({self.case.display_name} on "
+                f"{self.case.partition.name} with {self.case.stack.name}: {self.job.tasks} ranks, rank(s) {printing} "
+                f"print; volumes measured in scalebench/data/transports.yaml)")
+
+
+def most_evidence(cases: Sequence[PlannedCase]) -> MostEvidence | None:
+    """None when no planned job's stack declares a transport."""
+    found = [MostEvidence(c, c.plan.job, c.plan.job.transport_evidence) for c in cases
+             if c.plan and c.plan.job and c.plan.job.transport_evidence]
+    return max(found, key=lambda m: (m.bytes, m.job.tasks, m.job.nodes), default=None)
 
 
 def _energy(cases: Sequence[PlannedCase]) -> dict[str, Any]:
@@ -143,10 +180,13 @@ def to_json(site: Path, cases: Sequence[PlannedCase], predicted: Mapping[int, An
             data["args"] = list(case.plan.args)
         return data
 
+    most = most_evidence(cases)
     found = {"site": str(site), "cases": [case_json(c) for c in cases if c.plan is not None],
              "left_out": [case_json(c) for c in cases if c.plan is None],
              "not_generated": [{"check": u.check, "needs": u.needs, "site_has": u.site_has} for u in unplanned],
-             "energy": {name: {**spec.to_json(), "describe": spec.describe()} for name, spec in _energy(cases).items()}}
+             "energy": {name: {**spec.to_json(), "describe": spec.describe()} for name, spec in _energy(cases).items()},
+             # the job that writes the most evidence of its transport, and how much (estimated)
+             "transport_evidence": most.to_json() if most else None}
     if not_described:  # a ReFrame configuration's partitions without facts
         found["not_described"] = dict(not_described)
     if _node_sizing(cases):

@@ -246,7 +246,8 @@ def plan_hpl(partition: PartitionSpec, stack: StackSpec, scale_name: str | Scale
 
     trials = settings.trials or deck.check_trials(f"{partition.fullname} hpl_trials", partition.hpl.trials)
     the_deck, predicted, limit = _fit_time_limit(the_deck, partition, rules, trials,
-                                                 settings.expected_efficiency * working_node * job.nodes, job.longest_s)
+                                                 settings.expected_efficiency * working_node * job.nodes, job.longest_s,
+                                                 job.startup_s)
     job = replace(job, time_limit_s=limit)
     linked = stack_blas(stack.extras.get("blas"), job.spack_specs, binary, stack.env_vars, shell)
     coretype = blas.choose_coretype(stack.env_vars, shell, partition.microarch, linked)
@@ -321,7 +322,8 @@ def plan_tuning(partition: PartitionSpec, stack: StackSpec, settings: HplSetting
         if n < base.n:
             base = deck.with_sizes(base, n, f"tuning: N held so the {sweep.tests} solves of the sweep take about "
                                             f"{format_duration(rules.tuning_time_budget_s)} (memory allows N={base.n})")
-        base, predicted, limit = _fit_time_limit(base, partition, rules, sweep.tests, expected, one.job.longest_s)
+        base, predicted, limit = _fit_time_limit(base, partition, rules, sweep.tests, expected, one.job.longest_s,
+                                                 one.job.startup_s)
         sweep = sweep_deck(base, nbs=nbs, max_aspect=max_aspect, bcasts=fixed.get("bcast"), depths=fixed.get("depth"),
                            candidate_nbs=one.profile.sweep_nbs)
     except DeckError as err:
@@ -332,20 +334,21 @@ def plan_tuning(partition: PartitionSpec, stack: StackSpec, settings: HplSetting
 
 
 def _fit_time_limit(the_deck: Deck, partition: PartitionSpec, rules: Rules, trials: int,
-                    expected_gflops: float, longest_s: int | None = None) -> tuple[Deck, float, int]:
-    """(deck, predicted seconds of all trials, time limit): safety x prediction + allowance. Beyond
-    the partition's longest job (or its reservation's, longest_s) N shrinks to fit; LeftOut when not
-    even the smallest N fits."""
+                    expected_gflops: float, longest_s: int | None = None,
+                    startup_s: int = 0) -> tuple[Deck, float, int]:
+    """(deck, predicted seconds of all trials, time limit): safety x prediction + allowance + the step's
+    start-up (an image on every node: scalebench.site.launch). Beyond the partition's longest job (or its
+    reservation's, longest_s) N shrinks to fit; LeftOut when not even the smallest N fits."""
     def limit_for(n: int) -> tuple[float, float]:
         predicted = trials * deck.predicted_seconds(n, expected_gflops)
-        return predicted, rules.time_limit_safety * predicted + rules.time_limit_allowance_s
+        return predicted, rules.time_limit_safety * predicted + rules.time_limit_allowance_s + startup_s
 
     predicted, limit = limit_for(the_deck.n)
     allowed = longest_s or partition.max_time_limit_s
     if allowed is None or limit <= allowed:
         return the_deck, predicted, math.ceil(limit)
     smallest = the_deck.nb * max(the_deck.p, the_deck.q)
-    solve_s = (allowed - rules.time_limit_allowance_s) / rules.time_limit_safety / trials
+    solve_s = (allowed - rules.time_limit_allowance_s - startup_s) / rules.time_limit_safety / trials
     n = deck.largest_n_within(solve_s, expected_gflops) // the_deck.nb * the_deck.nb if solve_s > 0 else 0
     if n < smallest:
         need = limit_for(smallest)[1]

@@ -5,12 +5,16 @@ scalebench/data/transports.yaml (read by scalebench.site.fabric) says what they 
 environment that makes the MPI print its choice, and which atoms a class stands for. A one-node job
 must use only the intra-node transport (by default the declared one or its layer's shared memory); a
 job across nodes must use the declared one between some ranks and nothing outside the two.
+
+Only a job whose stack declares a transport prints evidence, and only from its first and last rank
+(EvidencePlan): what it writes stays a few KB whatever the job's rank count.
 """
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any, Mapping
 
 from scalebench.site.fabric import transports
 
@@ -82,3 +86,39 @@ def verdict(stack: str, declared: str, intra_node: str | None, found: Evidence, 
     if across_nodes and not between & set(found.hosts):
         return f"stack {stack} declared {declared} but no ranks used it between nodes ({found.summary()})"
     return None
+
+
+@dataclass(frozen=True)
+class EvidencePlan:
+    """How a job proves the transport its stack declares: the variables that make its MPI print what it
+    selected (those the stack does not set itself), set in the first rank (on the first node) and the
+    last (on the last node) only, whose peers span the job's nodes (transports.yaml says why)."""
+
+    declared: str
+    variables: Mapping[str, str] = field(default_factory=dict)
+    stack_sets: tuple[str, ...] = ()  # evidence variables the stack sets itself, in every rank
+
+    def ranks(self, tasks: int) -> tuple[int, ...]:
+        """The ranks that get the variables; none in a one-rank job, which sends to no other."""
+        return tuple(sorted({0, tasks - 1})) if tasks > 1 else ()
+
+    def estimated_bytes(self, tasks: int) -> int:
+        """What the job's ranks print, from transports.yaml's measured volumes of the declared layer: each
+        printing rank its own lines and one per peer (all others, at most)."""
+        table = transports()
+        volume = table.volumes[table.layer(self.declared)]
+        printing = tasks if self.stack_sets else len(self.ranks(tasks))
+        return printing * (volume.per_rank_bytes + volume.per_peer_bytes * (tasks - 1))
+
+    def to_json(self, tasks: int) -> dict[str, Any]:
+        return {"transport": self.declared, "ranks": list(self.ranks(tasks)), "variables": dict(self.variables),
+                "stack_sets": list(self.stack_sets), "estimated_bytes": self.estimated_bytes(tasks)}
+
+
+def evidence_plan(declared: str, stack_env: Mapping[str, str]) -> EvidencePlan | None:
+    """The evidence of a job of a stack declaring `declared` ('' : none, and nothing printed)."""
+    if not declared:
+        return None
+    env = transports().evidence_env
+    return EvidencePlan(declared, {name: value for name, value in env.items() if name not in stack_env},
+                        tuple(name for name in env if name in stack_env))

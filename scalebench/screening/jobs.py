@@ -107,13 +107,14 @@ def plan_screening(partition: PartitionSpec, stack: StackSpec, chunk: int, names
         raise LeftOut(f"the probe needs {format_size(memory)} per node ({job.ranks_per_node} ranks), more than "
                       f"{MEMORY_SHARE:.0%} of {format_size(partition.memory_per_node)}: lower dgemm_n or stream_n in "
                       f"site_configs/screening.yaml")
-    limit = settings.time_limit_s
+    limit = settings.time_limit_s + job.startup_s  # its image pulled or mounted on every node first
     longest = job.longest_s or partition.max_time_limit_s
     if longest:
         limit = min(limit, longest)
     predicted = settings.predicted_s(nodes)
-    if predicted > limit:
-        raise LeftOut(f"the probe takes {format_duration(predicted)}, longer than the time limit "
+    if predicted + job.startup_s > limit:
+        started = f" after a start-up of {format_duration(job.startup_s)}" if job.startup_s else ""
+        raise LeftOut(f"the probe takes {format_duration(predicted)}{started}, longer than the time limit "
                       f"{format_duration(limit)}")
     binary = str(stack.extras.get("screen_binary") or "screen-probe")  # a relative path is under the repository
     # One BLAS thread per rank, and the BLAS kernel policy of the HPL DGEMM it compares with.

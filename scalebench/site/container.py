@@ -3,18 +3,15 @@ Singularity (`apptainer exec IMAGE ...` under the MPI launcher).
 
 Everything the program needs happens inside the image: the job's check that the program exists (and
 the search for OSU's programs under the stack's osu_dir) runs in the launched command, not on the
-host, where a vendor's /workspace/hpl.sh does not exist. The stage directory (the job's working
-directory, $PWD where the launcher runs) is mounted at the same path, so the program reads its
-HPL.dat and writes its outputs there; the variables that make the MPI name its transport pass
-through (pyxis and Apptainer keep the job's environment).
+host, where a vendor's /workspace/hpl.sh does not exist (scalebench.site.launch). The stage
+directory (the job's working directory, $PWD where the launcher runs) is mounted at the same path, so
+the program reads its HPL.dat and writes its outputs there; the variables that make the MPI name its
+transport pass through (pyxis and Apptainer keep the job's environment).
 """
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
-
-from scalebench import programs
+from typing import Any, Mapping
 
 RUNTIMES = ("pyxis", "apptainer", "singularity")
 
@@ -53,23 +50,3 @@ class ContainerSpec:
         binds = [arg for mount in ("$PWD", *self.mounts) for arg in ("--bind", mount)]
         return [self.runtime, "exec", *gpus, "--pwd", "$PWD", *binds, *self.options, self.image]
 
-
-@dataclass(frozen=True)
-class Launch:
-    executable: str  # the launch line's program part, ready for the job script
-    args: tuple[str, ...]
-    prerun: tuple[str, ...]  # job-script lines before the launch
-
-
-def launch(program: str, args: Sequence[str], container: ContainerSpec | None = None,
-           directories: Sequence[str] = (), gpu_runtime: str = "") -> Launch:
-    """How a check launches `program` with `args`: looked up (under `directories`, then on PATH) by
-    the job on the host, or by the launched command inside the container."""
-    quoted = tuple(shlex.quote(str(arg)) for arg in args)
-    if container is None:
-        if directories:
-            return Launch(f'"${programs.PROGRAM_VARIABLE}"', quoted, (programs.locate(program, directories),))
-        return Launch(shlex.quote(program), quoted, (programs.guard(program),))
-    script = f'{programs.locate(program, directories)}; exec "${programs.PROGRAM_VARIABLE}" "$@"'
-    inner = " ".join([*container.wrapper(gpu_runtime), "sh", "-c", shlex.quote(script), "scalebench"])
-    return Launch(inner, quoted, ())

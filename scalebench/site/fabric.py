@@ -20,12 +20,21 @@ _DECLARATION_RE = re.compile(r"^(?:(?:ucx|ofi|btl):[a-z0-9_]{1,32}|tcp|shm)$")
 
 
 @dataclass(frozen=True)
+class EvidenceVolume:
+    """Bytes of stderr the evidence variables make one rank of a layer print (transports.yaml, measured)."""
+
+    per_rank_bytes: int  # once
+    per_peer_bytes: int  # for each other rank it sends to
+
+
+@dataclass(frozen=True)
 class Transports:
     evidence_env: dict[str, str]
     classes: dict[str, frozenset[str]]
     loopback: frozenset[str]
     shared_memory: dict[str, str]
     layers: dict[str, str]
+    volumes: dict[str, EvidenceVolume]  # layer -> what one rank prints
 
     def atoms(self, declared: str) -> frozenset[str]:
         return self.classes.get(declared, frozenset({declared}))
@@ -39,7 +48,9 @@ def transports(path: Path | None = None) -> Transports:
     data = loaders.load_yaml(path or paths.PACKAGE_DATA / "transports.yaml", "transport table")
     return Transports({str(k): str(v) for k, v in data["evidence_env"].items()},
                       {str(k): frozenset(map(str, v)) for k, v in data["classes"].items()},
-                      frozenset(map(str, data["loopback"])), dict(data["shared_memory"]), dict(data["layers"]))
+                      frozenset(map(str, data["loopback"])), dict(data["shared_memory"]), dict(data["layers"]),
+                      {str(layer): EvidenceVolume(int(v["per_rank_bytes"]), int(v["per_peer_bytes"]))
+                       for layer, v in data["evidence_volume"].items()})
 
 
 def check_declaration(where: str, value: object) -> str:

@@ -11,7 +11,8 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Mapping
 
 from scalebench.errors import InputError, ScalebenchError
-from scalebench.site import binding
+from scalebench.interconnect.transport_evidence import EvidencePlan, evidence_plan
+from scalebench.site import binding, launch
 from scalebench.site.container import ContainerSpec
 from scalebench.site.partition import SLURM_SCHEDULERS, PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import Geometry, Scale, geometry
@@ -31,7 +32,7 @@ class JobPlan:
     exclusive: bool = False
     memory: str | None = None  # Slurm --mem value; "0" is all of each node's memory
     hyperthreads: bool | None = None  # None: the scheduler's default
-    time_limit_s: int | None = None  # None: the partition's default
+    time_limit_s: int | None = None  # None: the partition's default; with startup_s in it
     gpus_per_node: int = 0
     launcher_options: tuple[str, ...] = ()
     stack: str = ""
@@ -43,6 +44,8 @@ class JobPlan:
     reservation: Reservation | None = None  # the Slurm reservation it runs in
     constraint: str = ""  # the nodes' features it asks for (--constraint): the partition's job_options
     gpu_request: int = 0  # GPUs per node it asks Slurm for: gpus_per_node, or more where every job must ask
+    transport_evidence: EvidencePlan | None = None  # how it proves its stack's transport (None: none declared)
+    startup_s: int = 0  # its step's start-up (an image pulled or mounted on every node), in its time limit
 
     @property
     def tasks_per_node(self) -> int:
@@ -80,6 +83,19 @@ class JobPlan:
         return options
 
     @property
+    def step_environment(self) -> str:
+        """Why the launched step's environment may not be the batch shell's, where the job then does
+        not look for the program ('' when it is the same: scalebench.site.launch)."""
+        return launch.step_environment(self.container, self.launcher_options)
+
+    @property
+    def rank_variables(self) -> launch.RankVariables | None:
+        """What the launched command sets in some of its ranks only: the transport evidence's variables."""
+        evidence = self.transport_evidence
+        ranks = evidence.ranks(self.tasks) if evidence else ()
+        return launch.RankVariables(evidence.variables, ranks) if evidence and ranks and evidence.variables else None
+
+    @property
     def longest_s(self) -> int | None:
         """The longest this job may run: its reservation's length, else None (the partition's)."""
         return self.reservation.time_limit_s if self.reservation else None
@@ -89,7 +105,8 @@ class JobPlan:
         data.update(tasks_per_node=self.tasks_per_node, idle_ranks=self.idle_ranks,
                     launcher_options=list(self.launcher_options), env_vars=dict(self.env_vars),
                     container=self.container.to_json() if self.container else None,
-                    reservation=self.reservation.to_json() if self.reservation else None)
+                    reservation=self.reservation.to_json() if self.reservation else None,
+                    transport_evidence=self.transport_evidence.to_json(self.tasks) if self.transport_evidence else None)
         if not self.constraint:  # most partitions have none: plan --json as it was
             del data["constraint"]
         if self.gpu_request == self.gpus_per_node:  # said only where it differs (a GPU partition's policy)
@@ -138,15 +155,29 @@ def job_plan(partition: PartitionSpec, stack: StackSpec, scale: str | Scale, *,
                             layout.threads_per_rank, {**(environ or {}), **stack.env_vars},
                             layout.ranks_per_node, gpus_per_node)
     memory = ("0" if options.memory == "whole" else options.memory) if whole else None
+    launcher_options = stack_options + bound.launcher_options + (stack.container.launcher_options()
+                                                                 if stack.container else ())
+    reserved = partition.reservation_for(layout.nodes, reservation)
+    startup = stack.startup.seconds(layout.nodes) if launch.step_environment(stack.container, launcher_options) else 0
     return JobPlan(
         scale=scale.name, nodes=layout.nodes, ranks_per_node=layout.ranks_per_node,
         threads_per_rank=layout.threads_per_rank, tasks=layout.ranks,
         exclusive=whole and options.exclusive, memory=memory,
         hyperthreads=options.hyperthreads if whole else None,
-        time_limit_s=None, gpus_per_node=gpus_per_node,
-        launcher_options=stack_options + bound.launcher_options + (stack.container.launcher_options()
-                                                                  if stack.container else ()),
+        time_limit_s=_default_limit(partition, reserved, startup), gpus_per_node=gpus_per_node,
+        launcher_options=launcher_options,
         stack=stack.stack, spack_lock=lock_digest, spack_specs=lock_specs, env_vars=bound.env_vars,
-        binding=bound.summary, container=stack.container,
-        reservation=partition.reservation_for(layout.nodes, reservation), constraint=options.constraint,
+        binding=bound.summary, container=stack.container, reservation=reserved,
+        transport_evidence=evidence_plan(str(stack.extras.get("transport") or ""), stack.env_vars),
+        startup_s=startup, constraint=options.constraint,
         gpu_request=partition.gpus.requested(gpus_per_node, whole) if partition.gpus else gpus_per_node)
+
+
+def _default_limit(partition: PartitionSpec, reservation: Reservation | None, startup_s: int) -> int | None:
+    """A job's time limit before its check sets one: the partition's default (None) or, where its step
+    starts late, that default and the start-up, within the longest the job may run."""
+    if not startup_s or partition.time_limit_s is None:
+        return None
+    limit = partition.time_limit_s + startup_s
+    longest = (reservation.time_limit_s if reservation else None) or partition.max_time_limit_s
+    return min(limit, longest) if longest else limit

@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 from scalebench.energy.site import EnergySpec
 from scalebench.errors import InputError
-from scalebench.site import spack_lock
+from scalebench.site import launch, spack_lock
 from scalebench.site.container import ContainerSpec
 from scalebench.site.scales import Scale, ScaleSpec
 from scalebench.units import format_size, parse_duration, parse_size, parse_slurm_size
@@ -250,6 +250,11 @@ class StackSpec:
     @property
     def container(self) -> ContainerSpec | None:
         return ContainerSpec.from_site(self.extras.get("container"))
+
+    @property
+    def startup(self) -> launch.Startup:
+        """Its step's start-up where the step's environment is not the batch shell's (scalebench.site.launch)."""
+        return launch.startup(self.extras.get("startup"))
 
     @classmethod
     def from_config(cls, name: str, features: tuple[str, ...], extras: Mapping[str, Any],

@@ -319,8 +319,9 @@ def _stack(stack: dict[str, Any], source: str, modules_system: str) -> dict[str,
                               "launcher_options": [_launcher_option(source, f"{where}.launcher_options[{i}]", o)
                                                    for i, o in enumerate(stack.get("launcher_options", []))]}
     extras.update({key: str(stack[key]) for key in _STACK_PROGRAMS + ("hpl_profile", "blas") if stack.get(key)})
-    if stack.get("container"):
-        extras["container"] = dict(stack["container"])
+    for key in ("container", "startup"):
+        if stack.get(key):
+            extras[key] = dict(stack[key])
     if stack.get("blas") and stack["blas"] not in blas_names():
         schema.fail(source, f"{where}.blas", f"{stack['blas']!r} is not one of {', '.join(blas_names())}"
                                              f"{did_you_mean(stack['blas'], blas_names())}")
