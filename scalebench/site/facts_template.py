@@ -62,8 +62,7 @@ def _partition_lines(part: Mapping[str, Any], cluster: SlurmCluster | None) -> l
     if facts:
         block = yaml.dump(facts, Dumper=FactsDumper, sort_keys=False, default_flow_style=None, width=2**16)
         lines += [f"    {line}" for line in block.splitlines()]
-    else:  # listed, so that loading it names each fact it lacks
-        lines[0] += " {}"
+
     slurm_partition = slurm_option(part.get("access") or (), "partition", "p") or "PARTITION"
     for key in (*REQUIRED, "microarch"):
         if key not in facts and key not in gives:
@@ -93,5 +92,5 @@ def template(system: Mapping[str, Any], environments: Sequence[Mapping[str, Any]
     lines.append("environments:" + ("" if any(e in known for e in used) else " {}"))
     for env in (e for e in used if e in known):
         features = ", ".join(str(f) for f in next(x for x in environments if x["name"] == env).get("features", ()))
-        lines += [f"  {env}:", f"    # its ReFrame features: {features or 'none'}", "    features: []"]
+        lines += [f"  {env}:", f"    # its ReFrame features: {features or 'none'}", "    # features: [hpl]"]
     return "\n".join(lines) + "\n"

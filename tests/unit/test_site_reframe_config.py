@@ -186,7 +186,7 @@ def test_a_facts_template_holds_what_slurm_knows_and_names_the_rest(tmp_path, ca
     assert (cpu["max_nodes"], cpu["memory_per_node"], len(cpu["node_kinds"])) == (6, "257000MiB", 2)
     assert "cores_per_node" not in cpu  # the configuration's processor says it
     assert (big["max_nodes"], big["memory_per_node"], big["cores_per_node"]) == (2, "515000MiB", 128)
-    assert "# clock_ghz:" in text and "features: []" in text
+    assert "# clock_ghz:" in text and "# features: [hpl]" in text
     assert main(["plan", str(config), "--system", "tk", "--facts", str(facts_file)]) == 2
     err = capsys.readouterr().err
     assert "partition cpu lacks what no ReFrame configuration holds: clock_ghz;" in err
