@@ -206,7 +206,8 @@ def _write_files(loaded: Loaded, out_dir: Path, chosen: bool, formats: Sequence[
     if thresholds is not None:
         criteria = acceptance.load(thresholds, figure_units(results))
         expectations = model_expectations(results) if acceptance.uses_model(criteria) else None
-        verdicts = acceptance.judge(criteria, results, all_series=all_series, expectations=expectations)
+        verdicts = acceptance.judge(criteria, results, all_series=all_series, expectations=expectations,
+                                    cut_short=loaded.cut_short)
     blocks = build_document(results, warnings, verdicts, thresholds, all_series)
     try:
         made = atomic.make_directory(out_dir)
