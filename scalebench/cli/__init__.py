@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -17,10 +18,11 @@ import traceback
 from pathlib import Path
 from typing import Sequence
 
-from scalebench import paths
+from scalebench import interrupts, paths
+from scalebench.cli import streams
 from scalebench.cli.common import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, OneLineParser,
                                    add_geometry_arguments, path_arg, print_json, positive_int_arg, printable)
-from scalebench.errors import InputError, ResultsError, ScalebenchError
+from scalebench.errors import InputError, OutputError, ResultsError, ScalebenchError
 from scalebench.units import parse_size
 
 
@@ -103,7 +105,8 @@ def cmd_accept(args: argparse.Namespace) -> int:
 
     loaded = load(args.results)
     criteria = acceptance.load(Path(args.thresholds), figure_units(loaded.table))
-    verdicts = acceptance.judge(criteria, loaded.table, expectations=_expectations(criteria, loaded.table))
+    verdicts = acceptance.judge(criteria, loaded.table, expectations=_expectations(criteria, loaded.table),
+                                cut_short=loaded.cut_short)
     _say(loaded.warnings, loaded.notes)
     print(render_text([acceptance.verdict_table(verdicts)]).rstrip())
     for rerun in acceptance.reruns(verdicts):
@@ -159,15 +162,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.facts:
         env[FACTS_VARIABLE] = os.pathsep.join(str(Path(p).resolve()) for p in args.facts.split(os.pathsep))
     print(f"scalebench run: {' '.join(command)}\n  run directory: {run_dir}", flush=True)
-    status = subprocess.call(command, env=env)
+    status = _reframe(command, env, run_dir)
+    report = run_dir / "report.json"
     if status:
         with contextlib.suppress(OSError):
             run_dir.rmdir()  # ReFrame stopped before writing anything (an option it refused): leave nothing
-    if status == 0 and not (run_dir / "report.json").exists():
+    if status == 0 and not report.exists():
         # ReFrame exits 0 and writes no report when its filters select no test case.
         filters = " ".join(args.reframe_args) or "(none)"
         raise InputError(f"no test case ran: the reframe filters {filters} match no check, system, "
                          "partition or environment (stack) of this configuration")
+    if status and status != EXIT_BAD_INPUT and not report.exists():
+        full = _full(run_dir if run_dir.is_dir() else run_dir.parent)
+        if full:  # a full disk is not a failed check: said as the bad output it is
+            raise OutputError(f"--results: {run_dir}: {full}; reframe stopped (status {status}) without its report")
+        print(f"scalebench run: reframe exited with status {status} without writing its report (the lines above "
+              "say why)", file=sys.stderr)
+        return EXIT_FAILED
     if args.report:
         report_args = argparse.Namespace(results=[str(run_dir)], out=str(run_dir / "report"), format="md,html,csv",
                                          thresholds=None, split_csv=False, rebuild=False)
@@ -179,6 +190,67 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"scalebench run: reframe exited with status {status} (failures are listed above)",
               file=sys.stderr)
     return EXIT_FAILED if status else EXIT_OK
+
+
+# Once interrupted, ReFrame aborts its checks (its local jobs: SIGTERM, then SIGKILL) and writes its report;
+# a minute is far more than that takes, and bounds the wait when it hangs.
+RUN_GRACE_S = 60.0
+_FULL_BELOW = 1 << 20  # bytes left on a file system a run cannot go on with
+
+
+def _reframe(command: list[str], env: dict[str, str], run_dir: Path) -> int:
+    """ReFrame's exit status. It runs in a process group of its own, so the signals it gets are those
+    forwarded here, once each: interrupted, this process forwards the signal, gives ReFrame RUN_GRACE_S
+    to abort its checks and write its report (a second Ctrl-C: none), then kills it, and raises
+    Interrupted saying which. ReFrame gets SIGTERM should this process die (scalebench.lifetime); what
+    is left of the run's processes when it ends (by their SCALEBENCH_RUN_DIR) is ended too."""
+    from scalebench import faultpoints, lifetime
+
+    proc = lifetime.spawn(command, env=env, stdin=subprocess.DEVNULL, process_group=0)
+    try:
+        faultpoints.reached("run:reframe")
+        return proc.wait()
+    except interrupts.Interrupted as stop:
+        raise interrupts.Interrupted(stop.signum, _stop(proc, stop.signum, run_dir)) from None
+    finally:
+        if proc.poll() is None:  # any other way out: ReFrame is not left behind
+            proc.kill()
+            proc.wait()
+        lifetime.end_marked("SCALEBENCH_RUN_DIR", str(run_dir))
+
+
+def _stop(proc: subprocess.Popen, signum: int, run_dir: Path) -> str:
+    """Forward `signum` to ReFrame and wait for it as _reframe says; what became of the run."""
+    import time
+
+    with contextlib.suppress(OSError):
+        proc.send_signal(signum)
+    deadline, signals = time.monotonic() + RUN_GRACE_S, len(interrupts.received())
+    while proc.poll() is None and time.monotonic() < deadline and len(interrupts.received()) == signals:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(0.1)
+    killed = proc.poll() is None
+    if killed:
+        proc.kill()
+        proc.wait()
+    report = run_dir / "report.json"
+    if report.exists():
+        return f"reframe aborted its checks and wrote its report, {report}"
+    how = f"killed after {RUN_GRACE_S:g} s" if killed and len(interrupts.received()) == signals else \
+        "killed" if killed else f"status {proc.returncode}"
+    return f"reframe stopped ({how}) without its report: {run_dir} is listed as cut short"
+
+
+def _full(run_dir: Path) -> str:
+    """'the file system is full (12 KiB left)' when the run's file system has less than a run needs."""
+    from scalebench.units import format_size
+
+    try:
+        info = os.statvfs(run_dir)
+    except OSError:
+        return ""
+    left = info.f_bavail * info.f_frsize
+    return f"the file system is full ({format_size(left)} left)" if left < _FULL_BELOW else ""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -274,7 +346,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _crash_log(command: str) -> str:
     """The traceback of the exception being handled, in a new file of the temporary directory."""
     try:
-        fd, path = tempfile.mkstemp(prefix=f"scalebench-{command}-crash-", suffix=".log")
+        fd, path = tempfile.mkstemp(prefix=f"scalebench-{command or 'start'}-crash-", suffix=".log")
         with os.fdopen(fd, "w", encoding="utf-8") as log:
             log.write(f"scalebench {' '.join(map(repr, sys.argv[1:]))}\n\n{traceback.format_exc()}")
         return path
@@ -283,28 +355,38 @@ def _crash_log(command: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; its exit code (see the module's docstring). Usage errors exit 2 in argparse."""
-    args = build_parser().parse_args(argv)
-    if getattr(args, "reframe_args", None) and args.reframe_args[0] == "--":
-        args.reframe_args = args.reframe_args[1:]
-    command = args.command
-    try:
-        return int(args.func(args))
-    except ScalebenchError as err:
-        message = str(err)  # messages quote excerpts; a longer one is still cut, to stay one readable line
-        print(f"scalebench {command}: error: {printable(message if len(message) <= 900 else message[:897] + '...')}",
-              file=sys.stderr)
-        for line in err.details[:100]:
-            print(f"  {printable(line[:900])}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except BrokenPipeError:
-        return EXIT_OK
-    except KeyboardInterrupt:
-        print(f"scalebench {command}: interrupted", file=sys.stderr)
-        return 130
-    except Exception as err:  # noqa: BLE001 - a bug: one line and the traceback kept, not a traceback as output
-        log = _crash_log(command)
-        what = printable(f"{type(err).__name__}: {err}")
-        print(f"scalebench {command}: internal error ({what[:200]}); please report it with the traceback "
-              f"in {log}", file=sys.stderr)
-        return EXIT_INTERNAL
+    """Run one command; its exit code (see the module's docstring). Usage errors exit 2 in argparse. Signals
+    (scalebench.interrupts) and output streams (scalebench.cli.streams) are handled here, for every
+    command from its first line on: the parser, which imports every command's module, included."""
+    command = ""
+    with interrupts.handled(), streams.guarded():
+        try:
+            args = build_parser().parse_args(argv)
+            if getattr(args, "reframe_args", None) and args.reframe_args[0] == "--":
+                args.reframe_args = args.reframe_args[1:]
+            command = args.command
+            status = int(args.func(args))
+            sys.stdout.flush()  # here, not at exit: a stdout that cannot be written is said like any output
+            return status
+        except ScalebenchError as err:
+            message = str(err)  # messages quote excerpts; a longer one is still cut, to stay one readable line
+            print(f"{_who(command)}: error: "
+                  f"{printable(message if len(message) <= 900 else message[:897] + '...')}", file=sys.stderr)
+            for line in err.details[:100]:
+                print(f"  {printable(line[:900])}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        except KeyboardInterrupt as err:  # interrupts.Interrupted, or a KeyboardInterrupt of a caller's handler
+            stop = err if isinstance(err, interrupts.Interrupted) else interrupts.Interrupted(signal.SIGINT)
+            print(f"{_who(command)}: interrupted ({stop.name}){': ' + stop.detail if stop.detail else ''}",
+                  file=sys.stderr)
+            return stop.exit_code
+        except Exception as err:  # noqa: BLE001 - a bug: one line and the traceback kept, not a traceback as output
+            log = _crash_log(command)
+            what = printable(f"{type(err).__name__}: {err}")
+            print(f"{_who(command)}: internal error ({what[:200]}); please report it with the traceback "
+                  f"in {log}", file=sys.stderr)
+            return EXIT_INTERNAL
+
+
+def _who(command: str) -> str:
+    return f"scalebench {command}" if command else "scalebench"
