@@ -30,6 +30,7 @@ from scalebench.errors import OutputError
 
 Content = Union[bytes, str, Callable[[BinaryIO], None]]  # the bytes, UTF-8 text, or a writer of a handle
 
+_OS_ERROR = re.compile(r" \(os error \d+\)$")  # how polars (Rust) words an OSError it passes on
 _TEMPORARY = re.compile(r"\..+~(?P<host>[^~/]+)~(?P<pid>\d+)~[0-9a-f]+\.tmp")
 
 
@@ -96,7 +97,7 @@ def named(final: Path, what: str = "") -> Iterator[None]:
     except FileExistsError:
         raise
     except OSError as err:
-        why = err.strerror or str(err) or type(err).__name__
+        why = err.strerror or _OS_ERROR.sub("", str(err)) or type(err).__name__
         raise OutputError(f"{what + ': ' if what else ''}cannot write {final}: {why}") from None
 
 

@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from scalebench import interrupts
+
 _PR_SET_PDEATHSIG = 1
 
 # argv: the signal, the parent's pid, the program's path, then its argv; exit 127 as a shell's when the
@@ -61,7 +63,8 @@ def spawn(argv: Sequence[str], *, parent_death: int = signal.SIGTERM, env: dict[
         raise FileNotFoundError(2, "No such file or directory", argv[0])
     command = [sys.executable, "-I", "-S", "-c", _TRAMPOLINE, str(int(parent_death)), str(os.getpid()), program,
                *argv]
-    return subprocess.Popen(command, env=env, **popen)
+    with interrupts.deferred():  # an interruption inside Popen could lose the child or close a pipe twice
+        return subprocess.Popen(command, env=env, **popen)
 
 
 def _marked(variable: str, value: str) -> list[int]:

@@ -138,7 +138,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """One ReFrame session into a fresh run directory, then (optionally) its report."""
-    from scalebench import loaders, textfile
+    from scalebench import atomic, loaders, textfile
     from scalebench.site.facts import FACTS_VARIABLE
     from scalebench.site.rundir import dry_run_requested, new_run_dir
 
@@ -150,9 +150,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise InputError(f"--checks: {args.checks} does not exist")
     run_dir = new_run_dir(Path(args.results))
     try:
-        run_dir.mkdir(parents=True, exist_ok=False)
+        made = atomic.make_directory(run_dir)
     except OSError as err:
         raise ResultsError(f"--results: cannot create {run_dir}: {err.strerror}") from err
+    full = _full(run_dir)
+    if full:  # ReFrame would run its checks for nothing: refused before it starts
+        atomic.unmake(made)
+        raise OutputError(f"--results: {run_dir.parent}: {full}; no run started")
     # The run's files go into its directory whatever the configuration says (a site's own writes elsewhere).
     into_run = ["-o", str(run_dir / "output"), "-s", str(run_dir / "stage"), "--perflogdir", str(run_dir / "perflogs"),
                 "--report-file", str(run_dir / "report.json")]
@@ -172,10 +176,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         filters = " ".join(args.reframe_args) or "(none)"
         raise InputError(f"no test case ran: the reframe filters {filters} match no check, system, "
                          "partition or environment (stack) of this configuration")
+    full = _full(run_dir if run_dir.is_dir() else run_dir.parent) if status and status != EXIT_BAD_INPUT else ""
+    if full:  # what failed then is the disk, not the checks: said as the bad output it is
+        raise OutputError(f"--results: {run_dir}: {full}; reframe stopped (status {status}) and what it wrote "
+                          "there may be cut short")
     if status and status != EXIT_BAD_INPUT and not report.exists():
-        full = _full(run_dir if run_dir.is_dir() else run_dir.parent)
-        if full:  # a full disk is not a failed check: said as the bad output it is
-            raise OutputError(f"--results: {run_dir}: {full}; reframe stopped (status {status}) without its report")
         print(f"scalebench run: reframe exited with status {status} without writing its report (the lines above "
               "say why)", file=sys.stderr)
         return EXIT_FAILED
@@ -358,16 +363,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; its exit code (see the module's docstring). Usage errors exit 2 in argparse. Signals
     (scalebench.interrupts) and output streams (scalebench.cli.streams) are handled here, for every
     command from its first line on: the parser, which imports every command's module, included."""
-    command = ""
+    words = list(sys.argv[1:] if argv is None else argv)
+    command = words[0] if words and words[0].isalpha() else ""  # until the parser says: it may be interrupted
     with interrupts.handled(), streams.guarded():
         try:
-            args = build_parser().parse_args(argv)
-            if getattr(args, "reframe_args", None) and args.reframe_args[0] == "--":
-                args.reframe_args = args.reframe_args[1:]
-            command = args.command
-            status = int(args.func(args))
-            sys.stdout.flush()  # here, not at exit: a stdout that cannot be written is said like any output
-            return status
+            with interrupts.armed():
+                args = build_parser().parse_args(argv)
+                if getattr(args, "reframe_args", None) and args.reframe_args[0] == "--":
+                    args.reframe_args = args.reframe_args[1:]
+                command = args.command
+                status = int(args.func(args))
+                sys.stdout.flush()  # here, not at exit: a stdout that cannot be written is said like any output
+                return status
         except ScalebenchError as err:
             message = str(err)  # messages quote excerpts; a longer one is still cut, to stay one readable line
             print(f"{_who(command)}: error: "

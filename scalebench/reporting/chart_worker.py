@@ -141,9 +141,10 @@ class ChartWorker:
         self._charts: list[Chart] = []
         self.failure = ""
         try:
-            self._proc = subprocess.Popen(
-                [sys.executable, "-I", "-c", _COMMAND, str(os.getpid()), json.dumps(sys.path)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            # SIGKILL when this process dies, from its first instruction on: nothing of it to save
+            self._proc = lifetime.spawn([sys.executable, "-I", "-c", _COMMAND, str(os.getpid()), json.dumps(sys.path)],
+                                        parent_death=signal.SIGKILL, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL)
             self._inbox = _Inbox(self._proc.stdout.fileno())  # type: ignore[union-attr]
         except (OSError, ValueError) as err:
             self._give_up(err)
