@@ -199,19 +199,20 @@ def write(final: Path, content: Content, *, replace: bool = False, what: str = "
 
 def publish_together(pairs: Sequence[tuple[Path, Path]]) -> None:
     """Publish each (temporary, final) in order, never over an existing name; all or none: when a name is
-    taken (FileExistsError) or an error stops it, those published are given back their temporary names.
-    An interruption meanwhile waits for the end (scalebench.interrupts.deferred)."""
-    with interrupts.deferred():
-        done: list[tuple[Path, Path]] = []
-        try:
-            for tmp, final in pairs:
+    taken (FileExistsError), an error or an interruption stops it, those published are given back their
+    temporary names (an interruption waits for the step it comes in: scalebench.interrupts.deferred)."""
+    done: list[tuple[Path, Path]] = []
+    try:
+        for tmp, final in pairs:
+            with interrupts.deferred():  # a name given and its record are one step
                 publish(tmp, final)
                 done.append((tmp, final))
-        except BaseException:
+    except BaseException:
+        with interrupts.deferred():
             for tmp, final in reversed(done):
                 with contextlib.suppress(OSError):
                     os.rename(final, tmp)
-            raise
+        raise
 
 
 def make_directory(path: Path) -> list[Path]:

@@ -18,7 +18,7 @@ import traceback
 from pathlib import Path
 from typing import Sequence
 
-from scalebench import interrupts, paths
+from scalebench import faultpoints, interrupts, paths
 from scalebench.cli import streams
 from scalebench.cli.common import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, OneLineParser,
                                    add_geometry_arguments, path_arg, print_json, positive_int_arg, printable)
@@ -209,7 +209,7 @@ def _reframe(command: list[str], env: dict[str, str], run_dir: Path) -> int:
     to abort its checks and write its report (a second Ctrl-C: none), then kills it, and raises
     Interrupted saying which. ReFrame gets SIGTERM should this process die (scalebench.lifetime); what
     is left of the run's processes when it ends (by their SCALEBENCH_RUN_DIR) is ended too."""
-    from scalebench import faultpoints, lifetime
+    from scalebench import lifetime
 
     proc = lifetime.spawn(command, env=env, stdin=subprocess.DEVNULL, process_group=0)
     try:
@@ -368,6 +368,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with interrupts.handled(), streams.guarded():
         try:
             with interrupts.armed():
+                faultpoints.reached("main:parse")
                 args = build_parser().parse_args(argv)
                 if getattr(args, "reframe_args", None) and args.reframe_args[0] == "--":
                     args.reframe_args = args.reframe_args[1:]

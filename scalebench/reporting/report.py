@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 
 import polars as pl
 
-from scalebench import atomic, room
+from scalebench import atomic, faultpoints, room
 from scalebench.errors import InputError, ResultsError
 from scalebench.reporting import acceptance, bakeoff, regressions, screening, series, tidy
 from scalebench.reporting.chart_worker import ChartWorker, draw_here
@@ -129,6 +129,7 @@ def _stage_and_publish(staging: atomic.Staging, results: Table, blocks: list[Blo
     charts = list(dict.fromkeys(charts_of(blocks)))
     if worker is not None:
         worker.submit(charts)  # drawn while the text formats are written
+    faultpoints.reached("report:charts")
     if "csv" in formats or "parquet" in formats:
         rows = tidy.frame(results)
         if "csv" in formats and split_csv:
