@@ -148,7 +148,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     textfile.read_bytes(args.config, "--config", loaders.CONFIG_LIMIT)  # named here, not by ReFrame's exit 1
     if not Path(args.checks).exists():
         raise InputError(f"--checks: {args.checks} does not exist")
-    run_dir = new_run_dir(Path(args.results))
+    run_dir = new_run_dir(Path(args.results).absolute())  # ReFrame, in another directory, reads it too
     try:
         made = atomic.make_directory(run_dir)
     except OSError as err:

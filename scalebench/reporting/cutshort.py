@@ -50,7 +50,8 @@ class CutShort:
             doing = "no check was running"
         else:
             doing = "no reframe.log says what it was running"
-        return f"{self.run_dir}: cut short, no report.json ({self.state}; begun {self.since}): {doing}; not counted as a run"
+        return (f"{self.run_dir}: cut short, no report.json ({self.state}; begun {self.since}): {doing}; "
+                "not counted as a run")
 
 
 def find(run_dir: Path) -> CutShort:
