@@ -542,3 +542,36 @@ def _thresholds(tmp_path: Path, text: str) -> Path:
     path.write_text(text)
     return path
 
+
+
+SPAWNING = """import sys, time
+from scalebench import lifetime
+child = lifetime.spawn([sys.executable, "-c", sys.argv[1], sys.argv[2]])
+print(child.pid, flush=True)
+time.sleep(60)
+"""
+CHILD = """import signal, sys, time
+def ended(signum, frame):
+    open(sys.argv[1], "w").write(str(signum))
+    sys.exit(0)
+signal.signal(signal.SIGTERM, ended)
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_child_gets_sigterm_when_scalebench_is_killed_outright(tmp_path):
+    """Items 1, 6 and 7: scalebench.lifetime.spawn (ReFrame under `run`, the chart worker): a SIGKILL of
+    scalebench sends the child SIGTERM (ReFrame then aborts its checks and writes its report)."""
+    parent = subprocess.Popen([sys.executable, "-c", SPAWNING, CHILD, str(tmp_path / "ended")], stdout=subprocess.PIPE,
+                              text=True, start_new_session=True)
+    int(parent.stdout.readline())
+    assert parent.stdout.readline() == "ready\n"  # the child's own program runs, its handler set
+    deadline = time.monotonic() + TIMEOUT
+    parent.kill()
+    parent.wait()
+    while not (tmp_path / "ended").is_file():
+        assert time.monotonic() < deadline, "the child outlived its parent"
+        time.sleep(0.02)
+    assert (tmp_path / "ended").read_text() == str(int(signal.SIGTERM))
+    nothing_left(parent.pid)
