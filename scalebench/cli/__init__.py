@@ -166,11 +166,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.facts:
         env[FACTS_VARIABLE] = os.pathsep.join(str(Path(p).resolve()) for p in args.facts.split(os.pathsep))
     print(f"scalebench run: {' '.join(command)}\n  run directory: {run_dir}", flush=True)
-    status = _reframe(command, env, run_dir)
+    try:
+        status = _reframe(command, env, run_dir)
+    except BaseException:
+        atomic.unmake(made)  # interrupted before ReFrame wrote anything: no empty run directory is left
+        raise
     report = run_dir / "report.json"
     if status:
-        with contextlib.suppress(OSError):
-            run_dir.rmdir()  # ReFrame stopped before writing anything (an option it refused): leave nothing
+        atomic.unmake(made)  # ReFrame stopped before writing anything (an option it refused): leave nothing
     if status == 0 and not report.exists():
         # ReFrame exits 0 and writes no report when its filters select no test case.
         filters = " ".join(args.reframe_args) or "(none)"
