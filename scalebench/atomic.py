@@ -36,12 +36,13 @@ _TEMPORARY = re.compile(r"\..+~(?P<host>[^~/]+)~(?P<pid>\d+)~[0-9a-f]+\.tmp")
 
 @functools.lru_cache(maxsize=1)
 def _host() -> str:
-    return socket.gethostname().replace("~", "-").replace("/", "-") or "host"
+    return socket.gethostname().replace("~", "-").replace("/", "-")[:64] or "host"
 
 
 def temporary(final: Path) -> Path:
-    """A new temporary name beside `final`, naming this host and process."""
-    return final.with_name(f".{final.name}~{_host()}~{os.getpid()}~{secrets.token_hex(4)}.tmp")
+    """A new temporary name beside `final`, naming this host and process (the final name cut, so that a
+    long one still leaves room for the rest within a file name's 255 bytes)."""
+    return final.with_name(f".{final.name[:100]}~{_host()}~{os.getpid()}~{secrets.token_hex(4)}.tmp")
 
 
 def _gone(pid: int) -> bool:

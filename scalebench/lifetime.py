@@ -30,20 +30,27 @@ from scalebench import interrupts
 _PR_SET_PDEATHSIG = 1
 
 # argv: the signal, the parent's pid, the program's path, then its argv; exit 127 as a shell's when the
-# program cannot be run (its reason on stderr).
-_TRAMPOLINE = """import ctypes, os, sys
+# program cannot be run (its reason on stderr). It starts with the signals that end a command blocked
+# (`spawn`): one sent meanwhile ends it as it would the program, quietly, when they are unblocked just
+# before the exec, never as a traceback of these lines.
+_TRAMPOLINE = """import ctypes, os, signal, sys
+ending = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+for sig in ending:
+    signal.signal(sig, signal.SIG_DFL)
 try:
     ctypes.CDLL(None, use_errno=True).prctl(1, int(sys.argv[1]), 0, 0, 0)
 except (OSError, AttributeError):
     pass
 if os.getppid() != int(sys.argv[2]):
     os._exit(128 + int(sys.argv[1]))
+signal.pthread_sigmask(signal.SIG_UNBLOCK, ending)
 try:
     os.execv(sys.argv[3], sys.argv[4:])
 except OSError as err:
     sys.stderr.write(f"{sys.argv[3]}: {err.strerror}\\n")
     os._exit(127)
 """
+_ENDING = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
 def die_with_parent(parent: int, sig: int = signal.SIGKILL) -> None:
@@ -64,7 +71,11 @@ def spawn(argv: Sequence[str], *, parent_death: int = signal.SIGTERM, env: dict[
     command = [sys.executable, "-I", "-S", "-c", _TRAMPOLINE, str(int(parent_death)), str(os.getpid()), program,
                *argv]
     with interrupts.deferred():  # an interruption inside Popen could lose the child or close a pipe twice
-        return subprocess.Popen(command, env=env, **popen)
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING)  # inherited: see _TRAMPOLINE
+        try:
+            return subprocess.Popen(command, env=env, **popen)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _marked(variable: str, value: str) -> list[int]:
