@@ -207,10 +207,10 @@ _FULL_BELOW = 1 << 20  # bytes left on a file system a run cannot go on with
 
 
 def _reframe(command: list[str], env: dict[str, str], run_dir: Path) -> int:
-    """ReFrame's exit status. It runs in a process group of its own, so the signals it gets are those
-    forwarded here, once each: interrupted, this process forwards the signal, gives ReFrame RUN_GRACE_S
-    to abort its checks and write its report (a second Ctrl-C: none), then kills it, and raises
-    Interrupted saying which. ReFrame gets SIGTERM should this process die (scalebench.lifetime); what
+    """ReFrame's exit status. It runs in a process group of its own, so the signals it gets are those sent
+    here, once each: interrupted, this process stops ReFrame (_stop), gives it RUN_GRACE_S to abort its
+    checks and write its report (a second Ctrl-C: none), then kills it, and raises Interrupted saying
+    which. ReFrame gets SIGTERM should this process die (scalebench.lifetime); what
     is left of the run's processes when it ends (by their SCALEBENCH_RUN_DIR) is ended too."""
     from scalebench import lifetime
 
@@ -228,11 +228,13 @@ def _reframe(command: list[str], env: dict[str, str], run_dir: Path) -> int:
 
 
 def _stop(proc: subprocess.Popen, signum: int, run_dir: Path) -> str:
-    """Forward `signum` to ReFrame and wait for it as _reframe says; what became of the run."""
+    """Stop ReFrame and wait for it as _reframe says; what became of the run. Whatever the signal, ReFrame
+    gets SIGTERM: running its checks, it aborts them and writes its report on it as on SIGINT, and
+    still starting, it ends quietly (a SIGINT then is a KeyboardInterrupt traceback of its imports)."""
     import time
 
     with contextlib.suppress(OSError):
-        proc.send_signal(signum)
+        proc.send_signal(signal.SIGTERM)
     deadline, signals = time.monotonic() + RUN_GRACE_S, len(interrupts.received())
     while proc.poll() is None and time.monotonic() < deadline and len(interrupts.received()) == signals:
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -246,6 +248,8 @@ def _stop(proc: subprocess.Popen, signum: int, run_dir: Path) -> str:
         return f"reframe aborted its checks and wrote its report, {report}"
     how = f"killed after {RUN_GRACE_S:g} s" if killed and len(interrupts.received()) == signals else \
         "killed" if killed else f"status {proc.returncode}"
+    if not run_dir.is_dir() or not any(run_dir.iterdir()):
+        return f"reframe stopped ({how}) before it wrote anything"
     return f"reframe stopped ({how}) without its report: {run_dir} is listed as cut short"
 
 
