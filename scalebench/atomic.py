@@ -64,20 +64,29 @@ def stale(name: str) -> bool:
     return bool(match) and match["host"] == _host() and _gone(int(match["pid"]))
 
 
-def sweep(directory: Path) -> None:
+def sweep(directory: Path) -> bool:
     """Remove the temporaries dead processes of this host left in `directory` (best effort: whatever
-    cannot be removed stays, hidden, for the next writer)."""
+    cannot be removed stays, hidden, for the next writer); whether there were any."""
     try:
         names = [name for name in os.listdir(directory) if name.endswith(".tmp") and stale(name)]
     except OSError:
-        return
+        return False
     for name in names:
-        path = directory / name
-        with contextlib.suppress(OSError):
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path)
-            else:
-                path.unlink()
+        remove(directory / name)
+    return bool(names)
+
+
+def sweep_below(root: Path) -> None:
+    """`sweep` each directory in `root` (reports/: each report's own), and remove one that held nothing
+    but a dead process's temporaries (a report killed before it published anything made it)."""
+    try:
+        entries = [entry for entry in os.scandir(root) if entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        return
+    for entry in entries:
+        if sweep(Path(entry.path)):
+            with contextlib.suppress(OSError):
+                os.rmdir(entry.path)  # only when empty now
 
 
 def remove(path: Path) -> None:

@@ -175,6 +175,8 @@ def write_report(results: Sequence[str | Path], out_dir: Path | None = None, for
     with paused_gc():  # see results.paused_gc: the whole report handles the 100 000s of records
         chosen = out_dir is not None
         out_dir = out_dir or default_out_dir(results)  # before anything is read: a refusal comes first
+        if not chosen:  # the reports of killed reports beside this one: their temporaries, and their directories
+            atomic.sweep_below(out_dir.parent)
         split_csv = split_csv and "csv" in formats
         warnings: list[str] = []
         sources = find_sources(results, warnings)
