@@ -352,7 +352,8 @@ def test_run_on_a_full_results_disk_is_exit_2_and_leaves_nothing(tmp_path, capsy
 
         monkeypatch.setattr(scalebench.cli, "_reframe", reframe_filling_the_disk)
         status, _, err = cli(capsys, "run", "--results", str(mount / "results"))
-        assert status == 2 and "the file system is full (" in one_error_line(err) and "reframe stopped (status 1)" in err
+        assert status == 2 and "the file system is full (" in one_error_line(err)
+        assert "reframe stopped (status 1)" in err
 
 
 # --- 8: a reader gone ----------------------------------------------------------------------------------
