@@ -30,7 +30,7 @@ class Guarded:
         self._stream, self._name = stream, name
         self.gone = False
 
-    def write(self, text: str) -> int:
+    def write(self, text: Any) -> int:
         if not self.gone:
             try:
                 return self._stream.write(text)
@@ -50,6 +50,11 @@ class Guarded:
         _silence(self._stream)
         if self._name == "stdout" and not isinstance(err, BrokenPipeError):
             raise OutputError(f"stdout: cannot write: {err.strerror or err}") from None
+
+    @property
+    def buffer(self) -> "Guarded":
+        """The binary stream beneath, guarded as this one (bytes written straight to it)."""
+        return Guarded(self._stream.buffer, self._name)  # type: ignore[attr-defined]
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
