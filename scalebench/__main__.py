@@ -1,5 +1,5 @@
 import sys
 
-from scalebench.cli import main
+from scalebench._start import main
 
 sys.exit(main())

@@ -28,3 +28,8 @@ class ParseError(ScalebenchError):
 
 class ResultsError(ScalebenchError):
     """The results store cannot be read or written."""
+
+
+class OutputError(ResultsError):
+    """A file scalebench writes (a report, references, an index segment, provenance, stdout) cannot be
+    written whole: a full disk, no permission, a read-only file system; the message names the file."""

@@ -47,10 +47,12 @@ def _open_regular(name: str, what: str) -> tuple[Any, os.stat_result]:
             if not stat.S_ISREG(info.st_mode):
                 kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
                 raise InputError(f"{what}: {name} is {kind}")
-            return os.fdopen(fd, "rb"), info
         except BaseException:
             os.close(fd)
             raise
+        # Once the handle owns the descriptor only it closes it: closing it here too, after an interruption
+        # between the two, would close whatever file is given that number next.
+        return os.fdopen(fd, "rb"), info
 
 
 def read_bytes(path: str | Path, what: str = "file", limit: int = DEFAULT_LIMIT) -> bytes:

@@ -1,7 +1,7 @@
 """Files a command writes once and never silently replaces: frozen HPL decks and learned references.
 
-`write_once` creates the file complete or not at all; replacing one needs force, and the old file
-is kept as <name>.<UTC time> (never deleted).
+`write_once` creates the file complete or not at all (scalebench.atomic); replacing one needs force, and
+the old file is kept as <name>.<UTC time> (never deleted).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from scalebench import textfile
+from scalebench import atomic, textfile
 from scalebench.errors import InputError
 
 
@@ -30,36 +30,17 @@ def write_once(path: Path, text: str, *, what: str, force: bool, now: datetime, 
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise InputError(f"{option}: cannot create {path.parent}: {err.strerror} (it must be a directory)") from None
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "x") as out:
-            out.write(text)
-    except OSError as err:
-        raise InputError(f"{option}: cannot write into {path.parent}: {err.strerror}") from None
-    try:
+    with atomic.named(path, option), atomic.staged(path) as tmp:
+        atomic.fill(tmp, text)
         if force and path.exists():
             keep(path, now)
-            os.replace(tmp, path)
+            atomic.publish(tmp, path, replace=True)
         else:
             try:
-                _create(path, tmp, text)
+                atomic.publish(tmp, path)
             except FileExistsError:
                 raise InputError(exists(path)) from None
-    finally:
-        tmp.unlink(missing_ok=True)
     return path
-
-
-def _create(path: Path, tmp: Path, text: str) -> None:
-    """Create `path` from the complete `tmp`; FileExistsError if it exists (no overwrite, even in a
-    race). Where hard links are not supported, an exclusive create and write."""
-    try:
-        os.link(tmp, path)
-    except FileExistsError:
-        raise
-    except OSError:
-        with open(path, "x") as out:
-            out.write(text)
 
 
 def keep(path: Path, now: datetime) -> Path:
@@ -75,9 +56,7 @@ def keep(path: Path, now: datetime) -> Path:
         except OSError:
             data = textfile.read_bytes(path, "file to keep")  # read before the backup exists: none left empty
             try:
-                with open(backup, "xb") as out:
-                    out.write(data)
-                return backup
+                return atomic.write(backup, data)
             except FileExistsError:
                 continue
     raise AssertionError("unreachable")

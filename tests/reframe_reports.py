@@ -50,6 +50,10 @@ def testcase(benchmark: str, figures: Mapping[str, tuple[float | None, str]], *,
         perfvalues={f"{system}:{partition}:{figure}": [value, 0, None, None, unit, "pass"]
                     for figure, (value, unit) in figures.items()},
         **params, **(extra or {}))
+    if isinstance(case.get("hpl_deck"), dict) and "hpl_deck" not in (extra or {}):
+        # the real case's deck, made for this case's nodes and tasks (a 1 x tasks grid): counts that agree
+        case["hpl_deck"] = dict(case["hpl_deck"], nodes=num_nodes, ranks_per_node=max(num_tasks // max(num_nodes, 1), 1),
+                                p=1, q=num_tasks, ranks=num_tasks, idle_ranks=0)
     return case
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -17,10 +18,11 @@ import traceback
 from pathlib import Path
 from typing import Sequence
 
-from scalebench import paths
+from scalebench import faultpoints, interrupts, paths
+from scalebench.cli import streams
 from scalebench.cli.common import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, OneLineParser,
                                    add_geometry_arguments, path_arg, print_json, positive_int_arg, printable)
-from scalebench.errors import InputError, ResultsError, ScalebenchError
+from scalebench.errors import InputError, OutputError, ResultsError, ScalebenchError
 from scalebench.units import parse_size
 
 
@@ -96,6 +98,7 @@ def _say(warnings: Sequence[str], notes: Sequence[str]) -> None:
 def cmd_accept(args: argparse.Namespace) -> int:
     """PASS/FAIL per criterion of the thresholds file; 1 on any FAIL (or missing required result), or
     while noisy points wait for a re-run."""
+    from scalebench import atomic
     from scalebench.reporting import acceptance
     from scalebench.reporting.document import render_text
     from scalebench.reporting.store import load
@@ -103,10 +106,12 @@ def cmd_accept(args: argparse.Namespace) -> int:
 
     loaded = load(args.results)
     criteria = acceptance.load(Path(args.thresholds), figure_units(loaded.table))
-    verdicts = acceptance.judge(criteria, loaded.table, expectations=_expectations(criteria, loaded.table))
+    verdicts = acceptance.judge(criteria, loaded.table, expectations=_expectations(criteria, loaded.table),
+                                cut_short=loaded.cut_short)
     _say(loaded.warnings, loaded.notes)
     if args.junit:  # for CI (GitLab, Jenkins): one test case per criterion and point
-        _write_whole(Path(args.junit), acceptance.junit_xml(verdicts, Path(args.thresholds)), "--junit")
+        atomic.write(Path(args.junit), acceptance.junit_xml(verdicts, Path(args.thresholds)), replace=True,
+                     what="--junit")
     if args.json:
         print_json(acceptance.to_json(verdicts, Path(args.thresholds)))
     else:
@@ -115,18 +120,6 @@ def cmd_accept(args: argparse.Namespace) -> int:
             print(f"re-run (noisy): {rerun}")
         print(f"\nacceptance {acceptance.outcome(verdicts)}: {acceptance.counts(verdicts)}")
     return EXIT_OK if acceptance.passed(verdicts) else EXIT_FAILED
-
-
-def _write_whole(path: Path, text: str, option: str) -> None:
-    """A file a command writes for its reader, whole or not at all (a temporary name, then renamed)."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        temporary.write_text(text)
-        os.replace(temporary, path)
-    except OSError as err:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
-        raise ResultsError(f"{option}: cannot write {path}: {err.strerror}") from None
 
 
 def _expectations(criteria, results):  # type: ignore[no-untyped-def]
@@ -156,7 +149,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """One ReFrame session into a fresh run directory, then (optionally) its report."""
-    from scalebench import loaders, textfile
+    from scalebench import atomic, loaders, textfile
     from scalebench.site.facts import FACTS_VARIABLE, facts_files, read_facts
     from scalebench.site.rundir import dry_run_requested, new_run_dir
 
@@ -169,11 +162,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             read_facts(path)
     if not Path(args.checks).exists():
         raise InputError(f"--checks: {args.checks} does not exist")
-    run_dir = new_run_dir(Path(args.results))
+    run_dir = new_run_dir(Path(args.results).absolute())  # ReFrame, in another directory, reads it too
     try:
-        run_dir.mkdir(parents=True, exist_ok=False)
+        made = atomic.make_directory(run_dir)
     except OSError as err:
         raise ResultsError(f"--results: cannot create {run_dir}: {err.strerror}") from err
+    full = _full(run_dir)
+    if full:  # ReFrame would run its checks for nothing: refused before it starts
+        atomic.unmake(made)
+        raise OutputError(f"--results: {run_dir.parent}: {full}; no run started")
     # The run's files go into its directory whatever the configuration says (a site's own writes elsewhere).
     into_run = ["-o", str(run_dir / "output"), "-s", str(run_dir / "stage"), "--perflogdir", str(run_dir / "perflogs"),
                 "--report-file", str(run_dir / "report.json")]
@@ -183,15 +180,27 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.facts:
         env[FACTS_VARIABLE] = os.pathsep.join(str(Path(p).resolve()) for p in args.facts.split(os.pathsep))
     print(f"scalebench run: {' '.join(command)}\n  run directory: {run_dir}", flush=True)
-    status = subprocess.call(command, env=env)
+    try:
+        status = _reframe(command, env, run_dir)
+    except BaseException:
+        atomic.unmake(made)  # interrupted before ReFrame wrote anything: no empty run directory is left
+        raise
+    report = run_dir / "report.json"
     if status:
-        with contextlib.suppress(OSError):
-            run_dir.rmdir()  # ReFrame stopped before writing anything (an option it refused): leave nothing
-    if status == 0 and not (run_dir / "report.json").exists():
+        atomic.unmake(made)  # ReFrame stopped before writing anything (an option it refused): leave nothing
+    if status == 0 and not report.exists():
         # ReFrame exits 0 and writes no report when its filters select no test case.
         filters = " ".join(args.reframe_args) or "(none)"
         raise InputError(f"no test case ran: the reframe filters {filters} match no check, system, "
                          "partition or environment (stack) of this configuration")
+    full = _full(run_dir if run_dir.is_dir() else run_dir.parent) if status and status != EXIT_BAD_INPUT else ""
+    if full:  # what failed then is the disk, not the checks: said as the bad output it is
+        raise OutputError(f"--results: {run_dir}: {full}; reframe stopped (status {status}) and what it wrote "
+                          "there may be cut short")
+    if status and status != EXIT_BAD_INPUT and not report.exists():
+        print(f"scalebench run: reframe exited with status {status} without writing its report (the lines above "
+              "say why)", file=sys.stderr)
+        return EXIT_FAILED
     if args.report:
         report_args = argparse.Namespace(results=[str(run_dir)], out=str(run_dir / "report"), format="md,html,csv",
                                          thresholds=None, split_csv=False, rebuild=False)
@@ -203,6 +212,71 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"scalebench run: reframe exited with status {status} (failures are listed above)",
               file=sys.stderr)
     return EXIT_FAILED if status else EXIT_OK
+
+
+# Once interrupted, ReFrame aborts its checks (its local jobs: SIGTERM, then SIGKILL) and writes its report;
+# a minute is far more than that takes, and bounds the wait when it hangs.
+RUN_GRACE_S = 60.0
+_FULL_BELOW = 1 << 20  # bytes left on a file system a run cannot go on with
+
+
+def _reframe(command: list[str], env: dict[str, str], run_dir: Path) -> int:
+    """ReFrame's exit status. It runs in a process group of its own, so the signals it gets are those sent
+    here, once each: interrupted, this process stops ReFrame (_stop), gives it RUN_GRACE_S to abort its
+    checks and write its report (a second Ctrl-C: none), then kills it, and raises Interrupted saying
+    which. ReFrame gets SIGTERM should this process die (scalebench.lifetime); what
+    is left of the run's processes when it ends (by their SCALEBENCH_RUN_DIR) is ended too."""
+    from scalebench import lifetime
+
+    proc = lifetime.spawn(command, env=env, stdin=subprocess.DEVNULL, process_group=0)
+    try:
+        faultpoints.reached("run:reframe")
+        return proc.wait()
+    except interrupts.Interrupted as stop:
+        raise interrupts.Interrupted(stop.signum, _stop(proc, stop.signum, run_dir)) from None
+    finally:
+        if proc.poll() is None:  # any other way out: ReFrame is not left behind
+            proc.kill()
+            proc.wait()
+        lifetime.end_marked("SCALEBENCH_RUN_DIR", str(run_dir))
+
+
+def _stop(proc: subprocess.Popen, signum: int, run_dir: Path) -> str:
+    """Stop ReFrame and wait for it as _reframe says; what became of the run. Whatever the signal, ReFrame
+    gets SIGTERM: running its checks, it aborts them and writes its report on it as on SIGINT, and
+    still starting, it ends quietly (a SIGINT then is a KeyboardInterrupt traceback of its imports)."""
+    import time
+
+    with contextlib.suppress(OSError):
+        proc.send_signal(signal.SIGTERM)
+    deadline, signals = time.monotonic() + RUN_GRACE_S, len(interrupts.received())
+    while proc.poll() is None and time.monotonic() < deadline and len(interrupts.received()) == signals:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(0.1)
+    killed = proc.poll() is None
+    if killed:
+        proc.kill()
+        proc.wait()
+    report = run_dir / "report.json"
+    if report.exists():
+        return f"reframe aborted its checks and wrote its report, {report}"
+    how = f"killed after {RUN_GRACE_S:g} s" if killed and len(interrupts.received()) == signals else \
+        "killed" if killed else f"status {proc.returncode}"
+    if not run_dir.is_dir() or not any(run_dir.iterdir()):
+        return f"reframe stopped ({how}) before it wrote anything"
+    return f"reframe stopped ({how}) without its report: {run_dir} is listed as cut short"
+
+
+def _full(run_dir: Path) -> str:
+    """'the file system is full (12 KiB left)' when the run's file system has less than a run needs."""
+    from scalebench.units import format_size
+
+    try:
+        info = os.statvfs(run_dir)
+    except OSError:
+        return ""
+    left = info.f_bavail * info.f_frsize
+    return f"the file system is full ({format_size(left)} left)" if left < _FULL_BELOW else ""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -302,7 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _crash_log(command: str) -> str:
     """The traceback of the exception being handled, in a new file of the temporary directory."""
     try:
-        fd, path = tempfile.mkstemp(prefix=f"scalebench-{command}-crash-", suffix=".log")
+        fd, path = tempfile.mkstemp(prefix=f"scalebench-{command or 'start'}-crash-", suffix=".log")
         with os.fdopen(fd, "w", encoding="utf-8") as log:
             log.write(f"scalebench {' '.join(map(repr, sys.argv[1:]))}\n\n{traceback.format_exc()}")
         return path
@@ -311,28 +385,41 @@ def _crash_log(command: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; its exit code (see the module's docstring). Usage errors exit 2 in argparse."""
-    args = build_parser().parse_args(argv)
-    if getattr(args, "reframe_args", None) and args.reframe_args[0] == "--":
-        args.reframe_args = args.reframe_args[1:]
-    command = args.command
-    try:
-        return int(args.func(args))
-    except ScalebenchError as err:
-        message = str(err)  # messages quote excerpts; a longer one is still cut, to stay one readable line
-        print(f"scalebench {command}: error: {printable(message if len(message) <= 900 else message[:897] + '...')}",
-              file=sys.stderr)
-        for line in err.details[:100]:
-            print(f"  {printable(line[:900])}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except BrokenPipeError:
-        return EXIT_OK
-    except KeyboardInterrupt:
-        print(f"scalebench {command}: interrupted", file=sys.stderr)
-        return 130
-    except Exception as err:  # noqa: BLE001 - a bug: one line and the traceback kept, not a traceback as output
-        log = _crash_log(command)
-        what = printable(f"{type(err).__name__}: {err}")
-        print(f"scalebench {command}: internal error ({what[:200]}); please report it with the traceback "
-              f"in {log}", file=sys.stderr)
-        return EXIT_INTERNAL
+    """Run one command; its exit code (see the module's docstring). Usage errors exit 2 in argparse. Signals
+    (scalebench.interrupts) and output streams (scalebench.cli.streams) are handled here, for every
+    command from its first line on: the parser, which imports every command's module, included."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    command = words[0] if words and words[0].isalpha() else ""  # until the parser says: it may be interrupted
+    with interrupts.handled(), streams.guarded():
+        try:
+            with interrupts.armed():
+                faultpoints.reached("main:parse")
+                args = build_parser().parse_args(argv)
+                if getattr(args, "reframe_args", None) and args.reframe_args[0] == "--":
+                    args.reframe_args = args.reframe_args[1:]
+                command = args.command
+                status = int(args.func(args))
+                sys.stdout.flush()  # here, not at exit: a stdout that cannot be written is said like any output
+                return status
+        except ScalebenchError as err:
+            message = str(err)  # messages quote excerpts; a longer one is still cut, to stay one readable line
+            print(f"{_who(command)}: error: "
+                  f"{printable(message if len(message) <= 900 else message[:897] + '...')}", file=sys.stderr)
+            for line in err.details[:100]:
+                print(f"  {printable(line[:900])}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        except KeyboardInterrupt as err:  # interrupts.Interrupted, or a KeyboardInterrupt of a caller's handler
+            stop = err if isinstance(err, interrupts.Interrupted) else interrupts.Interrupted(signal.SIGINT)
+            print(f"{_who(command)}: interrupted ({stop.name}){': ' + stop.detail if stop.detail else ''}",
+                  file=sys.stderr)
+            return stop.exit_code
+        except Exception as err:  # noqa: BLE001 - a bug: one line and the traceback kept, not a traceback as output
+            log = _crash_log(command)
+            what = printable(f"{type(err).__name__}: {err}")
+            print(f"{_who(command)}: internal error ({what[:200]}); please report it with the traceback "
+                  f"in {log}", file=sys.stderr)
+            return EXIT_INTERNAL
+
+
+def _who(command: str) -> str:
+    return f"scalebench {command}" if command else "scalebench"

@@ -31,7 +31,7 @@ def cmd_references_freeze(args: argparse.Namespace) -> int:
     warnings = loaded.warnings
     criteria = acceptance.load(Path(args.thresholds), figure_units(loaded.table))
     expectations = model_expectations(loaded.table) if acceptance.uses_model(criteria) else None
-    verdicts = acceptance.judge(criteria, loaded.table, expectations=expectations)
+    verdicts = acceptance.judge(criteria, loaded.table, expectations=expectations, cut_short=loaded.cut_short)
     summary = acceptance.counts(verdicts)
     if not acceptance.passed(verdicts):
         _warn(warnings, loaded.notes)

@@ -6,7 +6,9 @@ does not pass a criterion and one bad run does not fail it. A criterion nothing 
 NO DATA, which fails acceptance unless the criterion says `optional: true`: missing evidence is not
 a pass, and an acceptance that measured nothing (every criterion optional and NO DATA) fails. Noisy
 runs (scalebench.reporting.noise) are set aside: a point only they measured, or whose runs disagree, is
-NOISY, neither a pass nor a fail, and its note names the cases to re-run.
+NOISY, neither a pass nor a fail, and its note names the cases to re-run. A required point with no data
+while a run of its system was cut short (scalebench.reporting.cutshort: no report, killed or still
+running) is CUT SHORT: that run may have been about to measure it, so acceptance is NOT DECIDED.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from scalebench.analysis import scaling
 from scalebench.benchmarks import registry
 from scalebench.errors import InputError
 from scalebench.reporting import noise, series
+from scalebench.reporting.cutshort import CutShort
 from scalebench.reporting.document import Block, Heading, Table, Text, table
 from scalebench.reporting.series import Series, SeriesKey, at_label
 from scalebench.reporting.table import FigureUnit, Table as ResultsTable
@@ -35,7 +38,7 @@ MODEL_FIGURES = {"HPLCheck": ("efficiency",)}
 AT_WORDS = ("every", "largest", "smallest")
 _KEYS = ("name", "benchmark", "figure", "metric", "min", "max", "at", "system", "partition", "stack", "params",
          "optional")
-PASS, FAIL, NO_DATA, NOISY = "PASS", "FAIL", "NO DATA", "NOISY"
+PASS, FAIL, NO_DATA, NOISY, CUT_SHORT = "PASS", "FAIL", "NO DATA", "NOISY", "CUT SHORT"
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,7 @@ class Verdict:
     at: str
     measured: float | None
     unit: str
-    status: str  # PASS | FAIL | NO DATA | NOISY
+    status: str  # PASS | FAIL | NO DATA | NOISY | CUT SHORT (NO DATA while a run of its system was cut short)
     note: str = ""
     reruns: tuple[str, ...] = ()  # NOISY: each case to re-run, with why it is noisy
 
@@ -287,10 +290,31 @@ def evaluate(criteria: Iterable[Criterion], all_series: Sequence[Series], expect
 
 
 def judge(criteria: Iterable[Criterion], results: ResultsTable, flags: Mapping[str, float] | None = None,
-          all_series: Sequence[Series] | None = None, expectations: Expectations | None = None) -> list[Verdict]:
+          all_series: Sequence[Series] | None = None, expectations: Expectations | None = None,
+          cut_short: Sequence[CutShort] = ()) -> list[Verdict]:
     """Verdicts over the results with noisy runs set aside (scalebench.reporting.noise): a point is
     NOISY when only noisy cases measured it (they are named, to re-run) or its clean runs disagree.
-    `all_series`: series.build(results), when the caller has it; `expectations` as evaluate's."""
+    `all_series`: series.build(results), when the caller has it; `expectations` as evaluate's. A
+    required point with no data while a run of its system was cut short (`cut_short`, the runs without
+    a report) is CUT SHORT: that run may have been about to measure it."""
+    return _missing_for(_judge(criteria, results, flags, all_series, expectations), cut_short)
+
+
+def _missing_for(verdicts: list[Verdict], cut_short: Sequence[CutShort]) -> list[Verdict]:
+    """Each required NO DATA of a system a run was cut short on as CUT SHORT, naming the run."""
+    out = []
+    for v in verdicts:
+        runs = [c for c in cut_short if not c.systems or any(fnmatch.fnmatchcase(system, v.criterion.system)
+                                                            for system in c.systems)]
+        if v.status == NO_DATA and not v.criterion.optional and runs:
+            more = f" and {len(runs) - 1} more" if len(runs) > 1 else ""
+            v = replace(v, status=CUT_SHORT, note=f"{v.note}: run {runs[0].run_dir}{more} was cut short; re-run it")
+        out.append(v)
+    return out
+
+
+def _judge(criteria: Iterable[Criterion], results: ResultsTable, flags: Mapping[str, float] | None,
+           all_series: Sequence[Series] | None, expectations: Expectations | None) -> list[Verdict]:
     flags = flags or report_flags()
     verdicts_of = {row: verdict.noise for row, verdict in noise.table_verdicts(results, flags).items()}
     noisy_rows = [row for row, verdict in verdicts_of.items() if verdict.noisy]
@@ -323,13 +347,16 @@ def failed(verdicts: Iterable[Verdict]) -> bool:
     """A FAIL or a required NO DATA fails; so does an acceptance that measured nothing (every verdict an
     optional NO DATA): it checked nothing, and references are frozen only on what was checked."""
     verdicts = list(verdicts)
-    return any(v.failed for v in verdicts) or not any(v.status in (PASS, NOISY) for v in verdicts)
+    return any(v.failed for v in verdicts) or not any(v.status in (PASS, NOISY, CUT_SHORT) for v in verdicts)
 
 
 def outcome(verdicts: Sequence[Verdict]) -> str:
-    """PASSED, FAILED, or NOT DECIDED when nothing failed but noisy points wait for a re-run."""
+    """PASSED, FAILED, or NOT DECIDED when nothing failed but a point waits for a re-run: of a run cut
+    short (CUT SHORT), or of noisy cases (NOISY)."""
     if failed(verdicts):
         return "FAILED"
+    if any(v.status == CUT_SHORT for v in verdicts):
+        return "NOT DECIDED (a run was cut short before the CUT SHORT points were measured: re-run it)"
     return "NOT DECIDED (re-run the NOISY points' cases)" if any(v.status == NOISY for v in verdicts) else "PASSED"
 
 
@@ -370,7 +397,8 @@ HEADER = ("Criterion", "System", "Stack", "At", "Measured", "Threshold", "Margin
 def counts(verdicts: Sequence[Verdict]) -> str:
     tally = {status: sum(v.status == status for v in verdicts) for status in (PASS, FAIL, NO_DATA)}
     tally[NOISY] = sum(v.status == NOISY for v in verdicts)
-    return ", ".join(f"{n} {status}" for status, n in tally.items() if n or status != NOISY)
+    tally[CUT_SHORT] = sum(v.status == CUT_SHORT for v in verdicts)
+    return ", ".join(f"{n} {status}" for status, n in tally.items() if n or status not in (NOISY, CUT_SHORT))
 
 
 def verdict_table(verdicts: Sequence[Verdict]) -> Table:
@@ -383,7 +411,9 @@ def blocks(verdicts: Sequence[Verdict], source: Path, level: int = 2) -> list[Bl
                  "are medians over repeated runs; the margin is the headroom over the threshold (negative: short of "
                  "it). NO DATA fails acceptance unless the criterion is optional; an acceptance that measured "
                  "nothing fails. Noisy runs (see \"Interference and noise\") are not counted: a point with no "
-                 "other runs, or whose runs disagree, is NOISY, neither a pass nor a fail until its cases are re-run."),
+                 "other runs, or whose runs disagree, is NOISY, neither a pass nor a fail until its cases are re-run; "
+                 "a required point with no data while a run of its system was cut short (killed, or still running) "
+                 "is CUT SHORT, undecided until that run is re-run."),
             verdict_table(verdicts)]
 
 

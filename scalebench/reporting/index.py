@@ -11,7 +11,7 @@ results, so that the next report reads Parquet instead of JSON.
 
 The run reports stay the source of truth: the index holds nothing they do not, and deleting it loses
 nothing (the next report, or `report --rebuild`, writes it again). A segment is written once, complete
-(in a hidden directory renamed into place) or not at all, and never changed; a report that found new run
+(in a hidden directory renamed into place, scalebench.atomic) or not at all, and never changed; a report that found new run
 reports adds a segment. Two reports at once write two segments; a digest in several is read from the
 newest. A segment that cannot be read (truncated, damaged: Parquet has no checksums
 of its own, so the manifest's are checked) is left as it is and named in a note; its reports are read
@@ -29,7 +29,6 @@ import io
 import json
 import os
 import secrets
-import shutil
 import socket
 import time
 from dataclasses import dataclass, field
@@ -38,7 +37,7 @@ from typing import Sequence
 
 import polars as pl
 
-from scalebench import benchmarks, loaders, textfile
+from scalebench import atomic, benchmarks, faultpoints, loaders, textfile
 from scalebench.errors import InputError
 from scalebench.reporting.records import Session, bounds
 from scalebench.reporting.table import CASE_SCHEMA, RECORD_SCHEMA, SESSION_SCHEMA, Table, from_sessions
@@ -214,25 +213,25 @@ class Index:
             return
         name = f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{socket.gethostname()}-{os.getpid()}-" \
                f"{secrets.token_hex(4)}"
-        tmp, final = self.root / f".{name}", self.root / name
+        final = self.root / name
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            tmp.mkdir()
         except OSError as err:
             self.notes.append(f"index: cannot write into {self.root.parent}: {err.strerror}; nothing kept, the next "
                               "report reads the run reports again")
             return
         try:
-            files = {}
-            for suffix, frame in zip(_FILES, self._frames()):
-                files[f"{suffix}.parquet"] = _write_parquet(tmp / f"{suffix}.parquet", frame)
-            manifest = {"format": FORMAT, "ingest": ingest_version(), "files": files}
-            _write_new(tmp / "manifest.json", json.dumps(manifest, indent=1).encode())
-            os.rename(tmp, final)
-        except BaseException as err:
-            shutil.rmtree(tmp, ignore_errors=True)  # this process's own partial files: nothing else is touched
-            if not isinstance(err, OSError):
-                raise  # Ctrl-C: the segment is not half there
+            # Written whole in a temporary directory, then renamed into place (scalebench.atomic), which
+            # removes this process's partial files on any error or interruption, and sweeps a dead one's.
+            with atomic.staged(final, directory=True) as tmp:
+                files = {}
+                for suffix, frame in zip(_FILES, self._frames()):
+                    files[f"{suffix}.parquet"] = _write_parquet(tmp / f"{suffix}.parquet", frame)
+                manifest = {"format": FORMAT, "ingest": ingest_version(), "files": files}
+                _write_new(tmp / "manifest.json", json.dumps(manifest, indent=1).encode())
+                faultpoints.reached("index:segment")
+                atomic.publish(tmp, final)
+        except OSError as err:
             self.notes.append(f"index: not written ({err.strerror or err}); nothing kept, the next report reads the "
                               f"run reports again")
             return

@@ -308,10 +308,8 @@ def check_case(case: Case) -> None:
     if case.num_nodes is not None and case.num_tasks is not None and case.num_tasks < case.num_nodes:
         raise InputError(f"num_tasks: {case.num_tasks} tasks cannot fill {case.num_nodes} nodes")
     deck = case.provenance.get("hpl_deck")
-    if case.num_tasks is not None and isinstance(deck, dict) and type(deck.get("p")) is int and type(deck.get("q")) is int:
-        if deck["p"] * deck["q"] > case.num_tasks:
-            raise InputError(f"hpl_deck: a {deck['p']}x{deck['q']} grid needs {deck['p'] * deck['q']} tasks, the case "
-                             f"ran {case.num_tasks}")
+    if isinstance(deck, dict):
+        _check_deck(deck, case.num_nodes, case.num_tasks)
     bench = lookup(case.benchmark)
     cache = _bounds_cache
     for name, (value, unit) in case.figures.items():
@@ -329,6 +327,20 @@ def check_case(case: Case) -> None:
         broken = _broken(relation, case.figures)
         if broken:
             raise InputError(f"figures contradict each other ({relation.text}): {broken}")
+
+
+def _check_deck(deck: dict[str, Any], nodes: int | None, tasks: int | None) -> None:
+    """An HPL case's counts against its deck's: a grid needs its P x Q tasks, and the deck was made for
+    its nodes x ranks per node (the job's tasks, idle ranks included): a case that ran other counts
+    contradicts its own deck (1 000 000 tasks on one node, with a 1 x 2 grid)."""
+    p, q, on, per_node = (deck.get(k) for k in ("p", "q", "nodes", "ranks_per_node"))
+    if tasks is not None and type(p) is int and type(q) is int and p * q > tasks:
+        raise InputError(f"hpl_deck: a {p}x{q} grid needs {p * q} tasks, the case ran {tasks}")
+    if type(on) is int and type(per_node) is int and (tasks is not None and tasks != on * per_node
+                                                      or nodes is not None and nodes != on):
+        grid = f" ({p}x{q} grid)" if type(p) is int and type(q) is int else ""
+        raise InputError(f"hpl_deck: made for {on} node(s) x {per_node} rank(s){grid}, the case ran {tasks} "
+                         f"task(s) on {nodes} node(s): its counts contradict each other")
 
 
 # unit -> the largest value one process reaches in it, where its quantity has such a bound (flop rates).

@@ -6,15 +6,16 @@ Every number shown for a point is the median over the runs that measured it (sca
 """
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Sequence
 
 import polars as pl
 
-from scalebench import room
+from scalebench import atomic, faultpoints, room
 from scalebench.errors import InputError, ResultsError
 from scalebench.reporting import acceptance, bakeoff, regressions, screening, series, tidy
 from scalebench.reporting.chart_worker import ChartWorker, draw_here
@@ -85,33 +86,20 @@ def default_out_dir(results: Sequence[str | Path]) -> Path:
     return dirs[0] / "reports" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
 
 
-def _claim(out_dir: Path, formats: Sequence[str], split_csv: bool) -> tuple[dict[str, Path], Path]:
-    """Files report[-N].<fmt> (and report[-N]_files/ for Markdown's images, report[-N]_csv/ for a CSV per
-    benchmark) that did not exist, created empty and exclusively, so neither an earlier report nor a
-    concurrent one is ever overwritten."""
-    n = 1
-    while True:
-        stem = "report" if n == 1 else f"report-{n}"
-        targets = {fmt: out_dir / f"{stem}.{fmt}" for fmt in formats if not (fmt == "csv" and split_csv)}
-        files_dir = out_dir / f"{stem}_files"
-        created: list[Path] = []
-        try:
-            if files_dir.exists():
-                raise FileExistsError(files_dir)
-            if split_csv:
-                (out_dir / f"{stem}_csv").mkdir()
-                created.append(out_dir / f"{stem}_csv")
-                targets["csv"] = out_dir / f"{stem}_csv"
-            for fmt, path in targets.items():
-                if fmt == "csv" and split_csv:
-                    continue
-                os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
-                created.append(path)
-            return targets, files_dir
-        except FileExistsError:
-            for path in created:
-                path.rmdir() if path.is_dir() else path.unlink()  # only what this call created a moment ago
-            n += 1
+def _stem(n: int) -> str:
+    return "report" if n == 1 else f"report-{n}"
+
+
+# Published in this order, the report to open last: when it is there, every other file of it is.
+_ORDER = ("files", "parquet", "csv", "txt", "md", "html")
+
+
+def _names(stem: str, split_csv: bool) -> dict[str, str]:
+    """What each part of the report is called: report[-N].<fmt>, report[-N]_csv/ for a CSV per benchmark,
+    report[-N]_files/ for the Markdown's images (a name taken by any of them takes the whole stem)."""
+    names = {fmt: f"{stem}.{fmt}" for fmt in FORMATS}
+    names.update(files=f"{stem}_files", csv=f"{stem}_csv" if split_csv else f"{stem}.csv")
+    return names
 
 
 @dataclass(frozen=True)
@@ -133,9 +121,50 @@ def parse_formats(text: str) -> tuple[str, ...]:
     return formats
 
 
-def _write(path: Path, writer: Callable[[Any], None]) -> None:
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        writer(handle)
+def _stage_and_publish(staging: atomic.Staging, results: Table, blocks: list[Block], formats: Sequence[str],
+                       split_csv: bool, pictures: bool, worker: ChartWorker | None) -> dict[str, Path]:
+    """Each format written under a temporary name, then all published under the first stem free of
+    them all (scalebench.atomic): a report is never written over, nor seen in part."""
+    out_dir, temps = staging.directory, {}
+    charts = list(dict.fromkeys(charts_of(blocks)))
+    if worker is not None:
+        worker.submit(charts)  # drawn while the text formats are written
+    faultpoints.reached("report:charts")
+    if "csv" in formats or "parquet" in formats:
+        rows = tidy.frame(results)
+        if "csv" in formats and split_csv:
+            temps["csv"] = staging.directory_for("report_csv")
+            with atomic.named(out_dir / "report_csv", "--out"):
+                tidy.write_csv_per_benchmark(rows, temps["csv"])
+        elif "csv" in formats:
+            temps["csv"] = staging.file("report.csv", lambda handle: tidy.write_csv(rows, handle))
+        if "parquet" in formats:
+            temps["parquet"] = staging.file("report.parquet", lambda handle: tidy.write_parquet(rows, handle))
+        del rows
+    if "txt" in formats:
+        temps["txt"] = staging.file("report.txt", render_text(blocks))
+    images = worker.result() if worker is not None else draw_here(charts) if charts and pictures else {}
+    pictures_of = {chart: f"{i:02d}-{chart.name}.png" for i, chart in enumerate(charts, 1)}
+    if "md" in formats and charts:
+        temps["files"] = staging.directory_for("report_files")
+        with atomic.named(out_dir / "report_files", "--out"):
+            for chart in charts:
+                (temps["files"] / pictures_of[chart]).write_bytes(images[chart])
+    if "html" in formats:
+        temps["html"] = staging.file("report.html", render_html(blocks, "scalebench report", images))
+    for n in itertools.count(1):
+        names = _names(_stem(n), split_csv)
+        if any(os.path.lexists(out_dir / names[part]) for part in {*formats, "files"}):
+            continue
+        if "md" in formats:
+            temps["md"] = staging.file("report.md", render_markdown(
+                blocks, lambda chart: f"{names['files']}/{pictures_of[chart]}"))
+        try:
+            atomic.publish_together([(temps[part], out_dir / names[part]) for part in _ORDER if part in temps])
+        except FileExistsError:  # another report took a name meanwhile: the next stem
+            continue
+        return {fmt: out_dir / names[fmt] for fmt in formats}
+    raise AssertionError("unreachable")
 
 
 def write_report(results: Sequence[str | Path], out_dir: Path | None = None, formats: Sequence[str] = DEFAULT_FORMATS,
@@ -146,13 +175,15 @@ def write_report(results: Sequence[str | Path], out_dir: Path | None = None, for
     with paused_gc():  # see results.paused_gc: the whole report handles the 100 000s of records
         chosen = out_dir is not None
         out_dir = out_dir or default_out_dir(results)  # before anything is read: a refusal comes first
+        if not chosen:  # the reports of killed reports beside this one: their temporaries, and their directories
+            atomic.sweep_below(out_dir.parent)
         split_csv = split_csv and "csv" in formats
         warnings: list[str] = []
         sources = find_sources(results, warnings)
         # A big report's pictures are drawn by a worker process, which imports matplotlib while the
         # results are read; for a small one, starting a second Python costs more than it saves.
         pictures = bool({"md", "html"} & set(formats))
-        big = pictures and sum(path.stat().st_size for path in sources[0]) >= WORKER_FROM_BYTES
+        big = pictures and sum(map(_size, sources[0])) >= WORKER_FROM_BYTES
         worker = ChartWorker() if big else None
         try:
             loaded = load(results, index=index, rebuild=rebuild, sources=(*sources, warnings))
@@ -160,6 +191,14 @@ def write_report(results: Sequence[str | Path], out_dir: Path | None = None, for
         finally:
             if worker is not None:
                 worker.close()
+
+
+def _size(path: Path) -> int:
+    """Bytes of a file found by the walk; 0 when it is gone since (its reading will say so)."""
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def _write_files(loaded: Loaded, out_dir: Path, chosen: bool, formats: Sequence[str], thresholds: Path | None,
@@ -170,41 +209,21 @@ def _write_files(loaded: Loaded, out_dir: Path, chosen: bool, formats: Sequence[
     if thresholds is not None:
         criteria = acceptance.load(thresholds, figure_units(results))
         expectations = model_expectations(results) if acceptance.uses_model(criteria) else None
-        verdicts = acceptance.judge(criteria, results, all_series=all_series, expectations=expectations)
+        verdicts = acceptance.judge(criteria, results, all_series=all_series, expectations=expectations,
+                                    cut_short=loaded.cut_short)
     blocks = build_document(results, warnings, verdicts, thresholds, all_series)
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        files, files_dir = _claim(out_dir, formats, split_csv)
+        made = atomic.make_directory(out_dir)
     except OSError as err:
         default = "" if chosen else " (the default, beside the results: name another with --out)"
         raise ResultsError(f"--out: cannot write into {out_dir}{default}: {err.strerror or err}") from err
-    charts = list(dict.fromkeys(charts_of(blocks)))
-    if worker is not None:
-        worker.submit(charts)  # drawn while the text formats are written
-    if "csv" in files or "parquet" in files:
-        rows = tidy.frame(results)
-        if "csv" in files:
-            tidy.write_csv_per_benchmark(rows, files["csv"]) if split_csv else tidy.write_csv(rows, files["csv"])
-        if "parquet" in files:
-            tidy.write_parquet(rows, files["parquet"])
-        del rows
-    if "txt" in files:
-        text = render_text(blocks)
-        _write(files["txt"], lambda handle: handle.write(text))
-    images = worker.result() if worker is not None else draw_here(charts) if charts and pictures else {}
-    if worker is not None and worker.failure:
-        warnings = [*warnings, worker.failure]
-    names = {chart: f"{i:02d}-{chart.name}.png" for i, chart in enumerate(charts, 1)}
-    if "md" in files:
-        if charts:
-            files_dir.mkdir()
-            for chart in charts:
-                (files_dir / names[chart]).write_bytes(images[chart])
-        text = render_markdown(blocks, lambda chart: f"{files_dir.name}/{names[chart]}")
-        _write(files["md"], lambda handle: handle.write(text))
-    if "html" in files:
-        page = render_html(blocks, "scalebench report", images)
-        _write(files["html"], lambda handle: handle.write(page))
-    target = next(files[fmt] for fmt in ("html", "md", "txt", "csv", "parquet")
-                  if fmt in files and not (fmt == "csv" and split_csv and len(files) > 1))
+    try:
+        with atomic.named(out_dir, "--out"), atomic.Staging(out_dir, "--out") as staging:
+            files = _stage_and_publish(staging, results, blocks, formats, split_csv, pictures, worker)
+    except BaseException:
+        atomic.unmake(made)  # nothing was published: no directory left either
+        raise
+    warnings = [*warnings, worker.failure] if worker is not None and worker.failure else warnings
+    shown = [fmt for fmt in ("html", "md", "txt", "csv", "parquet") if fmt in files]
+    target = files[next(fmt for fmt in shown if not (fmt == "csv" and split_csv and len(shown) > 1))]
     return Written(target, results, warnings, files, verdicts, loaded.notes)

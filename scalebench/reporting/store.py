@@ -24,6 +24,7 @@ import polars as pl
 
 from scalebench import benchmarks, loaders, textfile
 from scalebench.errors import InputError, ResultsError
+from scalebench.reporting import cutshort
 from scalebench.reporting.index import INDEX_DIR, Index, Indexed, SegmentUnreadable, assemble
 from scalebench.reporting.perflogs import load_perflogs, run_dir_of
 from scalebench.reporting.records import (PROVENANCE_KEYS, Case, FigureDropped, Session, check_case, count, derived,
@@ -39,14 +40,24 @@ __all__ = ["Case", "Loaded", "Session", "find_sources", "ingest", "load", "pause
 _NOT_SEARCHED = {"stage", "output"}
 
 
-def _walk(entry: Path, warnings: list[str]) -> Iterator[Path]:
+def _walk(entry: Path, warnings: list[str], unreported: list[Path]) -> Iterator[Path]:
     """Files under `entry`, skipping the benchmark-file trees of run directories, dry runs' directories
-    and symbolic links to directories (each said in `warnings`)."""
-    for root, dirs, files in os.walk(entry, onerror=_raise_unreadable):
+    and symbolic links to directories (each said in `warnings`); the run directories that hold no run
+    report are added to `unreported`. A directory removed while it is walked (a run deleted meanwhile)
+    is skipped with a warning; one that cannot be read stops the walk (ResultsError)."""
+    def unreadable(err: OSError) -> None:
+        if isinstance(err, (FileNotFoundError, NotADirectoryError)) and err.filename != str(entry):
+            warnings.append(f"skipped {err.filename}: removed while the results were read")
+            return
+        _raise_unreadable(err)
+
+    for root, dirs, files in os.walk(entry, onerror=unreadable):
         if DRY_RUN_MARK in files:
             dirs[:] = []
             warnings.append(_dry_run_warning(Path(root)))
             continue
+        if _unreported_run(Path(root), files):
+            unreported.append(Path(root))
         kept = []
         beside_runs = "runs" in dirs  # a results directory: its index holds no run report
         for name in sorted(d for d in dirs if d not in _NOT_SEARCHED and not (beside_runs and d == INDEX_DIR)):
@@ -60,6 +71,12 @@ def _walk(entry: Path, warnings: list[str]) -> Iterator[Path]:
         dirs[:] = kept
         for name in files:
             yield Path(root, name)
+
+
+def _unreported_run(directory: Path, files: Sequence[str]) -> bool:
+    """A run directory (one of runs/, or holding what a run writes first) with no run report in it."""
+    run = directory.parent.name == "runs" or "reframe.log" in files or "provenance.json" in files
+    return run and not any(name.endswith(".json") and name != "provenance.json" for name in files)
 
 
 def _link_target(path: str) -> str:
@@ -77,12 +94,19 @@ def _raise_unreadable(err: OSError) -> None:
     raise ResultsError(f"results: cannot read {err.filename}: {err.strerror}")
 
 
-def find_sources(paths: Iterable[str | Path], warnings: list[str] | None = None) -> tuple[list[Path], list[Path]]:
-    """(JSON files that may be run reports, perflog files) under the given files/directories; what is
-    skipped on the way (dry runs, links to directories) is said in `warnings`."""
+class Found(NamedTuple):
+    reports: list[Path]  # JSON files that may be run reports
+    perflogs: list[Path]
+    unreported: list[Path]  # run directories without a run report (scalebench.reporting.cutshort)
+
+
+def find_sources(paths: Iterable[str | Path], warnings: list[str] | None = None) -> Found:
+    """What is under the given files/directories to read; what is skipped on the way (dry runs, links to
+    directories, directories removed meanwhile) is said in `warnings`."""
     warnings = warnings if warnings is not None else []
     reports: set[Path] = set()
     perflogs: set[Path] = set()
+    unreported: list[Path] = []
     for entry in map(Path, paths):
         if not entry.exists():
             raise ResultsError(f"results: {entry} does not exist")
@@ -96,12 +120,12 @@ def find_sources(paths: Iterable[str | Path], warnings: list[str] | None = None)
             if (run_dir / DRY_RUN_MARK).exists():
                 warnings.append(_dry_run_warning(run_dir))
                 continue
-        for path in [entry] if entry.is_file() else _walk(entry, warnings):
+        for path in [entry] if entry.is_file() else _walk(entry, warnings, unreported):
             if path.suffix == ".json" and path.name != "provenance.json":
                 reports.add(path)
             elif path.suffix == ".log" and (entry.is_file() or "perflogs" in path.parts):
                 perflogs.add(path)
-    return sorted(reports), sorted(perflogs)
+    return Found(sorted(reports), sorted(perflogs), sorted(set(unreported)))
 
 
 # Lines a scheduler or MPI launcher writes into a job's output when it ends a job or a rank: they say
@@ -341,13 +365,14 @@ class Loaded:
     table: Table
     warnings: list[str]  # about the results: the report lists them
     notes: list[str]  # about the index: said on stderr, never part of a report
+    cut_short: tuple[cutshort.CutShort, ...] = ()  # runs without a report (each named in the warnings too)
 
     def sessions(self, cases: Any = None) -> list[Session]:
         """Sessions and cases as ingest made them (Table.materialize)."""
         return self.table.materialize(cases)
 
 
-Sources = tuple[list[Path], list[Path], list[str]]  # find_sources' run reports and perflogs, and its warnings
+Sources = tuple[list[Path], list[Path], list[Path], list[str]]  # find_sources' Found, and its warnings
 
 
 def load(paths: Iterable[str | Path], *, index: bool = True, rebuild: bool = False,
@@ -375,7 +400,7 @@ def load(paths: Iterable[str | Path], *, index: bool = True, rebuild: bool = Fal
             for idx in indexes.values():
                 idx.write()
                 notes += idx.notes
-            return Loaded(loaded.table, loaded.warnings, notes + loaded.notes)
+            return Loaded(loaded.table, loaded.warnings, notes + loaded.notes, loaded.cut_short)
 
 
 def ingest(paths: Iterable[str | Path]) -> tuple[list[Session], list[str]]:
@@ -396,8 +421,8 @@ def results_dir_of(path: Path) -> Path:
 
 def _load(paths: list[str | Path], sources: Sources, indexes: dict[Path, Index] | None, rebuild: bool,
           skip: frozenset[Path]) -> Loaded:
-    report_files, perflog_files = sources[:2]
-    warnings = list(sources[2])
+    report_files, perflog_files, unreported = sources[:3]
+    warnings = list(sources[3])
     named = {Path(p) for p in paths if Path(p).is_file()}
     parts: list[Session | Indexed] = []
     reported: set[Path] = set()  # run directories whose report.json was read (or is a dry run's)
@@ -447,7 +472,9 @@ def _load(paths: list[str | Path], sources: Sources, indexes: dict[Path, Index] 
         if idx is not None:
             idx.add(path, parsed.digest, parsed.identity, session, warnings[before:])
     table = assemble(parts)
-    perflog_sessions = _perflog_sessions(perflog_files, reported, table, warnings)
+    cut = {run_dir: cutshort.find(run_dir) for run_dir in unreported if run_dir not in reported}
+    perflog_sessions = _perflog_sessions(perflog_files, reported, table, warnings, cut)
+    warnings += [c.describe() for c in cut.values() if not c.perflogs]
     if perflog_sessions:
         table = concat([table, from_sessions(perflog_sessions)])
     if table.cases.is_empty():
@@ -455,13 +482,14 @@ def _load(paths: list[str | Path], sources: Sources, indexes: dict[Path, Index] 
         more = f"; {len(warnings) - 1} more" if len(warnings) > 1 else ""
         why = f" ({excerpt_text(warnings[0], 300)}{more})" if warnings else ""
         raise ResultsError(f"results: no usable ReFrame run report or perflog in {excerpt_text(given, 200)}{why}")
-    return Loaded(table, warnings, [])
+    return Loaded(table, warnings, [], tuple(cut.values()))
 
 
 def _perflog_sessions(perflog_files: Sequence[Path], reported: set[Path], reports: Table,
-                      warnings: list[str]) -> list[Session]:
+                      warnings: list[str], cut: dict[Path, cutshort.CutShort]) -> list[Session]:
     """Sessions of the runs that have perflogs and no usable report; a copy of a session read already
-    (the same cases with the same figures) left out."""
+    (the same cases with the same figures) left out. A run cut short (`cut`) is named with them, and
+    marked as read (CutShort.perflogs)."""
     by_run: dict[Path, list[Path]] = {}
     for path in perflog_files:
         by_run.setdefault(run_dir_of(path), []).append(path)
@@ -477,12 +505,17 @@ def _perflog_sessions(perflog_files: Sequence[Path], reported: set[Path], report
         names = list({c.name for c in session.cases})
         read = {p for s in reports.materialize(pl.col("name").is_in(names)) for p in _fingerprints(s)} | measured
         if prints and prints <= read:
+            cut.pop(run_dir, None)  # a copy of a run read already: nothing of it is missing
             warnings.append(f"skipped the perflogs of {run_dir}: a copy of a session already read "
                             "(the same cases with the same figures)")
             continue
         measured |= prints
-        warnings.append(f"{run_dir}: no usable report.json (run interrupted or still going): "
-                        f"read {sum(len(c.figures) for c in session.cases)} figure(s) from its perflogs")
+        read = f"read {sum(len(c.figures) for c in session.cases)} figure(s) of the cases it finished from its perflogs"
+        if run_dir in cut:
+            cut[run_dir] = replace(cut[run_dir], perflogs=True)
+            warnings.append(f"{cut[run_dir].describe()}; {read}")
+        else:
+            warnings.append(f"{run_dir}: no usable report.json (run interrupted or still going): {read}")
         sessions.append(session)
     return sessions
 

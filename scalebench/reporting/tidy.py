@@ -2,9 +2,11 @@
 provenance; as one CSV, one CSV per benchmark, or Parquet (typed columns, for pandas, polars, DuckDB)."""
 from __future__ import annotations
 
+import io
 import json
 import re
 from pathlib import Path
+from typing import BinaryIO
 
 import polars as pl
 
@@ -42,12 +44,18 @@ def frame(table: Table) -> pl.DataFrame:
                        "hostname", "report")
 
 
-def write_csv(tidy: pl.DataFrame, path: Path) -> None:
-    tidy.write_csv(path, line_terminator="\r\n")
+def write_csv(tidy: pl.DataFrame, target: Path | BinaryIO) -> None:
+    tidy.write_csv(target, line_terminator="\r\n")
 
 
-def write_parquet(tidy: pl.DataFrame, path: Path) -> None:
-    tidy.write_parquet(path, compression="zstd")
+def write_parquet(tidy: pl.DataFrame, target: Path | BinaryIO) -> None:
+    # Through memory: polars reports a failed write of Parquet as its own error, not the OSError it was.
+    buffer = io.BytesIO()
+    tidy.write_parquet(buffer, compression="zstd")
+    if isinstance(target, Path):
+        target.write_bytes(buffer.getvalue())
+    else:
+        target.write(buffer.getvalue())
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.+-]")

@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, Iterable, Mapping, MutableMapping, Sequence
 
+from scalebench import atomic
 from scalebench.errors import InputError
 
 STUBS_VARIABLE = "SCALEBENCH_MODULE_STUBS"
@@ -104,5 +105,6 @@ def write_stubs(names: Iterable[str], directory: Path, modules_system: str) -> P
         path = directory / (f"{name}.lua" if lua else name)
         path.parent.mkdir(parents=True, exist_ok=True)
         comment = "-- " if lua else "#%Module1.0\n# "
-        path.write_text(f"{comment}scalebench: stub of the site's module {name}, for a --dry-run off the cluster\n")
+        atomic.write(path, f"{comment}scalebench: stub of the site's module {name}, for a --dry-run off the cluster\n",
+                     replace=True, what="module stubs")
     return directory

@@ -7,6 +7,7 @@ scalebench, on which host, with which arguments). Nothing already in results/ is
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import json
@@ -19,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from scalebench import paths, textfile
+from scalebench import atomic, paths, textfile
 from scalebench.errors import InputError, ResultsError
 from scalebench.validation import excerpt
 
@@ -74,14 +75,14 @@ def claim_run_dir(dry_run: bool = False) -> Path:
     path = _check_run_path("SCALEBENCH_RUN_DIR", Path(given).resolve()) if given else new_run_dir()
     if (path / "report.json").exists():
         raise ResultsError(f"SCALEBENCH_RUN_DIR: {path} already holds a run report; name a new directory")
+    where = "SCALEBENCH_RUN_DIR" if given else "results directory"
     try:
         path.mkdir(parents=True, exist_ok=bool(given))
-        if dry_run:
-            (path / DRY_RUN_MARK).write_text(_DRY_RUN_NOTE)
-        _write_provenance(path)
     except OSError as err:
-        where = "SCALEBENCH_RUN_DIR" if given else "results directory"
         raise ResultsError(f"{where}: cannot write {err.filename or path}: {err.strerror}") from err
+    if dry_run:
+        _write_new(path / DRY_RUN_MARK, _DRY_RUN_NOTE, where)
+    _write_provenance(path, where)
     return path
 
 
@@ -100,15 +101,20 @@ def _git_describe() -> str:
     return proc.stdout.strip() or "unknown"
 
 
-def _write_provenance(path: Path) -> None:
+def _write_provenance(path: Path, where: str) -> None:
     """What produced this run (the ReFrame report does not say which scalebench it was)."""
-    target = path / "provenance.json"
-    if target.exists():
-        return
     record = {"git_describe": _git_describe(), "hostname": socket.gethostname(),
               "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "argv": sys.argv, "openblas_coretype_env": os.environ.get("OPENBLAS_CORETYPE")}
-    target.write_text(json.dumps(record, indent=2) + "\n")
+    _write_new(path / "provenance.json", json.dumps(record, indent=2) + "\n", where)
+
+
+def _write_new(target: Path, text: str, where: str) -> None:
+    """`target` whole (scalebench.atomic), unless it exists already: the first writer's stays."""
+    if target.exists():
+        return
+    with contextlib.suppress(FileExistsError):
+        atomic.write(target, text, what=where)
 
 
 def read_digested(path: str | Path) -> tuple[str, bytes | None]:

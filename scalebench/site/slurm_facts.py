@@ -42,7 +42,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import yaml
 
-from scalebench import textfile
+from scalebench import lifetime, textfile
 from scalebench.errors import InputError
 from scalebench.site import hostlist
 from scalebench.validation import did_you_mean, excerpt, excerpt_text
@@ -614,14 +614,32 @@ def run_command(argv: Sequence[str], environ: Mapping[str, str], timeout_s: floa
         raise InputError(f"{argv[0]}: not found on PATH (run this where Slurm's clients are, or save their "
                          "outputs there and read them with --from DIR)")
     try:
-        proc = subprocess.Popen([program, *argv[1:]], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env=dict(environ))
+        proc = lifetime.spawn([program, *argv[1:]], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env=dict(environ))
     except OSError as err:
         raise InputError(f"cannot run {argv[0]}: {err.strerror}") from None
     out, err = bytearray(), bytearray()
-    deadline = time.monotonic() + timeout_s
+    with proc:
+        try:
+            problem = _read_within(proc, shown, out, err, time.monotonic() + timeout_s, timeout_s, limit)
+        except BaseException:  # interrupted: the client is ended, not waited for
+            proc.kill()
+            raise
+        if problem:
+            proc.kill()
+    if problem:
+        raise InputError(problem)
+    if proc.returncode != 0:
+        last = (err.decode(errors="replace").strip() or out.decode(errors="replace").strip()).splitlines()
+        raise InputError(f"`{shown}` exited {proc.returncode}: {excerpt_text(last[-1] if last else '', 200)}")
+    return textfile.decode(bytes(out), shown)
+
+
+def _read_within(proc: subprocess.Popen, shown: str, out: bytearray, err: bytearray, deadline: float,
+                 timeout_s: float, limit: int) -> str:
+    """Read the client's stdout and stderr into `out` and `err` until it ends; what went wrong, or ''."""
     problem = ""
-    with proc, selectors.DefaultSelector() as selector:
+    with selectors.DefaultSelector() as selector:
         assert proc.stdout is not None and proc.stderr is not None
         selector.register(proc.stdout, selectors.EVENT_READ, out)
         selector.register(proc.stderr, selectors.EVENT_READ, err)
@@ -640,19 +658,12 @@ def run_command(argv: Sequence[str], environ: Mapping[str, str], timeout_s: floa
                     del err[:-(1 << 16)]
                 if len(out) > limit:
                     problem = f"`{shown}` printed more than {limit // 2**20} MiB"
-        if not problem:
-            try:
-                proc.wait(max(deadline - time.monotonic(), 0.1))
-            except subprocess.TimeoutExpired:
-                problem = f"`{shown}` did not end within {timeout_s:g} s"
-        if problem:
-            proc.kill()
-    if problem:
-        raise InputError(problem)
-    if proc.returncode != 0:
-        last = (err.decode(errors="replace").strip() or out.decode(errors="replace").strip()).splitlines()
-        raise InputError(f"`{shown}` exited {proc.returncode}: {excerpt_text(last[-1] if last else '', 200)}")
-    return textfile.decode(bytes(out), shown)
+    if not problem:
+        try:
+            proc.wait(max(deadline - time.monotonic(), 0.1))
+        except subprocess.TimeoutExpired:
+            problem = f"`{shown}` did not end within {timeout_s:g} s"
+    return problem
 
 
 def live(environ: Mapping[str, str] | None = None, timeout_s: float = COMMAND_TIMEOUT_S) -> SlurmCluster:

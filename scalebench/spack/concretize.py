@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from scalebench import loaders, textfile
+from scalebench import lifetime, loaders, textfile
 from scalebench.errors import InputError
 from scalebench.spack.validate import SITE_VAR, find_envs
 
@@ -96,6 +96,14 @@ def _tail(text: str, lines: int = 40) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
+def _end_group(proc: subprocess.Popen) -> None:
+    """SIGKILL to spack's process group: it solves in child processes."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def _nice_prefix(niceness: int | None) -> list[str]:
     if not niceness:
         return []
@@ -139,17 +147,18 @@ def concretize_env(env_dir, *, site: str | None = None, spack: SpackInstall | No
                    *extra_args]
         start = time.monotonic()
         timed_out = False
-        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                env=base_env, start_new_session=True)
+        proc = lifetime.spawn(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=base_env,
+                              start_new_session=True)
         try:
             output, _ = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)  # spack solves in child processes: the group
-            except ProcessLookupError:
-                pass
+            _end_group(proc)
             output, _ = proc.communicate()
+        except BaseException:  # interrupted: spack, in a session of its own, is not left solving
+            _end_group(proc)
+            proc.wait()
+            raise
         seconds = time.monotonic() - start
         lock = env_copy / "spack.lock"
         ok = not timed_out and proc.returncode == 0 and lock.is_file()

@@ -305,35 +305,44 @@ def test_big_reports_draw_charts_in_a_worker_process(study, tmp_path, monkeypatc
 def test_a_failing_worker_leaves_the_charts_to_this_process(study, tmp_path, monkeypatch):
     from scalebench.reporting import chart_worker
 
+    monkeypatch.setattr(report, "WORKER_FROM_BYTES", 0)
+    monkeypatch.setattr(chart_worker, "_COMMAND", "import sys; sys.exit(3)")
+    written = report.write_report([study], tmp_path / "out", formats=("md",))
+    assert any("chart worker failed (it ended without its charts)" in w for w in written.warnings)
+    assert len(list((tmp_path / "out" / "report_files").glob("*.png"))) == 4
+
+
+def test_a_worker_that_cannot_start_leaves_the_charts_to_this_process(study, tmp_path, monkeypatch):
+    from scalebench.reporting import chart_worker
+
     def no_processes(*args, **kwargs):
         raise OSError("no processes here")
 
     monkeypatch.setattr(report, "WORKER_FROM_BYTES", 0)
-    monkeypatch.setattr(chart_worker, "ProcessPoolExecutor", no_processes)
+    monkeypatch.setattr(chart_worker.subprocess, "Popen", no_processes)
     written = report.write_report([study], tmp_path / "out", formats=("md",))
     assert any("chart worker failed (OSError: no processes here)" in w for w in written.warnings)
     assert len(list((tmp_path / "out" / "report_files").glob("*.png"))) == 4
 
 
 def test_a_hung_worker_is_stopped(monkeypatch):
-    """Past its time limit the worker is terminated and the charts are drawn here."""
+    """Past its time limit the worker is killed and the charts are drawn here."""
     import time as clock
 
     from scalebench.reporting import chart_worker
 
     monkeypatch.setattr(chart_worker, "_TIMEOUT_S", 0.5)
-    monkeypatch.setattr(chart_worker, "draw_here", _sleep_then_draw)
+    monkeypatch.setattr(chart_worker, "_COMMAND", "import time; time.sleep(60)")
     chart = document.Chart("c", "caption", (document.Panel("p", "x", "y", (
         document.Line("s", (1, 2), (1.0, 2.0), "s"),)),))
     worker = chart_worker.ChartWorker()
+    process = worker._proc
     worker.submit([chart])
-    deadline = clock.monotonic() + 30
-    while not worker._futures[0].running() and clock.monotonic() < deadline:  # the worker has begun (and hangs)
-        clock.sleep(0.05)
     monkeypatch.setattr(chart_worker, "draw_here", lambda charts, everything=None: {c: b"png" for c in charts})
     start = clock.monotonic()
     assert worker.result() == {chart: b"png"}
     assert "TimeoutError" in worker.failure and clock.monotonic() - start < 20
+    assert process.poll() is not None
 
 
 def _sleep_then_draw(charts, everything=None):

@@ -108,7 +108,7 @@ def test_a_run_without_report_is_read_from_its_perflogs_with_a_warning(tmp_path)
     _perflog_run(tmp_path, "interrupted")
     sessions, warnings = results.ingest([tmp_path])
     assert [s.source for s in sessions] == ["perflogs"]
-    assert len(warnings) == 1 and "interrupted: no usable report.json" in warnings[0] and "10 figure(s)" in warnings[0]
+    assert len(warnings) == 1 and "interrupted: cut short, no report.json" in warnings[0] and "10 figure(s)" in warnings[0]
     assert _figures([tmp_path]) == _figures([REAL_REPORT])  # the same figures as the real report of that run
     case = next(c for c in sessions[0].cases if c.params["scale"] == "1_node")
     assert case.num_tasks == 2 and case.cores == 2 and case.nodelist == "vm" and case.stack == "openmpi-sm"
@@ -236,15 +236,14 @@ def test_concurrent_runs_and_reports_lose_nothing(tmp_path):
 
 def test_run_with_report_prints_the_table_then_the_html_path_last(tmp_path, monkeypatch, capsys):
     """`scalebench run --report` (make run): ReFrame replaced by a copy of a real run report."""
-    import subprocess
-
+    import scalebench.cli
     from scalebench.cli import main
 
-    def fake_reframe(command, env):
+    def fake_reframe(command, env, run_dir):
         shutil.copy(REAL_REPORT, Path(env["SCALEBENCH_RUN_DIR"]) / "report.json")
         return 0
 
-    monkeypatch.setattr(subprocess, "call", fake_reframe)
+    monkeypatch.setattr(scalebench.cli, "_reframe", fake_reframe)
     assert main(["run", "--results", str(tmp_path), "--report"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[-1].startswith("Report: ") and out[-1].endswith("/report/report.html")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from scalebench import textfile
+from scalebench import atomic, textfile
 from scalebench.app_inputs import INPUTS, load_specs, split_factors
 from scalebench.errors import InputError
 from scalebench.site.scales import check_scaling
@@ -335,7 +335,7 @@ def copy_tutorial(tutorials: str | Path, case: OpenfoamCase, target: str | Path)
     for packed in target.rglob("*.gz"):
         if "triSurface" in packed.parts or packed.suffixes[-2:-1] in ([".obj"], [".stl"], [".vtk"]):
             continue
-        packed.with_suffix("").write_bytes(_gunzip(packed))
+        atomic.write(packed.with_suffix(""), _gunzip(packed), replace=True, what="case")
         packed.unlink()
 
 
@@ -369,6 +369,6 @@ def prepare_case(case: OpenfoamCase, tutorials: str | Path, target: str | Path, 
     template = textfile.read_text(Path(inputs_dir or INPUTS / "openfoam") / "decomposeParDict", "decomposeParDict")
     setup = openfoam_case(case, texts, template, cells, steps, ranks, scaling)
     for name, text in setup.files.items():
-        (target / name).write_text(text)
-    (target / CASE_FILE).write_text(json.dumps(setup.to_json()) + "\n")
+        atomic.write(target / name, text, replace=True, what="case")
+    atomic.write(target / CASE_FILE, json.dumps(setup.to_json()) + "\n", replace=True, what="case")
     return setup
