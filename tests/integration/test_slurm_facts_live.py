@@ -30,7 +30,7 @@ def facts_cli(state, *args: str) -> subprocess.CompletedProcess:
 def test_live_facts_of_the_throwaway_cluster(state):
     found = sf.live(state.client_env())
     facts = sf.partition_facts(found.partition(cluster.PARTITION))
-    assert facts["max_nodes"] == 3 and facts["nodelist"] == "n[1-3]"
+    assert facts["max_nodes"] == 3 and facts["slurm"]["nodelist"] == "n[1-3]"
     assert facts["cores_per_node"] == CPUS and facts["memory_per_node"] == f"{MEMORY_MB}MiB"
     assert "max_time_limit_s" not in facts  # MaxTime=INFINITE
     assert found.partitions[cluster.PARTITION].default
@@ -55,7 +55,7 @@ def test_a_drained_node_is_reported(state):
         result = facts_cli(state, "--partition", cluster.PARTITION, "--json")
         assert result.returncode == 0, result.stderr
         facts = json.loads(result.stdout)["partitions"][cluster.PARTITION]
-        assert facts["unavailable_nodes"] == "n3" and facts["max_nodes"] == 3
+        assert facts["slurm"]["unavailable_nodes"] == "n3" and facts["max_nodes"] == 3
     finally:
         state.run_client(["scontrol", "update", "nodename=n3", "state=resume"], timeout=30, check=False)
 
