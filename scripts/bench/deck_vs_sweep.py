@@ -2,6 +2,7 @@
 NB x grid sweep finds at the same N? (HPL via hpcc + OpenMPI on this machine; needs an idle machine.)
 
 Run: .venv/bin/python scripts/bench/deck_vs_sweep.py [--ranks 2] [--n N] [--repeats 2]
+Smoke run (seconds; figures of no worth): --n 400 --nbs 96 --repeats 1
 The sweep is one hpcc run over every NB in --nbs and every P x Q grid of the rank count (incl. P > Q),
 with the generated deck's algorithm; each combination runs --repeats times (HPL runs each one in
 turn, so noise is interleaved) and its best time counts. Prints every combination and the ratio.
@@ -36,7 +37,8 @@ def main() -> None:
         args.n = deck.largest_n_within(8.0, 0.75 * rpeak)
     n = args.n // generated.nb * generated.nb
     grids = [(p, args.ranks // p) for p in range(1, args.ranks + 1) if args.ranks % p == 0]
-    nbs = [int(v) for v in args.nbs.split(",")]
+    # the generated deck's NB is always swept: the ratio is of its time
+    nbs = sorted({int(v) for v in args.nbs.split(",")} | {generated.nb})
     sweep = tune.sweep_deck(generated, nbs=nbs, grids=grids, bcasts=[generated.algorithm.bcast],
                             depths=[generated.algorithm.depth], ns=[n] * args.repeats)
     # The kernel policy of make run's jobs: no stack env here, the BLAS is what Debian's hpcc links.
