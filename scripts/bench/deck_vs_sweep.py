@@ -2,7 +2,6 @@
 NB x grid sweep finds at the same N? (HPL via hpcc + OpenMPI on this machine; needs an idle machine.)
 
 Run: .venv/bin/python scripts/bench/deck_vs_sweep.py [--ranks 2] [--n N] [--repeats 2]
-Smoke run (seconds; figures of no worth): --n 400 --nbs 96 --repeats 1
 The sweep is one hpcc run over every NB in --nbs and every P x Q grid of the rank count (incl. P > Q),
 with the generated deck's algorithm; each combination runs --repeats times (HPL runs each one in
 turn, so noise is interleaved) and its best time counts. Prints every combination and the ratio.

@@ -7,9 +7,8 @@ Each configuration runs with and without scalebench/data/transports.yaml's evide
 NetPIPE gives a 2-rank job; hpcc on 2 and 4 ranks (a 1 x ranks grid, every rank sending to every other)
 gives what grows with the peers. The numbers go into transports.yaml's evidence_volume by hand.
 --smoke checks that the script runs: one run, NetPIPE at a fixed SMOKE_REPEATS per message size instead
-of the repeats it calibrates to a time (NetPIPE writes the same bytes either way). In seconds with
---configs openmpi-ob1-vader,mpich-ch4-ucx (both kinds of configuration): hpcc's ring tests over the UCX
-and OFI layers' TCP take a minute.
+of the repeats it calibrates to a time (NetPIPE writes the same bytes either way). --configs picks
+configurations: hpcc's ring tests over the UCX and OFI layers' TCP alone take a minute and a half here.
 """
 import argparse
 import os

@@ -3,8 +3,6 @@
 Run (root, cgroup v1 cpu controller; the machine otherwise idle):
     .venv/bin/python scripts/bench/regression_demo.py [--reference-runs 3] [--clean-runs 10]
         [--slowdowns 0.03,0.05,0.08,0.12] [--case 'HPLCheck%scale=1_core$'] [--time-budget 4] [--min-runs N]
-Smoke run (a minute; figures of no worth): --reference-runs 1 --min-runs 1 --clean-runs 0 --slowdowns 0.5
---time-budget 0.05 (--slowdowns '' without root and cgroup v1).
 
 1. runs the case --reference-runs times, checks acceptance (HPL efficiency >= 10%) and freezes
    references with `scalebench references freeze` (median, bound max(3 sigma, 3%));
