@@ -25,6 +25,7 @@ from pathlib import Path
 import yaml
 
 from scalebench import paths
+from scalebench.site.partition import SCREEN_MIN_NODES
 from scalebench_lab import cluster
 
 WAYS = {
@@ -58,6 +59,8 @@ def main() -> int:
     parser.add_argument("--nodes", type=int, default=6)
     parser.add_argument("--keep", action="store_true", help="keep the run directories (printed)")
     args = parser.parse_args()
+    if args.nodes < SCREEN_MIN_NODES:  # ReFrame would find no check to run, and exit 0
+        parser.error(f"--nodes: screening needs at least {SCREEN_MIN_NODES}")
     work = Path(tempfile.mkdtemp(prefix="sb-screen-bench-"))
     site = yaml.safe_load((paths.SITE_CONFIGS / "sites" / "testcluster-netns.yaml").read_text())
     site["partitions"][0].update(max_nodes=args.nodes, environs=["tcp-10GbE"])
@@ -84,7 +87,7 @@ def main() -> int:
         print(f"run directories: {work}")
     else:
         shutil.rmtree(work, ignore_errors=True)
-    return 0 if all(r["status"] == 0 for r in rows) else 1
+    return 0 if all(r["status"] == 0 and r["jobs"] for r in rows) else 1
 
 
 if __name__ == "__main__":
