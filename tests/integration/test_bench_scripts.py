@@ -59,7 +59,7 @@ SMOKES = {
                                  "0.05"), (rf"^reference run 1 +Rmax +{NUMBER} Gflop/s", r"^slowdowns detected: ")),
     "report_scale.py": Smoke(("--records", "1"),
                              (rf"^second report \(reads the index\): {NUMBER} s wall", r'"same": true')),
-    "screening_wall_time.py": Smoke(("--nodes", str(SCREEN)),  # jobs, passed and nodes screened, by way
+    "screening_wall_time.py": Smoke(("--nodes", str(SCREEN), "--smoke"),  # jobs, passed, nodes screened
                                     (rf"^ScreeningCheck, one job +\d+s +1 +\S+ +1 +{SCREEN} +\d+$",
                                      rf"^NodeHealthCheck --distribute=all +\d+s +{SCREEN} +\S+ +{SCREEN} +{SCREEN} "
                                      r"+\d+$"),
