@@ -3,6 +3,7 @@ repeat, a handful of records, no wait for an idle machine) as a subprocess, exit
 figures. Their figures are worthless at that size; the scripts' own docstrings say how to measure."""
 import os
 import re
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ import pytest
 
 from conftest import REPO, require_tools, require_xhpl
 from scalebench.site.partition import SCREEN_MIN_NODES as SCREEN
+from slurm_fixtures import require_slurm
 
 pytestmark = pytest.mark.integration
 
@@ -93,8 +95,6 @@ def needs(script: str) -> list[str]:
     if script in XHPL:
         require_xhpl()
     if script in CLUSTER:
-        from slurm_fixtures import require_slurm
-
         require_slurm("netns")
         running = another_cluster()
         if running:
@@ -106,6 +106,24 @@ def needs(script: str) -> list[str]:
     return []
 
 
+def run(script: str, argv: list[str], cwd: Path, timeout_s: int) -> subprocess.CompletedProcess:
+    """The script's run. Past its time it is interrupted (SIGINT), not killed: its `finally` then stops
+    what it started (a cluster's daemons and namespaces)."""
+    with subprocess.Popen([sys.executable, str(BENCH / script), *argv], cwd=cwd, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True) as proc:
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGINT)
+            try:
+                stdout, stderr = proc.communicate(timeout=120)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                stdout, stderr = proc.communicate()
+            pytest.fail(f"{script} {' '.join(argv)} ran over {timeout_s} s:\n{(stdout + stderr)[-3000:]}")
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+
+
 @pytest.mark.parametrize("script", sorted(SMOKES))
 def test_smoke_run(script, tmp_path):
     smoke = SMOKES[script]
@@ -114,8 +132,7 @@ def test_smoke_run(script, tmp_path):
         argv += ["--dir", str(tmp_path)]
     if script == "model_lab.py":
         argv += ["--results", str(tmp_path)]
-    proc = subprocess.run([sys.executable, str(BENCH / script), *argv], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=smoke.timeout_s)
+    proc = run(script, argv, tmp_path, smoke.timeout_s)
     output = proc.stdout + proc.stderr
     if proc.returncode and script in QUIET and (noisy := NOISY.search(output)):
         pytest.skip(f"this machine was not quiet enough for clean HPL runs: {noisy[0].strip()[:300]}")
