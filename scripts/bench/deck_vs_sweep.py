@@ -8,6 +8,7 @@ turn, so noise is interleaved) and its best time counts. Prints every combinatio
 """
 import argparse
 import os
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -15,6 +16,7 @@ from pathlib import Path
 from scalebench.hpl import blas, deck, tune
 from scalebench.hpl.hpcc_output import parse_hpcc
 from scalebench.site import host
+from scalebench.site.blas import stack_blas
 
 
 def main() -> None:
@@ -34,10 +36,13 @@ def main() -> None:
         args.n = deck.largest_n_within(8.0, 0.75 * rpeak)
     n = args.n // generated.nb * generated.nb
     grids = [(p, args.ranks // p) for p in range(1, args.ranks + 1) if args.ranks % p == 0]
-    nbs = [int(v) for v in args.nbs.split(",")]
+    # the generated deck's NB is always swept: the ratio is of its time
+    nbs = sorted({int(v) for v in args.nbs.split(",")} | {generated.nb})
     sweep = tune.sweep_deck(generated, nbs=nbs, grids=grids, bcasts=[generated.algorithm.bcast],
                             depths=[generated.algorithm.depth], ns=[n] * args.repeats)
-    choice = blas.choose_coretype(os.environ, machine.microarch)
+    # The kernel policy of make run's jobs: no stack env here, the BLAS is what Debian's hpcc links.
+    linked = stack_blas(None, "", shutil.which("hpcc") or "hpcc")
+    choice = blas.choose_coretype({}, os.environ, machine.microarch, linked)
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
                OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     if choice.value:

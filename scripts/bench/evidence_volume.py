@@ -1,10 +1,14 @@
 """Measure what the transport evidence variables cost: stderr bytes per rank and per peer, by MPI layer.
 
-Run: .venv/bin/python scripts/bench/evidence_volume.py [--runs 3] [--dir /tmp/evidence-volume]
+Run: .venv/bin/python scripts/bench/evidence_volume.py [--runs 3] [--dir /tmp/evidence-volume] [--configs A,B]
+        [--smoke]
 Each configuration runs with and without scalebench/data/transports.yaml's evidence_env on this machine
 (Debian's Open MPI and MPICH, NetPIPE, hpcc); the difference in stderr bytes is what the variables add.
 NetPIPE gives a 2-rank job; hpcc on 2 and 4 ranks (a 1 x ranks grid, every rank sending to every other)
 gives what grows with the peers. The numbers go into transports.yaml's evidence_volume by hand.
+--smoke checks that the script runs: one run, NetPIPE at a fixed SMOKE_REPEATS per message size instead
+of the repeats it calibrates to a time (NetPIPE writes the same bytes either way). --configs picks
+configurations: hpcc's ring tests over the UCX and OFI layers' TCP alone take a minute and a half here.
 """
 import argparse
 import os
@@ -25,6 +29,7 @@ CONFIGS = {  # name: (layer, environment, MPI launcher, NetPIPE binary or None)
     "openmpi-pml-ucx": ("ucx", UCX_PML, ["mpirun", "--oversubscribe"], "NPopenmpi"),
     "openmpi-ofi-mtl": ("ofi", OFI_MTL, ["mpirun", "--oversubscribe"], "NPopenmpi"),
 }
+SMOKE_REPEATS = 10
 HPCC_INPUT = """HPLinpack benchmark input file
 Innovative Computing Laboratory, University of Tennessee
 HPL.out      output file name (if any)
@@ -80,11 +85,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--dir", type=Path, default=Path("/tmp/evidence-volume"))
+    parser.add_argument("--configs", default=",".join(CONFIGS), help=f"of {', '.join(CONFIGS)} (default: all)")
+    parser.add_argument("--smoke", action="store_true", help="a run that checks the script works")
     args = parser.parse_args()
+    unknown = set(args.configs.split(",")) - set(CONFIGS)
+    if unknown:
+        parser.error(f"no configuration {', '.join(sorted(unknown))}")
+    if args.smoke:
+        args.runs = 1
+    repeats = ["-n", str(SMOKE_REPEATS)] if args.smoke else []
     args.dir.mkdir(parents=True, exist_ok=True)
-    for name, (layer, env, launcher, netpipe) in CONFIGS.items():
-        netpipe_2 = added_bytes([*launcher, "-np", "2", netpipe, "-u", "1024", "-p", "0", "-o", "np.out"], env,
-                                args.dir, args.runs)
+    for name in args.configs.split(","):
+        layer, env, launcher, netpipe = CONFIGS[name]
+        netpipe_2 = added_bytes([*launcher, "-np", "2", netpipe, "-u", "1024", "-p", "0", *repeats, "-o", "np.out"],
+                                env, args.dir, args.runs)
         print(f"{name} ({layer}): NetPIPE 2 ranks: {netpipe_2} B, {netpipe_2[0] / 2:.0f} B per rank", flush=True)
         if launcher[0] == "mpirun.mpich":  # Debian's hpcc is Open MPI's
             continue

@@ -5,7 +5,9 @@ needs an idle machine). With the embedded default's plan at --scale (its xhpl, g
 - NB sweep: Rmax at the plan's N for each NB, as a share of the DGEMM ceiling of the same job;
 - N sweep: Rmax at the plan's NB for smaller and larger N than the plan's (a solve of N costs N^3).
 
-Run: .venv/bin/python scripts/bench/hpl_ceiling.py [--scale 1_node] [--nbs 128,192,256,384]
+Run: .venv/bin/python scripts/bench/hpl_ceiling.py [--scale 1_node] [--nbs 128,192,256,384] [--smoke]
+--smoke checks that the script runs, in seconds: hpl_decks.py's smoke plan and one value of each sweep
+(SMOKE_SWEEPS); its figures are worthless.
 """
 import argparse
 import os
@@ -18,6 +20,8 @@ from hpl_decks import launch, local_plan  # noqa: E402 (the same plan and launch
 
 from scalebench.hpl.deck import hpl_dat_lists  # noqa: E402
 from scalebench.hpl.outcome import hpl_outcome  # noqa: E402
+
+SMOKE_SWEEPS = {"orders": "256", "nbs": "128", "n_factors": "1.0"}
 
 
 def solve(plan, stack_env: dict, n: int, nb: int, dgemm_n: int) -> tuple[float | None, float | None, float]:
@@ -46,8 +50,11 @@ def main() -> None:
     parser.add_argument("--nbs", default="128,192,256,384")
     parser.add_argument("--orders", default="512,1024,2048,4096")
     parser.add_argument("--n-factors", default="0.6,0.8,1.0,1.2")
+    parser.add_argument("--smoke", action="store_true", help="a run in seconds that checks the script works")
     args = parser.parse_args()
-    plan, stack_env = local_plan(args.scale)
+    if args.smoke:
+        vars(args).update(SMOKE_SWEEPS)
+    plan, stack_env = local_plan(args.scale, args.smoke)
     if plan.missing:
         raise SystemExit(plan.missing)
     n, nb, dgemm_n = plan.deck.n, plan.deck.nb, plan.profile.dgemm_n

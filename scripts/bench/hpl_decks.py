@@ -10,10 +10,13 @@ the DGEMM ceiling measured in the same round (figures, not pass/fail; needs an i
 - HPL sample: hpl_decks/reference/hpl-2.x-sample.HPL.dat as HPL ships it, its grids replaced by this
   machine's (the sample asks for 4 ranks), run by the same xhpl.
 
-Run: .venv/bin/python scripts/bench/hpl_decks.py [--repeats 3] [--scale 1_node] [--max-load 0.5]
+Run: .venv/bin/python scripts/bench/hpl_decks.py [--repeats 3] [--scale 1_node] [--max-load 0.5] [--smoke]
 Each round runs every deck once, back to back, so noise falls on all of them; before each round the
 script waits (up to --wait s) for the 1-minute load to drop below --max-load; each run prints the load
-it started at (the decks before it in the round raise it).
+it started at (the decks before it in the round raise it). --smoke checks that the script runs, in
+seconds: one round at once, the scalebench deck sized for a solve of SMOKE.time_budget_s with DGEMM timed
+at SMOKE_DGEMM_N, and both hpcc decks given it as their hpccinf.txt (hpcc's built-in deck runs for
+minutes); its figures are worthless.
 """
 import argparse
 import math
@@ -22,11 +25,12 @@ import statistics
 import subprocess
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from scalebench import paths
-from scalebench.hpl.case_plan import HplPlan, plan_hpl
-from scalebench.hpl.deck import rewrite_hpl_dat
+from scalebench.hpl.case_plan import HplPlan, HplSettings, plan_hpl
+from scalebench.hpl.deck import hpccinf_txt, rewrite_hpl_dat
 from scalebench.hpl.hpcc_output import parse_hpcc
 from scalebench.hpl.outcome import hpl_outcome
 from scalebench.site.siteconf import site_systems
@@ -36,14 +40,21 @@ SITE = paths.SITE_CONFIGS / "sites" / "local.yaml"
 SAMPLE = paths.HPL_DECKS / "reference" / "hpl-2.x-sample.HPL.dat"
 STACK = "openmpi-sm"
 DECKS = ("scalebench", "hpcc default", "hpcc as installed", "HPL sample")
+SMOKE = HplSettings(time_budget_s=0.02, trials=1)  # N near 1000 here; a smaller N leaves NB 384 no block
+SMOKE_DGEMM_N = 256  # the plan's order (2048) takes longer than the whole smoke solve
 
 
-def local_plan(scale: str) -> tuple[HplPlan, dict[str, str]]:
-    """HPLCheck's plan at `scale` on the embedded default, and its stack's environment variables."""
+def local_plan(scale: str, smoke: bool = False) -> tuple[HplPlan, dict[str, str]]:
+    """HPLCheck's plan at `scale` on the embedded default (or its --smoke size), and its stack's
+    environment variables."""
     config = site_systems(SITE)
     partitions, stacks, _ = site_specs(config)
     stack_env = next(e for e in config["environments"] if e["name"] == STACK)["env_vars"]
-    return plan_hpl(partitions[0], stacks[STACK], scale, environ=os.environ), dict(stack_env)
+    plan = plan_hpl(partitions[0], stacks[STACK], scale, SMOKE if smoke else None, environ=os.environ)
+    if smoke and plan.profile.dgemm_env:
+        profile = replace(plan.profile, dgemm_n=SMOKE_DGEMM_N)
+        plan = replace(plan, profile=profile, env_vars={**plan.env_vars, profile.dgemm_env: str(SMOKE_DGEMM_N)})
+    return plan, dict(stack_env)
 
 
 def wait_for_idle(max_load: float, wait_s: float) -> float:
@@ -61,8 +72,8 @@ def launch(command: list[str], env: dict[str, str], work: Path) -> tuple[subproc
     return proc, time.monotonic() - start
 
 
-def run_deck(name: str, plan: HplPlan, stack_env: dict[str, str]) -> dict:
-    """One run of a deck: its best PASSED solve and what it was."""
+def run_deck(name: str, plan: HplPlan, stack_env: dict[str, str], hpcc_input: str | None = None) -> dict:
+    """One run of a deck: its best PASSED solve and what it was; hpcc reads `hpcc_input` if given."""
     tasks = plan.job.tasks
     scalebench_launch = ["mpirun", "-np", str(tasks), *plan.job.launcher_options]
     base = dict(os.environ, **stack_env)
@@ -83,7 +94,9 @@ def run_deck(name: str, plan: HplPlan, stack_env: dict[str, str]) -> dict:
             outcome = hpl_outcome(proc.stdout, proc.stderr, hpcc=False, expected_cases=tests_in(text),
                                   tasks=tasks, rpeak_gflops=plan.rpeak_gflops)
             rows, dgemm = outcome.hpl.rows, None
-        else:  # hpcc with no hpccinf.txt: its built-in defaults
+        else:  # hpcc with no hpccinf.txt (but a smoke run's): its built-in defaults
+            if hpcc_input is not None:
+                (work / "hpccinf.txt").write_text(hpcc_input)
             if name == "hpcc default":
                 env = {k: v for k, v in plan.env_vars.items() if k != plan.profile.dgemm_env}
                 command = [*scalebench_launch, "hpcc"]
@@ -122,11 +135,15 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--max-load", type=float, default=0.5)
     parser.add_argument("--wait", type=float, default=1800, help="longest wait for --max-load, s (default 1800)")
+    parser.add_argument("--smoke", action="store_true", help="a run in seconds that checks the script works")
     args = parser.parse_args()
 
-    plan, stack_env = local_plan(args.scale)
+    plan, stack_env = local_plan(args.scale, args.smoke)
     if plan.missing:
         raise SystemExit(plan.missing)
+    hpcc_input = hpccinf_txt(plan.deck) if args.smoke else None
+    if args.smoke:
+        args.repeats, args.wait = 1, 0
     print(f"Rpeak {plan.rpeak_gflops:.1f} Gflop/s nominal ({plan.rpeak_derivation}); {plan.job.tasks} ranks, "
           f"binding {' '.join(plan.job.launcher_options)}; BLAS kernel {plan.blas_kernel}")
     runs: dict[str, list[dict]] = {name: [] for name in DECKS}
@@ -134,7 +151,7 @@ def main() -> None:
         wait_for_idle(args.max_load, args.wait)  # then the decks back to back: the round shares its noise
         for name in DECKS:
             load = os.getloadavg()[0]
-            run = run_deck(name, plan, stack_env)
+            run = run_deck(name, plan, stack_env, hpcc_input)
             runs[name].append(run)
             ceiling = runs["scalebench"][-1]["dgemm"]
             print(f"round {round_no} {name:18s} load {load:4.2f}  Rmax {run['rmax']:7.2f} Gflop/s  N={run['n']} "

@@ -1,7 +1,8 @@
 """Probe of every `scalebench` subcommand with the hostile inputs of tests/fuzz/hostile.py, as a new user
 would run them, through scalebench.cli.main in this process (each under a hard time limit).
 
-Run: .venv/bin/python scripts/bench/probe_cli.py [--seed 14] [--cuts 3] [--keep DIR] [-v]
+Run: .venv/bin/python scripts/bench/probe_cli.py [--seed 14] [--cuts 3] [--keep DIR] [-v] [--per-class N]
+(smoke run: --cuts 1 --per-class 3)
 
 Each probe is an argument list, the exit it must give (0 ok, 1 FAILED, 2 bad input) and what its
 output must or must not say. Classes 1-8 are those of issue 14; 30.x those of issue 30 (run-report units
@@ -713,7 +714,9 @@ def class_site_files(b: Builder) -> None:
                 plan(f"{where}.{key}: {str(value)[:20]!r}", edited(where, key, value), ("ok", "error"))
             plan(f"{where}.{key}: repeated", yaml.safe_dump(edited(where, key, None), sort_keys=False), ("ok", "error"))
     text = (REPO / "site_configs" / "sites" / "example.yaml").read_text()
-    plan("cores_per_node written twice", text.replace("cores_per_node: 128", "cores_per_node: 64\n    cores_per_node: 128"),
+    # the key's own line only: example.yaml's comments name the key too (node_kinds)
+    plan("cores_per_node written twice", text.replace("\n    cores_per_node: 128\n",
+                                                      "\n    cores_per_node: 64\n    cores_per_node: 128\n", 1),
          words=("repeated",))
     plan("criteria-like key twice at the top", "system: a\nsystem: b\n" + text.split("\n", 8)[-1], words=("repeated",))
     for key, value, words in (("memory_per_node", 768, ("unit",)), ("memory_per_node", "768", ("unit",)),
@@ -954,6 +957,8 @@ def main_() -> int:
     parser.add_argument("--cuts", type=int, default=3, help="cuts mid-line per real output")
     parser.add_argument("--keep", type=Path, default=None, help="build the inputs here and keep them")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every failing probe in full")
+    parser.add_argument("--per-class", type=int, default=None,
+                        help="run only this many probes of each class, drawn with the seed (a smoke run)")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="scalebench-probe-")) if args.keep is None else args.keep
     tally = Tally()
@@ -962,8 +967,15 @@ def main_() -> int:
         b = Builder(root, args.seed, args.cuts)
         for build in CLASSES:
             build(b)
+        probes = b.probes
+        if args.per_class is not None:
+            by_class: Dict[str, List[Probe]] = {}
+            for probe in probes:
+                by_class.setdefault(probe.cls, []).append(probe)
+            draw = random.Random(args.seed)
+            probes = [p for group in by_class.values() for p in draw.sample(group, min(args.per_class, len(group)))]
         before = snapshot(b.inputs)
-        for probe in b.probes:
+        for probe in probes:
             tally.probes[(probe.cls, probe.argv[0] if probe.argv[0] not in ("tune", "spack") else
                           " ".join(probe.argv[:2]))] += 1
             try:

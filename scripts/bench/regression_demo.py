@@ -2,7 +2,7 @@
 
 Run (root, cgroup v1 cpu controller; the machine otherwise idle):
     .venv/bin/python scripts/bench/regression_demo.py [--reference-runs 3] [--clean-runs 10]
-        [--slowdowns 0.03,0.05,0.08,0.12] [--case 'HPLCheck%scale=1_core$'] [--time-budget 4]
+        [--slowdowns 0.03,0.05,0.08,0.12] [--case 'HPLCheck%scale=1_core$'] [--time-budget 4] [--min-runs N]
 
 1. runs the case --reference-runs times, checks acceptance (HPL efficiency >= 10%) and freezes
    references with `scalebench references freeze` (median, bound max(3 sigma, 3%));
@@ -91,6 +91,8 @@ def main() -> int:
     parser.add_argument("--case", default="HPLCheck%scale=1_core$")
     parser.add_argument("--cpus", type=float, default=1.0, help="CPUs the case uses (1 for 1_core)")
     parser.add_argument("--time-budget", type=float, default=4.0, help="seconds per HPL solve (sizes N)")
+    parser.add_argument("--min-runs", type=int, default=None,
+                        help="reference runs a figure needs to be frozen (default: references freeze's)")
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
     slowdowns = [float(s) for s in args.slowdowns.split(",") if s]
@@ -105,9 +107,10 @@ def main() -> int:
         for i in range(args.reference_runs):
             show(f"reference run {i + 1}", reframe(results, f"ref{i}", args.case, args.time_budget, references, None))
         (work / "thresholds.yaml").write_text(THRESHOLDS)
+        min_runs = [] if args.min_runs is None else ["--min-runs", str(args.min_runs)]
         freeze = subprocess.run([str(Path(sys.executable).parent / "scalebench"), "references", "freeze",
                                  str(results), "--system", "local", "--thresholds", str(work / "thresholds.yaml"),
-                                 "--references-dir", str(references)], capture_output=True, text=True)
+                                 "--references-dir", str(references), *min_runs], capture_output=True, text=True)
         print(freeze.stdout.strip() or freeze.stderr.strip())
         if freeze.returncode != 0:
             return 1
