@@ -119,10 +119,14 @@ def runs_noise(values: Sequence[float], flags: Mapping[str, float] | None = None
         if cv > flags["noisy_cv"] else None
 
 
-def runs_cell(runs: int, values: Sequence[float], flags: Mapping[str, float] | None = None) -> int | str:
-    """A table's Runs cell: the count, and NOISY with why when the runs disagree."""
+def runs_cell(runs: int, values: Sequence[float], flags: Mapping[str, float] | None = None) -> tuple[int | str, str]:
+    """A table's Runs cell (the count, marked NOISY when the runs disagree) and the note under its row
+    that says why ("" when they agree)."""
     why = runs_noise(values, flags)
-    return f"{runs} (NOISY: {why})" if why else runs
+    return (f"{runs} {NOISY}", f"{runs} runs {NOISY}: {why}") if why else (runs, "")
+
+
+NOISY = "NOISY"
 
 
 class Verdict(NamedTuple):
