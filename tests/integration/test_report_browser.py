@@ -34,7 +34,7 @@ def report_page(tmp_path_factory):
 def test_report_renders_with_images_and_no_console_errors(report_page):
     page = headless_chromium.load(report_page)
     assert page.errors == []
-    assert page.headings[:3] == ["HPL", "Applications", "Microbenchmarks"] and "Provenance" in page.headings
+    assert page.headings[:4] == ["Summary", "HPL", "Applications", "Microbenchmarks"] and "Provenance" in page.headings
     assert len(page.images) == 4  # HPL, LAMMPS, OpenFOAM, interconnect
     assert all(complete and width > 100 and height > 100 for complete, width, height in page.images)
     assert png_colours(page.screenshot) > 10  # text, tables and plots, not a blank page
@@ -96,6 +96,23 @@ def test_committee_report_fits_the_window(committee_page, width):
     assert found["tall"] == [], f"cells taller than {LINES} lines at {width} px"
 
 
+def test_committee_report_opens_with_the_answer_and_its_links_lead_to_sections(committee_page):
+    with headless_chromium.opened(committee_page, width=1400) as page:
+        found = page.evaluate("""(() => {
+          const links = Array.from(document.querySelectorAll('a[href^="#"]'), a => a.getAttribute('href').slice(1));
+          const first = document.querySelector('h2');
+          const nav = document.querySelector('nav');
+          return {first: first.textContent, nav_after: !!(first.compareDocumentPosition(nav) & 4),
+                  summary_links: Array.from(document.querySelectorAll('h2 ~ *')).filter(e => nav.compareDocumentPosition(e) & 2)
+                                      .flatMap(e => Array.from(e.querySelectorAll('a'), a => a.getAttribute('href'))),
+                  broken: links.filter(id => !document.getElementById(id))};
+        })()""")
+    assert found["first"] == "Summary" and found["nav_after"]  # the answer, then the table of contents
+    assert found["broken"] == []
+    assert {"#hpl", "#acceptance", "#energy-to-solution", "#what-to-re-run", "#interference-and-noise",
+            "#failures-and-skipped-cases", "#bake-off-stacks-against-tcp"} <= set(found["summary_links"])
+
+
 # Printed: rows (with the lines under them) and figures painted in colours no report uses, so that each
 # shows in the rendered pages as one band of its colour. A row or figure cut at a page's edge shows as
 # two bands, one at the foot of a page and one at the head of the next: more bands than the page has.
@@ -104,7 +121,7 @@ tbody:nth-of-type(odd) td{background:#ff00ff !important}tbody:nth-of-type(even) 
 th{background:#00ff00 !important}figure{outline:16px solid #ffff00 !important;outline-offset:-16px}
 </style></head>"""
 BANDS = {"row": ((255, 0, 255), (0, 255, 255)), "figure": ((255, 255, 0),)}
-PRINTED_WIDTH = 700  # CSS px: an A4 page's width less the report's print margins (about 185 mm)
+PRINTED_WIDTH = 718  # CSS px: an A4 page's width less the report's print margins (10 mm each side: 190 mm)
 
 
 def _ppm(data: bytes) -> tuple[int, int, bytes]:
