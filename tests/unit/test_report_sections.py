@@ -197,8 +197,9 @@ def test_bake_off_section_appears_when_a_system_ran_two_stacks(study):
     assert [row[5] for row in runs.rows] == ["v0.1-0-g00000", "v0.1-1-g00001"]
 
 
-def test_written_files_md_html_csv(study, tmp_path):
-    written = report.write_report([study], tmp_path / "out")
+def test_written_files_md_html_and_csv_when_asked(study, tmp_path):
+    assert set(report.write_report([study], tmp_path / "default").files) == {"md", "html"}  # no CSV unasked
+    written = report.write_report([study], tmp_path / "out", formats=("md", "html", "csv"))
     md, html, table = (written.files[f] for f in ("md", "html", "csv"))
     images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md.read_text())
     assert len(images) == 4 and all((md.parent / image).read_bytes()[:4] == b"\x89PNG" for image in images)
