@@ -152,7 +152,9 @@ def _every_verdict(results: Table, flags: Mapping[str, float]) -> dict[int, Verd
     drawn = _drawn(results)
     key = tuple(sorted(flags.items()))
     if key not in drawn:
-        drawn[key] = {row: Verdict(session, evidence_noise(provenance, cv_pct, flags) if judged(benchmark)
+        unknown = evidence_noise({}, None, flags)  # most cases of a year of runs recorded nothing to judge by
+        drawn[key] = {row: Verdict(session, (unknown if not provenance and cv_pct is None
+                                             else evidence_noise(provenance, cv_pct, flags)) if judged(benchmark)
                                    else Noise((), None, probe=_probe(provenance)))
                       for row, (session, benchmark, provenance, cv_pct) in _measured_evidence(results).items()}
     return drawn[key]
@@ -184,9 +186,14 @@ def _measured_evidence(results: Table) -> dict[int, tuple[int, str, dict[str, An
     cvs = results.records.filter(pl.col("perf_var") == "solve_cv").select("case", "value").unique(
         "case", keep="last", maintain_order=True)
     rows = rows.join(cvs, on="case", how="left", maintain_order="left")
+    # Only a provenance that gives some evidence a value is read (most cases of a year of runs hold none):
+    # one where every "<name>": of the evidence is followed by null holds none.
+    text = pl.col("provenance")
+    holds = pl.any_horizontal(text.str.count_matches(f'"{name}":', literal=True)
+                              > text.str.count_matches(f'"{name}":null', literal=True) for name in EVIDENCE)
     out = {}
-    for case, session, benchmark, provenance, cv_pct in rows.iter_rows():
-        every = json.loads(provenance)
+    for case, session, benchmark, provenance, cv_pct, evidence in rows.with_columns(holds=holds).iter_rows():
+        every = json.loads(provenance) if evidence else {}
         out[case] = (session, benchmark, {name: every[name] for name in EVIDENCE if name in every}, cv_pct)
     return out
 

@@ -446,7 +446,11 @@ def _load(paths: list[str | Path], sources: Sources, indexes: dict[Path, Index] 
         parts.append(session)
         if idx is not None:
             idx.add(path, parsed.digest, parsed.identity, session, warnings[before:])
-    table = assemble(parts)
+    new = [p for p in parts if isinstance(p, Session)]
+    fresh = from_sessions(new)
+    for idx in (indexes or {}).values():
+        idx.made(new, fresh)
+    table = assemble(parts, fresh)
     perflog_sessions = _perflog_sessions(perflog_files, reported, table, warnings)
     if perflog_sessions:
         table = concat([table, from_sessions(perflog_sessions)])
