@@ -34,6 +34,15 @@ class Rerun:
 
 
 @dataclass(frozen=True)
+class Todo:
+    """What to re-run: the items the sections list, and how many each section has in all (a section may
+    list the first of many) and each system and stack."""
+    items: tuple[Rerun, ...]
+    by_section: dict[str, int]
+    by_place: dict[tuple[str, str], int]
+
+
+@dataclass(frozen=True)
 class Glance:
     """One system and stack at a glance: the HPL lines picked, its verdicts and its re-runs."""
     where: str
@@ -65,27 +74,34 @@ def _per_watt(line: HplLine) -> float | None:
 
 
 def glances(places: Sequence[tuple[str, str]], lines: Sequence[HplLine],
-            verdicts: Sequence[acceptance.Verdict] | None, reruns: Sequence[Rerun]) -> list[Glance]:
+            verdicts: Sequence[acceptance.Verdict] | None, todo: Todo) -> list[Glance]:
     """Per (system:partition, stack) of `places`, in order."""
     out = []
     for where, stack in places:
         mine = [l for l in lines if (l.where, l.stack) == (where, stack)]
         out.append(Glance(where, stack, _best(mine, lambda l: l.rmax), _largest(mine), _best(mine, _per_watt),
                           tuple(v for v in verdicts or () if (v.where, v.stack) == (where, stack)),
-                          sum((r.where, r.stack) == (where, stack) for r in reruns)))
+                          todo.by_place.get((where, stack), 0)))
     return out
 
 
-def reruns(findings: Findings | None, failed: Sequence[Failure]) -> list[Rerun]:
+def reruns(findings: Findings | None, failed: Sequence[Failure]) -> Todo:
     """Noisy cases and points whose runs disagree (Interference and noise), then failed and cut-short
     cases (Failures): each what the section that lists it says."""
-    out: list[Rerun] = []
+    items: list[Rerun] = []
+    by_place: dict[tuple[str, str], int] = {}
     if findings is not None:
-        out += [Rerun(c.where, c.stack, f"{c.label}: {'; '.join(c.noise.reasons)}", NOISE) for c in findings.cases]
-        out += [Rerun(p.where, p.stack, f"{p.benchmark}{' ' + p.variant if p.variant != '-' else ''} on {p.where} "
-                                        f"({p.stack}) at {p.at}: {p.why}", NOISE) for p in findings.points]
-    out += [Rerun(f.where, f.stack, f.line + (f" ({f.runs} runs)" if f.runs > 1 else ""), FAILURES) for f in failed]
-    return out
+        items += [Rerun(c.where, c.stack, f"{c.label}: {'; '.join(c.noise.reasons)}", NOISE) for c in findings.cases]
+        items += [Rerun(p.where, p.stack, f"{p.benchmark}{' ' + p.variant if p.variant != '-' else ''} on {p.where} "
+                                          f"({p.stack}) at {p.at}: {p.why}", NOISE) for p in findings.points]
+        by_place.update(findings.by_place)
+        for p in findings.points:
+            by_place[(p.where, p.stack)] = by_place.get((p.where, p.stack), 0) + 1
+    items += [Rerun(f.where, f.stack, f.line + (f" ({f.runs} runs)" if f.runs > 1 else ""), FAILURES) for f in failed]
+    for f in failed:
+        by_place[(f.where, f.stack)] = by_place.get((f.where, f.stack), 0) + 1
+    noisy = findings.noisy + len(findings.points) if findings is not None else 0
+    return Todo(tuple(items), {NOISE: noisy, FAILURES: len(failed)}, by_place)
 
 
 def _acceptance_cell(verdicts: Sequence[acceptance.Verdict]) -> str:
@@ -143,22 +159,23 @@ def _ranking(c: bakeoff.Comparison) -> list[Block]:
                    "Ahead of the next by", "Worst series", "Best series", "Series"), rows)]
 
 
-def _listed(items: Sequence[Rerun]) -> list[Inline]:
+def _listed(todo: Todo) -> list[Inline]:
     """The first SHOWN of each section's items, each leading to its section, and how many more."""
     out: list[Inline] = []
-    for section in dict.fromkeys(r.section for r in items):
-        mine = [r for r in items if r.section == section]
+    for section in dict.fromkeys(r.section for r in todo.items):
+        mine = [r for r in todo.items if r.section == section]
         out += [span(r.what, " (", Ref(f"see {section}", section), ")") for r in mine[:SHOWN]]
-        if len(mine) > SHOWN:
-            out.append(span(f"... and {len(mine) - SHOWN} more: ", Ref(section, section)))
+        more = todo.by_section.get(section, len(mine)) - min(len(mine), SHOWN)
+        if more > 0:
+            out.append(span(f"... and {more} more: ", Ref(section, section)))
     return out
 
 
 def blocks(places: Sequence[tuple[str, str]], lines: Sequence[HplLine],
            verdicts: Sequence[acceptance.Verdict] | None, thresholds: Path | None,
-           comparisons: Sequence[bakeoff.Comparison], todo: Sequence[Rerun]) -> list[Block]:
+           comparisons: Sequence[bakeoff.Comparison], todo: Todo) -> list[Block]:
     """The first page; nothing when there is nothing to say (no HPL, verdicts, bake-off or re-run)."""
-    if not (lines or verdicts or comparisons or todo):
+    if not (lines or verdicts or comparisons or todo.items):
         return []
     out: list[Block] = [Heading(2, TITLE)]
     if verdicts:
@@ -172,8 +189,8 @@ def blocks(places: Sequence[tuple[str, str]], lines: Sequence[HplLine],
         out += [Text(span("Each system and stack: the best ", Ref("HPL", HPL), " Rmax and where, the efficiency (Rmax/Rpeak) "
                       "at the largest scale measured", ", Gflop/s per watt" if any(g.per_watt for g in found) else "",
                       ", the acceptance verdict with its counts" if verdicts else "",
-                      ", how many results to re-run" if todo else "", ".")),
+                      ", how many results to re-run" if todo.items else "", ".")),
                 *_glance_table(found)]
-    if todo:
+    if todo.items:
         out += [Heading(3, RERUN), Bullets(tuple(_listed(todo)))]
     return out

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 import reframe_reports as rr
-from scalebench.reporting import acceptance, document, first_page, report, store
+from scalebench.reporting import acceptance, document, first_page, noise, report, store
+from scalebench.reporting.sections import appendix, interference
 from scalebench.reporting.document import Heading, Ref, Table, plain
 from scalebench.reporting.hpl_table import model_expectations
 from scalebench.reporting.table import figure_units
@@ -174,8 +175,15 @@ def test_nothing_to_say_is_no_first_page(tmp_path):
 
 
 def test_a_long_list_to_rerun_shows_the_first_and_counts_the_rest():
-    todo = [first_page.Rerun("s:p", "x", f"case {i}: why", "Failures and skipped cases")
-            for i in range(first_page.SHOWN + 3)]
-    blocks = first_page.blocks([("s:p", "x")], [], None, None, [], todo)
+    """The noise section lists the first 200 of its noisy cases and counts them all: so does the page."""
+    failures = [appendix.Failure("s:p", "x", f"case {i}: why", 1) for i in range(first_page.SHOWN + 3)]
+    noisy = [interference.NoisyCase("s:p", "y", f"noisy {i}", "run", noise.Noise(("why",), None))
+             for i in range(interference.ROW_LIMIT)]
+    found = interference.Findings(1000, 1000, tuple(noisy), (), ((("s:p", "y"), 1000),))
+    todo = first_page.reruns(found, failures)
+    blocks = first_page.blocks([("s:p", "x"), ("s:p", "y")], [], None, None, [], todo)
     items = [plain(i) for i in blocks[-1].items]
-    assert len(items) == first_page.SHOWN + 1 and items[-1] == "... and 3 more: Failures and skipped cases"
+    assert len(items) == 2 * first_page.SHOWN + 2
+    assert items[first_page.SHOWN] == f"... and {1000 - first_page.SHOWN} more: Interference and noise"
+    assert items[-1] == "... and 3 more: Failures and skipped cases"
+    assert todo.by_place == {("s:p", "y"): 1000, ("s:p", "x"): first_page.SHOWN + 3}

@@ -66,6 +66,7 @@ class Findings:
     noisy: int  # noisy cases
     cases: tuple[NoisyCase, ...]  # the first ROW_LIMIT of them
     points: tuple[Disagreeing, ...]
+    by_place: tuple[tuple[tuple[str, str], int], ...] = ()  # ((system:partition, stack), noisy cases), all of them
 
     @property
     def empty(self) -> bool:
@@ -80,22 +81,26 @@ def findings(results: Table, all_series: Sequence[Series]) -> Findings:
     starts = results.sessions["start"].to_list()
     # Every measured case may carry probe samples; those of judged checks may be noisy.
     shown: list[tuple[int, noise.Verdict]] = []
+    noisy_rows: list[int] = []
     for row, verdict in noise.table_verdicts(results, flags, probed=True).items():
         probed += verdict.noise.probe is not None and bool(verdict.noise.probe.get("nodes"))
         if verdict.noise.noisy:
             noisy += 1
+            noisy_rows.append(row)
             if len(shown) < ROW_LIMIT:
                 shown.append((row, verdict))
     rows = [row for row, _ in shown]
     labels = noise.rerun_labels(results, rows)
     places = {case: (f"{system}:{partition}", stack) for case, system, partition, stack in results.cases.filter(
         pl.col("case").is_in(rows)).select("case", "system", "partition", "stack").iter_rows()}
+    every = results.cases.filter(pl.col("case").is_in(noisy_rows)).group_by("system", "partition", "stack").len()
+    by_place = tuple(sorted(((f"{system}:{partition}", stack), n) for system, partition, stack, n in every.iter_rows()))
     cases = tuple(NoisyCase(*places[row], labels[row], starts[verdict.session], verdict.noise) for row, verdict in shown)
     points = tuple(Disagreeing(s.key.where, s.key.benchmark, s.key.variant or "-", s.key.stack, s.key.figure,
                                at_label(s.axis, x), why)
                    for s in all_series if s.key.figure == s.bench.fom and s.bench.section in noise.JUDGED
                    for x in s.points if (why := noise.runs_noise(s.values.get(x, ()), flags)))
-    return Findings(probed, noisy, cases, points)
+    return Findings(probed, noisy, cases, points, by_place)
 
 
 def interference_section(results: Table, all_series: Sequence[Series], found: Findings | None = None) -> list[Block]:
