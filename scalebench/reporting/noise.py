@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-import statistics
 from dataclasses import dataclass
 from typing import Any, Mapping, NamedTuple, Sequence
 
@@ -112,9 +111,14 @@ def runs_noise(values: Sequence[float], flags: Mapping[str, float] | None = None
     """Why the repeated runs of one point disagree, or None: CV above noisy_cv."""
     flags = flags or report_flags()
     finite = [v for v in values if math.isfinite(v)]
-    if len(finite) < 2 or statistics.mean(finite) == 0:
+    if len(finite) < 2:
         return None
-    cv = abs(solve_cv(finite) or 0.0)  # two values or more: never None
+    # In floats (two passes, fsum), not statistics' exact fractions: a year of nightly runs gives a point a
+    # thousand values, and a report hundreds of points.
+    mean = math.fsum(finite) / len(finite)
+    if mean == 0:
+        return None
+    cv = abs(math.sqrt(math.fsum((v - mean) ** 2 for v in finite) / (len(finite) - 1)) / mean)
     return f"runs disagree: CV {cv:.1%} over {len(finite)} runs (> {flags['noisy_cv']:.0%})" \
         if cv > flags["noisy_cv"] else None
 
@@ -153,8 +157,9 @@ def _every_verdict(results: Table, flags: Mapping[str, float]) -> dict[int, Verd
     key = tuple(sorted(flags.items()))
     if key not in drawn:
         unknown = evidence_noise({}, None, flags)  # most cases of a year of runs recorded nothing to judge by
+        names = {name: judged(name) for name in results.cases["benchmark"].unique().to_list()}
         drawn[key] = {row: Verdict(session, (unknown if not provenance and cv_pct is None
-                                             else evidence_noise(provenance, cv_pct, flags)) if judged(benchmark)
+                                             else evidence_noise(provenance, cv_pct, flags)) if names[benchmark]
                                    else Noise((), None, probe=_probe(provenance)))
                       for row, (session, benchmark, provenance, cv_pct) in _measured_evidence(results).items()}
     return drawn[key]
