@@ -131,7 +131,8 @@ def main() -> None:
         if (root / "runs").is_dir():  # kept from an earlier run: measure again on the same data
             files = len(list((root / "runs").glob("*/report.json")))
             print(f"reusing {files} ReFrame reports in {root}")
-            shutil.rmtree(root / "index", ignore_errors=True)
+            for made in ("index", "first", "second"):  # the earlier measurement's: the same files, made anew
+                shutil.rmtree(root / made, ignore_errors=True)
         else:
             count, files = generate(root, args.records)
             print(f"generated: {count} perf records in {files} ReFrame reports in {time.perf_counter() - start:.1f} s")
