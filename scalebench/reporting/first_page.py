@@ -152,9 +152,9 @@ def _ranking(c: bakeoff.Comparison) -> list[Block]:
         ahead = f"{geomean / ranked[i + 1][1] - 1:+.1%}" if i + 1 < len(ranked) else "-"
         rows.append((str(i + 1), config, Ref(f"{geomean:.3f}", bakeoff.title(c)), ahead,
                      f"{summary.minimum:.3f}", f"{summary.maximum:.3f}", summary.count))
-    what = "stacks on the same system" if c.by == "stack" else "systems, each with its best stack,"
-    return [Text(span("Ranking of the ", Ref(what, bakeoff.title(c)), " by the geometric mean of their figures of "
-                      f"merit over {c.baseline}'s (above 1: better):")),
+    what, how = ("stacks", "on the same system") if c.by == "stack" else ("systems", "each with its best stack")
+    return [Text(span("Ranking of the ", Ref(what, bakeoff.title(c)), f" ({how}) by the geometric mean of their "
+                      f"figures of merit over {c.baseline}'s (above 1: better):")),
             table(("Rank", "Stack" if c.by == "stack" else "System", f"Geomean ratio to {c.baseline}",
                    "Ahead of the next by", "Worst series", "Best series", "Series"), rows)]
 

@@ -222,12 +222,19 @@ def line_notes(line: HplLine) -> tuple[str, ...]:
     return tuple(note for note in (line.noise, f"Efficiency above 100%: {TURBO}" if turbo else "") if note)
 
 
+_SHORT_WORDS = {CEILING_NOT_VALID: "not valid", model_expected.BELOW_MODEL: "below model"}  # in a column of the report
+
+
 def hpl_tables(lines: Sequence[HplLine]) -> tuple[TableBlock, TableBlock]:
-    """(core, detail): the lines' cells (hpl_cells) in the report's two tables, notes under the core's rows."""
+    """(core, detail): the lines' cells (hpl_cells) in the report's two tables, notes under their rows: the
+    noise verdict's reasons and a clock above nominal under the core's, a ceiling not valid under the
+    detail's (a model below its expectation has its own list, "Expected against measured")."""
     rows = [dict(zip(HPL_HEADER, hpl_cells(line)), Noise=noise_word(line),
                  Efficiency="-" if line.efficiency is None else _percent(line.efficiency)) for line in lines]
     return (table(HPL_CORE, [[row[name] for name in HPL_CORE] for row in rows], [line_notes(l) for l in lines]),
-            table(HPL_DETAIL, [[row[name] for name in HPL_DETAIL] for row in rows]))
+            table(HPL_DETAIL, [[_SHORT_WORDS.get(row[name], row[name]) for name in HPL_DETAIL] for row in rows],
+                  [f"Rmax/DGEMM: {CEILING_NOT_VALID}" if row["Rmax/DGEMM"] == CEILING_NOT_VALID else ""
+                   for row in rows]))
 
 
 def model_expectations(results: Table) -> dict[tuple[str, str, str, int], float]:
