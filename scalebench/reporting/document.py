@@ -311,13 +311,15 @@ tr.note td{white-space:normal;overflow-wrap:anywhere;border-top:1px dotted #dde;
 td.pass{background:#d9f2dc;font-weight:bold}td.fail{background:#f8d4d4;font-weight:bold}
 td.nodata{background:#fbeecb;font-weight:bold}
 code{background:#eef;padding:0 .2em;font-size:.95em}figure{margin:1em 0}
-figure img{display:block;box-sizing:border-box;max-width:100%;height:auto;border:1px solid #dde}figcaption{font-size:.9em;color:#445}
+figure img{display:block;box-sizing:border-box;max-width:100%;height:auto;border:1px solid #dde}
+figcaption{font-size:.9em;color:#445}
 nav{background:#f3f5f8;padding:.5em 1em;border:1px solid #dde}nav ul{margin:.2em 0}
 @page{size:A4;margin:10mm}
 @media print{
 body{max-width:none;margin:0;padding:0;font-size:9pt;line-height:1.3}
 h2{margin-top:1.2em}h2,h3{break-after:avoid;page-break-after:avoid}
-table{font-size:7.5pt}td,th{padding:.15em .3em}td.word{white-space:normal}td.long{min-width:8em}thead{display:table-header-group}
+table{font-size:7.5pt}td,th{padding:.15em .3em}td.word{white-space:normal}td.long{min-width:8em}
+thead{display:table-header-group}
 tbody,tr,figure{break-inside:avoid;page-break-inside:avoid}
 a{color:inherit;text-decoration:none}nav{break-before:page}
 }
@@ -421,5 +423,6 @@ def charts_of(blocks: Sequence[Block]) -> list[Chart]:
 
 
 __all__ = ["Block", "Bullets", "Chart", "Contents", "Figure", "Heading", "Inline", "Line", "Mark", "Panel", "Ref",
-           "Span", "Table", "Text", "span", "bullets", "charts_of", "github_anchor", "markdown_table", "numeric_columns", "plain",
-           "render_html", "render_markdown", "render_text", "row_notes", "table", "text_table"]
+           "Span", "Table", "Text", "span", "bullets", "charts_of", "github_anchor", "markdown_table",
+           "numeric_columns", "plain", "render_html", "render_markdown", "render_text", "row_notes", "table",
+           "text_table"]

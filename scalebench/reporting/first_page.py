@@ -186,10 +186,11 @@ def blocks(places: Sequence[tuple[str, str]], lines: Sequence[HplLine],
         out += _ranking(c)
     found = glances(places, lines, verdicts, todo)
     if lines or verdicts:
-        out += [Text(span("Each system and stack: the best ", Ref("HPL", HPL), " Rmax and where, the efficiency (Rmax/Rpeak) "
-                      "at the largest scale measured", ", Gflop/s per watt" if any(g.per_watt for g in found) else "",
-                      ", the acceptance verdict with its counts" if verdicts else "",
-                      ", how many results to re-run" if todo.items else "", ".")),
+        out += [Text(span("Each system and stack: the best ", Ref("HPL", HPL), " Rmax and where, the efficiency "
+                          "(Rmax/Rpeak) at the largest scale measured",
+                          ", Gflop/s per watt" if any(g.per_watt for g in found) else "",
+                          ", the acceptance verdict with its counts" if verdicts else "",
+                          ", how many results to re-run" if todo.items else "", ".")),
                 *_glance_table(found)]
     if todo.items:
         out += [Heading(3, RERUN), Bullets(tuple(_listed(todo)))]

@@ -103,7 +103,8 @@ def test_committee_report_opens_with_the_answer_and_its_links_lead_to_sections(c
           const first = document.querySelector('h2');
           const nav = document.querySelector('nav');
           return {first: first.textContent, nav_after: !!(first.compareDocumentPosition(nav) & 4),
-                  summary_links: Array.from(document.querySelectorAll('h2 ~ *')).filter(e => nav.compareDocumentPosition(e) & 2)
+                  summary_links: Array.from(document.querySelectorAll('h2 ~ *'))
+                                      .filter(e => nav.compareDocumentPosition(e) & 2)
                                       .flatMap(e => Array.from(e.querySelectorAll('a'), a => a.getAttribute('href'))),
                   broken: links.filter(id => !document.getElementById(id))};
         })()""")
@@ -173,7 +174,8 @@ def test_committee_report_prints_on_a4_with_no_row_or_figure_cut(committee_page,
     with headless_chromium.opened(marked, width=PRINTED_WIDTH) as page:
         page.media("print")
         laid_out = page.evaluate("""(() => ({page: document.documentElement.scrollWidth, window: innerWidth,
-            rows: document.querySelectorAll('tbody').length, figures: document.querySelectorAll('figure').length}))()""")
+            rows: document.querySelectorAll('tbody').length,
+            figures: document.querySelectorAll('figure').length}))()""")
     assert laid_out["page"] <= laid_out["window"], "printed, the report is wider than an A4 page"
     pdf = headless_chromium.print_to_pdf(marked, tmp_path / "report.pdf")
     subprocess.run(["pdftoppm", "-r", "40", str(pdf), str(tmp_path / "page")], check=True, timeout=300)

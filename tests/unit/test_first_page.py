@@ -39,9 +39,13 @@ def _rows(block: Table) -> list[dict[str, str]]:
     return [dict(zip(block.header, map(plain, row))) for row in block.rows]
 
 
+def _glance_table(blocks) -> Table:
+    return next(b for b in _section(blocks, first_page.TITLE)
+                if isinstance(b, Table) and "Best Rmax (Gflop/s)" in b.header)
+
+
 def _glance(blocks) -> dict[tuple[str, str], dict[str, str]]:
-    table = next(b for b in _section(blocks, first_page.TITLE) if isinstance(b, Table) and "Best Rmax (Gflop/s)" in b.header)
-    return {(row["System"], row["Stack"]): row for row in _rows(table)}
+    return {(row["System"], row["Stack"]): row for row in _rows(_glance_table(blocks))}
 
 
 def test_the_answer_comes_first_then_the_contents(committee):
@@ -76,14 +80,15 @@ def test_each_system_and_stack_has_the_figures_its_sections_show(committee):
     tcp = glance[("cluster:cpu", "tcp")]
     assert (tcp["Best Rmax (Gflop/s)"], tcp["Efficiency at the largest scale"]) == ("3100.00", "77.5%")
     # Gflop/s per watt: the detail table's cell of the line it names
-    watt = next(r for r in detail if (r["System"], r["Stack"], r["Scale"]) == ("cluster:cpu", "ucx", ucx["Gflop/s/W at"]))
+    watt = next(r for r in detail
+                if (r["System"], r["Stack"], r["Scale"]) == ("cluster:cpu", "ucx", ucx["Gflop/s/W at"]))
     assert ucx["Best Gflop/s/W"] == watt["Gflop/s/W"] == f"{rr.HPL_RMAX['ucx'][1] / 500:.3g}"
     assert tcp["Best Gflop/s/W"] == "-"
 
 
 def test_a_noisy_pick_says_so_under_its_row(committee):
     blocks, _ = committee
-    table = next(b for b in _section(blocks, first_page.TITLE) if isinstance(b, Table) and "Best Rmax (Gflop/s)" in b.header)
+    table = _glance_table(blocks)
     notes = dict(zip((row[1] for row in table.rows), document.row_notes(table)))
     assert [plain(n) for n in notes["ucx"]] == ["4_nodes: only noisy runs measured it, not counted until re-run "
                                                 "(What to re-run)"]

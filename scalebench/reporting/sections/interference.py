@@ -94,8 +94,10 @@ def findings(results: Table, all_series: Sequence[Series]) -> Findings:
     places = {case: (f"{system}:{partition}", stack) for case, system, partition, stack in results.cases.filter(
         pl.col("case").is_in(rows)).select("case", "system", "partition", "stack").iter_rows()}
     every = results.cases.filter(pl.col("case").is_in(noisy_rows)).group_by("system", "partition", "stack").len()
-    by_place = tuple(sorted(((f"{system}:{partition}", stack), n) for system, partition, stack, n in every.iter_rows()))
-    cases = tuple(NoisyCase(*places[row], labels[row], starts[verdict.session], verdict.noise) for row, verdict in shown)
+    by_place = tuple(sorted(((f"{system}:{partition}", stack), n)
+                            for system, partition, stack, n in every.iter_rows()))
+    cases = tuple(NoisyCase(*places[row], labels[row], starts[verdict.session], verdict.noise)
+                  for row, verdict in shown)
     points = tuple(Disagreeing(s.key.where, s.key.benchmark, s.key.variant or "-", s.key.stack, s.key.figure,
                                at_label(s.axis, x), why)
                    for s in all_series if s.key.figure == s.bench.fom and s.bench.section in noise.JUDGED
