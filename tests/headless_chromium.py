@@ -1,5 +1,6 @@
 """Load a page in headless Chromium and report what a reader would meet: console errors, uncaught
-exceptions, failed resource loads, images that did not decode, and a screenshot.
+exceptions, failed resource loads, images that did not decode, and a screenshot; measure the page at a
+given width and media (opened), and print it to PDF as a reader's browser would (print_to_pdf).
 
 Talks the DevTools protocol over --remote-debugging-pipe (file descriptors 3 and 4, JSON messages ending
 in NUL): stdlib only, no port, no websocket. Every console message and log entry arrives as an event,
@@ -16,9 +17,10 @@ import shutil
 import subprocess
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -116,8 +118,39 @@ def _errors(events: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def load(page: Path, binary: str = "chromium", timeout: float = 25.0) -> PageLoad:
-    """Open `page` (a file) in a fresh headless Chromium profile and report on it."""
+class Page:
+    """An open page: evaluate script in it, at a width and in a media of one's choosing."""
+
+    def __init__(self, pipe: _Pipe, session: str) -> None:
+        self._pipe, self._session = pipe, session
+
+    def call(self, method: str, **params: Any) -> dict[str, Any]:
+        return self._pipe.call(method, self._session, **params)
+
+    def evaluate(self, expression: str) -> Any:
+        """The value of a script expression (returned by value: JSON-like)."""
+        found = self.call("Runtime.evaluate", expression=expression, returnByValue=True)
+        if "exceptionDetails" in found:
+            raise RuntimeError(f"{expression[:80]}: {found['exceptionDetails']}")
+        return found["result"].get("value")
+
+    def resize(self, width: int, height: int = 1000) -> None:
+        """The viewport a window of this size gives (CSS pixels, no scroll bars); the layout follows."""
+        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
+                  mobile=False)
+
+    def media(self, media: str) -> None:
+        """Lay the page out for 'print' or 'screen' (@media rules), as printing would."""
+        self.call("Emulation.setEmulatedMedia", media=media)
+
+    def errors(self) -> list[str]:
+        return _errors(self._pipe.events)
+
+
+@contextmanager
+def opened(page: Path, width: int = 1280, height: int = 1600, binary: str = "chromium",
+           timeout: float = 25.0) -> Iterator[Page]:
+    """`page` (a file) loaded in a fresh headless Chromium profile, its viewport `width` x `height`."""
     profile = tempfile.mkdtemp(prefix="scalebench-chromium-")
     pipe = _Pipe([binary, *FLAGS, f"--user-data-dir={profile}", "about:blank"], timeout)
     try:
@@ -125,14 +158,37 @@ def load(page: Path, binary: str = "chromium", timeout: float = 25.0) -> PageLoa
         session = pipe.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
         for domain in ("Page", "Runtime", "Log"):
             pipe.call(f"{domain}.enable", session)
+        opened_page = Page(pipe, session)
+        opened_page.resize(width, height)
         pipe.call("Page.navigate", session, url=page.resolve().as_uri())
         pipe.wait_for("Page.loadEventFired")
-        images = pipe.call("Runtime.evaluate", session, expression=IMAGES_JS, returnByValue=True)
-        headings = pipe.call("Runtime.evaluate", session, returnByValue=True,
-                             expression="JSON.stringify(Array.from(document.querySelectorAll('h2'), h => h.textContent))")
-        shot = pipe.call("Page.captureScreenshot", session, format="png")
-        return PageLoad(errors=_errors(pipe.events), images=[tuple(i) for i in json.loads(images["result"]["value"])],
-                        headings=json.loads(headings["result"]["value"]), screenshot=base64.b64decode(shot["data"]))
+        yield opened_page
     finally:
         pipe.close()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+def load(page: Path, binary: str = "chromium", timeout: float = 25.0) -> PageLoad:
+    """Open `page` (a file) in a fresh headless Chromium profile and report on it."""
+    with opened(page, binary=binary, timeout=timeout) as found:
+        images = found.evaluate(IMAGES_JS)
+        headings = found.evaluate("JSON.stringify(Array.from(document.querySelectorAll('h2'), h => h.textContent))")
+        shot = found.call("Page.captureScreenshot", format="png")
+        return PageLoad(errors=found.errors(), images=[tuple(i) for i in json.loads(images)],
+                        headings=json.loads(headings), screenshot=base64.b64decode(shot["data"]))
+
+
+def print_to_pdf(page: Path, pdf: Path, binary: str = "chromium", timeout: float = 120.0) -> Path:
+    """`page` printed as a reader's browser prints it (--print-to-pdf: the page's own @page size and
+    margins, print media), without the browser's header and footer lines."""
+    profile = tempfile.mkdtemp(prefix="scalebench-chromium-")
+    try:
+        subprocess.run([binary, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                        f"--user-data-dir={profile}", "--no-pdf-header-footer", f"--print-to-pdf={pdf}",
+                        page.resolve().as_uri()], check=True, capture_output=True, timeout=timeout)
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    if not pdf.is_file() or not pdf.read_bytes().startswith(b"%PDF"):
+        raise RuntimeError(f"chromium wrote no PDF at {pdf}")
+    return pdf

@@ -159,3 +159,48 @@ def two_stack_study(system: str = "cluster", partition: str = "cpu") -> dict[str
                       *openfoam(stack, OPENFOAM_STEP[stack], system=system, partition=partition),
                       *osu(stack, bandwidth, latency, system=system, partition=partition)]
     return out
+
+
+# --- a committee's report: a real multi-stack run beside a two-stack study with what a committee must see ---
+
+REAL_MULTI_STACK = REAL_REPORT.with_name("local_hpl_netpipe_run_report.json")  # openmpi-sm, openmpi-tcp, mpich
+# Issue 44's noisy HPL case: solves that disagree, a probe that saw foreign load, DGEMM repeats 18% apart.
+NOISY_EVIDENCE = {
+    "trial_gflops": "2807.00 3278.00 3500.00",
+    "interference": {"nodes": 4, "expected_nodes": 4, "steal_pct": 0.0, "steal_node": "n000", "foreign_cores": 0.59,
+                     "foreign_node": "n002", "foreign_top": "sb-cpu-hog[4242] 0.47, kworker/3:1[311] 0.07, "
+                                                           "sshd[17] 0.03, systemd-journald[210] 0.02"},
+    "dgemm_repeats": {"before": [1000.0, 820.0, 990.0], "after": [995.0, 1000.0]},
+}
+POWER_KW = {1: 0.5, 2: 1.0, 4: 2.0}  # ucx's HPL power per node count (core phase)
+CUT_SHORT = "run: job cancelled: DUE TO TIME LIMIT"
+
+
+def committee_study(results: Path) -> Path:
+    """results/runs/ with the real run (tests/data/reframe/local_hpl_netpipe_run_report.json, as ReFrame
+    wrote it) and the two-stack study, where ucx's 4-node HPL is noisy (NOISY_EVIDENCE), ucx's HPL
+    measured its energy, tcp's 4-node HPL has a DGEMM ceiling below its Rmax, and tcp's 16-process LAMMPS
+    was cut short by its time limit. Returns results."""
+    run = results / "runs" / "real"
+    run.mkdir(parents=True)
+    (run / "report.json").write_text(REAL_MULTI_STACK.read_text())
+    for stack, cases in two_stack_study().items():
+        for case in cases:
+            nodes = case["num_nodes"]
+            if stack == "ucx" and case["short_name"] == "HPLCheck":
+                watts = POWER_KW[nodes] * 1000
+                rmax = case["perfvalues"]["cluster:cpu:rmax"][0]
+                case["perfvalues"].update({
+                    "cluster:cpu:energy": [40 * POWER_KW[nodes], 0, None, None, "kJ", "pass"],
+                    "cluster:cpu:power": [POWER_KW[nodes], 0, None, None, "kW", "pass"],
+                    "cluster:cpu:gflops_per_watt": [rmax / watts, 0, None, None, "Gflop/s/W", "pass"]})
+                case["energy_source"] = "core phase: node sampler (pm_counters) every 1 s, whole node"
+                if nodes == 4:
+                    case.update(NOISY_EVIDENCE)
+            if stack == "tcp" and case["short_name"] == "HPLCheck" and nodes == 4:  # a ceiling below Rmax
+                case["perfvalues"]["cluster:cpu:dgemm_ceiling"] = [2900.0, 0, None, None, "Gflop/s", "pass"]
+            if stack == "tcp" and case["short_name"] == "LAMMPSCheck" and case["num_tasks"] == 16:
+                phase, reason = CUT_SHORT.split(": ", 1)
+                case.update(result="fail", fail_phase=phase, fail_reason=reason)
+        write_run(results, f"run-{stack}", cases)
+    return results

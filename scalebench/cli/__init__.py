@@ -73,10 +73,12 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """The terminal HPL table, then the files written; the main report's path last."""
-    from scalebench.reporting.report import parse_formats, write_report
+    from scalebench.reporting.report import DEFAULT_FORMATS, parse_formats, write_report
     from scalebench.reporting.hpl_table import hpl_terminal_table
 
-    written = write_report(args.results, Path(args.out) if args.out else None, parse_formats(args.format),
+    # The tidy CSV (a row per figure: 300 MB for a year of nightly runs) only when asked for; --split-csv asks.
+    formats = parse_formats(args.format) if args.format else (*DEFAULT_FORMATS, *(("csv",) if args.split_csv else ()))
+    written = write_report(args.results, Path(args.out) if args.out else None, formats,
                            Path(args.thresholds) if args.thresholds else None, split_csv=args.split_csv,
                            rebuild=args.rebuild)
     _say(written.warnings, written.notes)
@@ -202,6 +204,7 @@ def cmd_run(args: argparse.Namespace) -> int:
               "say why)", file=sys.stderr)
         return EXIT_FAILED
     if args.report:
+        # One run's CSV is small: its report keeps it.
         report_args = argparse.Namespace(results=[str(run_dir)], out=str(run_dir / "report"), format="md,html,csv",
                                          thresholds=None, split_csv=False, rebuild=False)
         cmd_report(report_args)
@@ -307,12 +310,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("results", nargs="+", type=path_arg, help="run directories, report files or results/")
     p.add_argument("--out", default=None, type=path_arg,
                    help="output directory (default reports/<UTC time> in the results directory of RESULTS)")
-    p.add_argument("--format", default="md,html,csv",
-                   help="comma-separated: md, html, csv, txt, parquet (default md,html,csv)")
+    p.add_argument("--format", default=None,
+                   help="comma-separated: md, html, csv, txt, parquet (default md,html; csv: a row per figure)")
     p.add_argument("--thresholds", default=None, type=path_arg,
                    help="acceptance thresholds (YAML) to add verdicts to the report")
     p.add_argument("--split-csv", action="store_true",
-                   help="the tidy CSV as one file per benchmark, in report_csv/ (with --format csv)")
+                   help="the tidy CSV as one file per benchmark, in report_csv/ (asks for csv)")
     p.add_argument("--rebuild", action="store_true",
                    help="read every run report again and write the index beside the results anew")
     p.set_defaults(func=cmd_report)

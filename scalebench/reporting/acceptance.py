@@ -394,6 +394,12 @@ def _cells(v: Verdict) -> list[str]:
 HEADER = ("Criterion", "System", "Stack", "At", "Measured", "Threshold", "Margin", "Verdict", "Note")
 
 
+def decision(verdicts: Sequence[Verdict]) -> str:
+    """The outcome in a word or two: PASSED, FAILED or NOT DECIDED."""
+    said = outcome(verdicts)
+    return "NOT DECIDED" if said.startswith("NOT DECIDED") else said
+
+
 def counts(verdicts: Sequence[Verdict]) -> str:
     tally = {status: sum(v.status == status for v in verdicts) for status in (PASS, FAIL, NO_DATA)}
     tally[NOISY] = sum(v.status == NOISY for v in verdicts)
@@ -402,11 +408,16 @@ def counts(verdicts: Sequence[Verdict]) -> str:
 
 
 def verdict_table(verdicts: Sequence[Verdict]) -> Table:
-    return table(HEADER, [_cells(v) for v in verdicts])
+    """The verdicts, a note under the row of each that has one (the terminal's `accept` among them)."""
+    cells = [_cells(v) for v in verdicts]
+    return table(HEADER[:-1], [row[:-1] for row in cells], [f"Note: {row[-1]}" if row[-1] else "" for row in cells])
+
+
+TITLE = "Acceptance"
 
 
 def blocks(verdicts: Sequence[Verdict], source: Path, level: int = 2) -> list[Block]:
-    return [Heading(level, "Acceptance"),
+    return [Heading(level, TITLE),
             Text(f"Thresholds from `{source}`: acceptance {outcome(verdicts)} ({counts(verdicts)}). Measured values "
                  "are medians over repeated runs; the margin is the headroom over the threshold (negative: short of "
                  "it). NO DATA fails acceptance unless the criterion is optional; an acceptance that measured "
@@ -436,8 +447,7 @@ def _verdict_json(v: Verdict) -> dict[str, Any]:
 
 def to_json(verdicts: Sequence[Verdict], source: Path) -> dict[str, Any]:
     """`accept --json`: the outcome, its counts and every verdict (field names documented and stable)."""
-    said = outcome(verdicts)
-    return {"thresholds": str(source), "outcome": "NOT DECIDED" if said.startswith("NOT DECIDED") else said,
+    return {"thresholds": str(source), "outcome": decision(verdicts),
             "passed": passed(verdicts),
             "counts": {status: sum(v.status == status for v in verdicts) for status in (PASS, FAIL, NO_DATA, NOISY)},
             "verdicts": [_verdict_json(v) for v in verdicts], "reruns": reruns(verdicts)}

@@ -191,12 +191,16 @@ def _detail_rows(c: Comparison) -> list[list[str]]:
     return rows
 
 
+def title(c: Comparison) -> str:
+    return ("Bake-off: " + ("stacks" if c.by == "stack" else "systems") + f" against {c.baseline}"
+            + ("" if c.figure is None else f", by {c.figure}"))
+
+
 def blocks(c: Comparison, level: int = 2, details: bool = True) -> list[Block]:
     """The comparison as report blocks: summaries first, every point after them."""
-    title = "Bake-off: " + ("stacks" if c.by == "stack" else "systems") + f" against {c.baseline}"
     what = "figure of merit" if c.figure is None else c.figure
     out: list[Block] = [
-        Heading(level, title + ("" if c.figure is None else f", by {c.figure}")),
+        Heading(level, title(c)),
         Text(f"Each configuration's {what} divided by the baseline's ({c.baseline}) at the same point, "
              "turned so that a ratio above 1 is better than the baseline (rates: value/baseline; times: "
              "baseline/value); summarised by the geometric mean, under which a 2x gain and a 2x loss cancel. "

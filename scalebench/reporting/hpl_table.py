@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Sequence
 
 import polars as pl
 
 from scalebench.benchmarks import lookup
 from scalebench.reporting import expected as model_expected
 from scalebench.reporting import noise, series
-from scalebench.reporting.document import table, text_table
+from scalebench.reporting.document import Table as TableBlock, table, text_table
 from scalebench.reporting.expected import Expected, Point
 from scalebench.reporting.records import Case
 from scalebench.reporting.sections.common import fmt
@@ -155,19 +155,30 @@ def _with_expectations(results: Table, lines: list[HplLine]) -> list[HplLine]:
     return [replace(line, expected=found.get(point)) if point else line for line, point in zip(lines, points)]
 
 
+SECTION = "HPL"  # the report section's heading
 HPL_HEADER = ("System", "Stack", "Scale", "Nodes", "Ranks", "N", "NB", "P x Q",
               "Rmax (Gflop/s)", "Rpeak (Gflop/s)", "Efficiency", "Expected", "Model", "Clock (GHz)",
               "DGEMM (Gflop/s)", "Rmax/DGEMM", "Gflop/s/W", "Solve CV", "Noise", "Result", "Runs")
+# The report splits the line in two tables: what a committee compares, and how the figures came about;
+# the noise verdict's reasons and a clock above nominal go under the core table's row.
+HPL_CORE = ("System", "Stack", "Scale", "Nodes", "Ranks", "N", "NB", "P x Q", "Rmax (Gflop/s)", "Rpeak (Gflop/s)",
+            "Efficiency", "Result")
+HPL_DETAIL = ("System", "Stack", "Scale", "Efficiency", "Expected", "Model", "Clock (GHz)", "DGEMM (Gflop/s)",
+              "Rmax/DGEMM", "Gflop/s/W", "Solve CV", "Noise", "Runs")  # the measured efficiency beside the model's
 TURBO = "clock above nominal (turbo)"
 CEILING_NOT_VALID = "ceiling not valid (interference or clock change)"
 NOISY = "NOISY"  # a line only noisy runs measured starts so
+
+
+def _percent(efficiency: float) -> str:
+    return f"{efficiency:.1f}%"
 
 
 def efficiency_cell(efficiency: float | None) -> str:
     """Rmax over the nominal Rpeak (TOP500's convention); above 100% only a clock above nominal explains it."""
     if efficiency is None:
         return "-"
-    return f"{efficiency:.1f}%" + (f", {TURBO}" if efficiency > 100 else "")
+    return _percent(efficiency) + (f", {TURBO}" if efficiency > 100 else "")
 
 
 def of_ceiling_cell(rmax: float | None, ceiling: float | None) -> str:
@@ -194,6 +205,36 @@ def hpl_cells(line: HplLine) -> tuple[str, ...]:
             of_ceiling_cell(line.rmax, line.dgemm), per_watt_cell(line),
             "-" if line.solve_cv is None else f"{line.solve_cv:.1%}", line.noise or ("quiet" if line.examined else "-"), line.result,
             str(line.runs))
+
+
+def noise_word(line: HplLine) -> str:
+    """The noise verdict in a word: NOISY (only noisy runs), "k noisy" (set aside), quiet, or - (not known)."""
+    if line.noise.startswith(NOISY):
+        return NOISY
+    if line.noise:
+        return f"{line.noisy_runs} noisy"
+    return "quiet" if line.examined else "-"
+
+
+def line_notes(line: HplLine) -> tuple[str, ...]:
+    """What goes under a line's row: why it is noisy, and a clock above nominal."""
+    turbo = line.efficiency is not None and line.efficiency > 100
+    return tuple(note for note in (line.noise, f"Efficiency above 100%: {TURBO}" if turbo else "") if note)
+
+
+_SHORT_WORDS = {CEILING_NOT_VALID: "not valid", model_expected.BELOW_MODEL: "below model"}  # in a column of the report
+
+
+def hpl_tables(lines: Sequence[HplLine]) -> tuple[TableBlock, TableBlock]:
+    """(core, detail): the lines' cells (hpl_cells) in the report's two tables, notes under their rows: the
+    noise verdict's reasons and a clock above nominal under the core's, a ceiling not valid under the
+    detail's (a model below its expectation has its own list, "Expected against measured")."""
+    rows = [dict(zip(HPL_HEADER, hpl_cells(line)), Noise=noise_word(line),
+                 Efficiency="-" if line.efficiency is None else _percent(line.efficiency)) for line in lines]
+    return (table(HPL_CORE, [[row[name] for name in HPL_CORE] for row in rows], [line_notes(l) for l in lines]),
+            table(HPL_DETAIL, [[_SHORT_WORDS.get(row[name], row[name]) for name in HPL_DETAIL] for row in rows],
+                  [f"Rmax/DGEMM: {CEILING_NOT_VALID}" if row["Rmax/DGEMM"] == CEILING_NOT_VALID else ""
+                   for row in rows]))
 
 
 def model_expectations(results: Table) -> dict[tuple[str, str, str, int], float]:

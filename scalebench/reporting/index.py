@@ -39,8 +39,8 @@ import polars as pl
 
 from scalebench import atomic, benchmarks, faultpoints, loaders, textfile
 from scalebench.errors import InputError
-from scalebench.reporting.records import Session, bounds
-from scalebench.reporting.table import CASE_SCHEMA, RECORD_SCHEMA, SESSION_SCHEMA, Table, from_sessions
+from scalebench.reporting.records import bounds
+from scalebench.reporting.table import CASE_SCHEMA, RECORD_SCHEMA, SESSION_SCHEMA, Table
 from scalebench.units import format_size
 from scalebench.validation import C_INT_MAX, excerpt_text
 
@@ -93,11 +93,17 @@ class Indexed:
         return [_placed(w, self.path) for w in self.entry.warnings]
 
 
+@dataclass(eq=False)
+class Fresh:
+    """A report this load read from its JSON: its session is the row of its place among the loaded
+    reports' fresh table (the one the load made of them all)."""
+
+
 @dataclass
 class _New:
     digest: str
     identity: str
-    session: Session
+    part: Fresh
     warnings: list[str]
 
 
@@ -119,7 +125,12 @@ class Index:
     _stats: dict[tuple[str, int, int, int, int], str] = field(default_factory=dict)
     _new: dict[str, _New] = field(default_factory=dict)
     _new_stats: dict[tuple[str, int, int, int, int], str] = field(default_factory=dict)
-    _read_bytes: tuple[Path, bytes] | None = None
+    _made: tuple[dict[int, int], Table] | None = None  # the reports read now (by id: place) and their table
+
+    def made(self, parts: Sequence[Fresh], table: Table) -> None:
+        """The table the load made of the reports it read now: the new segment's rows are taken from it
+        (all of it, when this index has them all), not made again (a year of nightly runs: half a minute)."""
+        self._made = ({id(part): place for place, part in enumerate(parts)}, table)
 
     @property
     def root(self) -> Path:
@@ -162,37 +173,30 @@ class Index:
             return None
         return where, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino
 
-    def find(self, path: Path) -> Indexed | None:
-        """The indexed report whose content `path` holds, or None (then read it: read_bytes has it)."""
+    def known(self, path: Path) -> Indexed | None:
+        """The indexed report `path` holds, known by its size, times and inode without reading it; None
+        when those are not known (then read it, and ask `indexed` with its digest)."""
         entries = self._open()
-        if not entries:
-            return None
-        key = self._stat_key(path)
+        key = self._stat_key(path) if entries else None
         digest = self._stats.get(key) if key else None
-        if digest is None:
-            data = self.read_bytes(path)
-            if data is None:
-                return None
-            digest = hashlib.sha256(data).hexdigest()
-            if key:
-                self._new_stats[key] = digest
-        entry = entries.get(digest)
+        entry = entries.get(digest) if digest is not None else None
         return Indexed(entry, path) if entry is not None else None
 
-    def read_bytes(self, path: Path) -> bytes | None:
-        """A report's bytes, read once for both its digest and its parse."""
-        if self._read_bytes is not None and self._read_bytes[0] == path:
-            return self._read_bytes[1]
-        try:
-            data = textfile.read_bytes(path, "run report", loaders.REPORT_LIMIT)
-        except InputError:
-            return None  # the parse names the problem
-        self._read_bytes = (path, data)
-        return data
+    def digests(self) -> frozenset[str]:
+        """The digests of every indexed report: a report read with one of them is not parsed again."""
+        return frozenset(self._open())
 
-    def add(self, path: Path, digest: str, identity: str, session: Session, warnings: Sequence[str]) -> None:
+    def indexed(self, path: Path, digest: str) -> Indexed | None:
+        """The indexed report with this digest, which `path` was read to hold (its stats remembered)."""
+        entry = self._open().get(digest)
+        if entry is None:
+            return None
+        self.remember(path, digest)
+        return Indexed(entry, path)
+
+    def add(self, path: Path, digest: str, identity: str, part: Fresh, warnings: Sequence[str]) -> None:
         """A report read from its JSON, to go into this process's new segment."""
-        self._new.setdefault(digest, _New(digest, identity, session, [_template(w, path) for w in warnings]))
+        self._new.setdefault(digest, _New(digest, identity, part, [_template(w, path) for w in warnings]))
         self.remember(path, digest)
 
     def remember(self, path: Path, digest: str) -> None:
@@ -241,7 +245,11 @@ class Index:
 
     def _frames(self) -> tuple[pl.DataFrame, ...]:
         news = list(self._new.values())
-        table = from_sessions([n.session for n in news])
+        if self._made is None:
+            raise RuntimeError("index: the load's table of the reports it read was not given (Index.made)")
+        places, made = self._made
+        wanted = [places[id(n.part)] for n in news]
+        table = made if wanted == list(range(made.session_count)) else select(made, wanted)
         sessions = table.sessions.drop("report").with_columns(
             digest=pl.Series([n.digest for n in news], dtype=pl.Utf8),
             warnings=pl.Series([n.warnings for n in news], dtype=pl.List(pl.Utf8)))
@@ -291,13 +299,27 @@ def read_verified(segment: Path, name: str) -> pl.DataFrame:
         raise SegmentUnreadable(segment, f"{name}.parquet unreadable ({excerpt_text(str(err), 160)})") from None
 
 
-def assemble(parts: Sequence[Session | Indexed]) -> Table:
-    """The table of `parts` in their order: sessions read now, and indexed reports read from their
-    segments. SegmentUnreadable when a segment fails to read (the caller reads its reports again)."""
-    new = [p for p in parts if isinstance(p, Session)]
+def select(table: Table, sessions: Sequence[int]) -> Table:
+    """The rows of these sessions of `table`, in this order, numbered anew as from_sessions would."""
+    wanted = pl.DataFrame({"session": list(sessions), "new": list(range(len(sessions)))},
+                          schema={"session": pl.UInt32, "new": pl.UInt32})
+    picked = table.sessions.join(wanted, on="session", how="inner").sort("new")
+    cases = table.cases.join(wanted, on="session", how="inner").sort(["new", "case"]).with_columns(
+        renumbered=pl.int_range(pl.len(), dtype=pl.UInt32))
+    records = table.records.with_row_index("position").join(cases.select("case", "renumbered"), on="case",
+                                                            how="inner").sort(["renumbered", "position"])
+    return Table(picked.with_columns(session=pl.col("new")).select(*SESSION_SCHEMA),
+                 cases.with_columns(session=pl.col("new"), case=pl.col("renumbered")).select(*CASE_SCHEMA),
+                 records.with_columns(case=pl.col("renumbered")).select(*RECORD_SCHEMA))
+
+
+def assemble(parts: Sequence[Fresh | Indexed], fresh: Table) -> Table:
+    """The table of `parts` in their order: reports read now (`fresh`: their table, a session each in the
+    order of the Fresh parts), and indexed reports read from their segments. SegmentUnreadable when a
+    segment fails to read (the caller reads its reports again)."""
+    new = [p for p in parts if isinstance(p, Fresh)]
     order = {id(p): i for i, p in enumerate(parts)}
     pieces: list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]] = []
-    fresh = from_sessions(new)
     placed = pl.DataFrame({"session": list(range(len(new))), "order": [order[id(s)] for s in new]},
                           schema={"session": pl.UInt32, "order": pl.UInt32})
     pieces.append(_placed_frames(fresh.sessions, fresh.cases, fresh.records, placed))

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-import statistics
 from dataclasses import dataclass
 from typing import Any, Mapping, NamedTuple, Sequence
 
@@ -112,17 +111,26 @@ def runs_noise(values: Sequence[float], flags: Mapping[str, float] | None = None
     """Why the repeated runs of one point disagree, or None: CV above noisy_cv."""
     flags = flags or report_flags()
     finite = [v for v in values if math.isfinite(v)]
-    if len(finite) < 2 or statistics.mean(finite) == 0:
+    if len(finite) < 2:
         return None
-    cv = abs(solve_cv(finite) or 0.0)  # two values or more: never None
+    # In floats (two passes, fsum), not statistics' exact fractions: a year of nightly runs gives a point a
+    # thousand values, and a report hundreds of points.
+    mean = math.fsum(finite) / len(finite)
+    if mean == 0:
+        return None
+    cv = abs(math.sqrt(math.fsum((v - mean) ** 2 for v in finite) / (len(finite) - 1)) / mean)
     return f"runs disagree: CV {cv:.1%} over {len(finite)} runs (> {flags['noisy_cv']:.0%})" \
         if cv > flags["noisy_cv"] else None
 
 
-def runs_cell(runs: int, values: Sequence[float], flags: Mapping[str, float] | None = None) -> int | str:
-    """A table's Runs cell: the count, and NOISY with why when the runs disagree."""
+def runs_cell(runs: int, values: Sequence[float], flags: Mapping[str, float] | None = None) -> tuple[int | str, str]:
+    """A table's Runs cell (the count, marked NOISY when the runs disagree) and the note under its row
+    that says why ("" when they agree)."""
     why = runs_noise(values, flags)
-    return f"{runs} (NOISY: {why})" if why else runs
+    return (f"{runs} {NOISY}", f"{runs} runs {NOISY}: {why}") if why else (runs, "")
+
+
+NOISY = "NOISY"
 
 
 class Verdict(NamedTuple):
@@ -148,7 +156,10 @@ def _every_verdict(results: Table, flags: Mapping[str, float]) -> dict[int, Verd
     drawn = _drawn(results)
     key = tuple(sorted(flags.items()))
     if key not in drawn:
-        drawn[key] = {row: Verdict(session, evidence_noise(provenance, cv_pct, flags) if judged(benchmark)
+        unknown = evidence_noise({}, None, flags)  # most cases of a year of runs recorded nothing to judge by
+        names = {name: judged(name) for name in results.cases["benchmark"].unique().to_list()}
+        drawn[key] = {row: Verdict(session, (unknown if not provenance and cv_pct is None
+                                             else evidence_noise(provenance, cv_pct, flags)) if names[benchmark]
                                    else Noise((), None, probe=_probe(provenance)))
                       for row, (session, benchmark, provenance, cv_pct) in _measured_evidence(results).items()}
     return drawn[key]
@@ -180,9 +191,14 @@ def _measured_evidence(results: Table) -> dict[int, tuple[int, str, dict[str, An
     cvs = results.records.filter(pl.col("perf_var") == "solve_cv").select("case", "value").unique(
         "case", keep="last", maintain_order=True)
     rows = rows.join(cvs, on="case", how="left", maintain_order="left")
+    # Only a provenance that gives some evidence a value is read (most cases of a year of runs hold none):
+    # one where every "<name>": of the evidence is followed by null holds none.
+    text = pl.col("provenance")
+    holds = pl.any_horizontal(text.str.count_matches(f'"{name}":', literal=True)
+                              > text.str.count_matches(f'"{name}":null', literal=True) for name in EVIDENCE)
     out = {}
-    for case, session, benchmark, provenance, cv_pct in rows.iter_rows():
-        every = json.loads(provenance)
+    for case, session, benchmark, provenance, cv_pct, evidence in rows.with_columns(holds=holds).iter_rows():
+        every = json.loads(provenance) if evidence else {}
         out[case] = (session, benchmark, {name: every[name] for name in EVIDENCE if name in every}, cv_pct)
     return out
 

@@ -21,7 +21,8 @@ from scalebench.reporting.document import Chart, Panel
 _PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
             "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2")
 _PANEL_SIZE = (5.2, 3.6)  # inches
-_DPI = 80  # about 420 x 290 pixels per panel: legible, and quick to encode
+_DPI = 100  # 520 x 360 pixels per panel: two side by side fill the report's body (72em) at their own size
+_FONT = {"title": 10, "label": 9, "tick": 8, "legend": 8, "mark": 8}  # points: 11 px and up at this DPI
 _MAX_TICKS = 9  # label every measured x up to this many (each tick is several artists to draw)
 _MARKED_POINTS = 40  # a line of more points (a year of days) is drawn without a marker on each
 
@@ -72,7 +73,7 @@ def _draw(ax, panel: Panel, colour: dict[str, str]) -> None:  # type: ignore[no-
         ax.plot([mark.x], [mark.y], marker="*", markersize=11, color=colour[mark.group], linestyle="none")
         if mark.text:  # staggered, so the marks of stacks peaking at the same point stay readable
             ax.annotate(mark.text, (mark.x, mark.y), textcoords="offset points", xytext=(6, 6 - 10 * i),
-                        fontsize=7, color=colour[mark.group])
+                        fontsize=_FONT["mark"], color=colour[mark.group])
     if panel.xlog:
         ax.set_xscale("log", base=2)
     if panel.ylog:
@@ -88,13 +89,13 @@ def _draw(ax, panel: Panel, colour: dict[str, str]) -> None:  # type: ignore[no-
         # message-size sweep; byte counts as 4K, 1M.
         shown = measured[::-(-len(measured) // _MAX_TICKS)]
         ax.set_xticks(shown, [_short(x) for x in shown])
-    ax.set_title(panel.title, fontsize=9, y=1.01)  # a fixed place: placing it measures every tick label
-    ax.set_xlabel(panel.xlabel, fontsize=8)
-    ax.set_ylabel(panel.ylabel, fontsize=8)
-    ax.tick_params(labelsize=7)
+    ax.set_title(panel.title, fontsize=_FONT["title"], y=1.01)  # a fixed place: placing it measures every tick label
+    ax.set_xlabel(panel.xlabel, fontsize=_FONT["label"])
+    ax.set_ylabel(panel.ylabel, fontsize=_FONT["label"])
+    ax.tick_params(labelsize=_FONT["tick"])
     ax.grid(True, alpha=0.3)
     if panel.lines:
-        ax.legend(fontsize=7, loc="best")
+        ax.legend(fontsize=_FONT["legend"], loc="best")
 
 
 def render(chart: Chart, colour: dict[str, str] | None = None) -> bytes:
@@ -103,7 +104,7 @@ def render(chart: Chart, colour: dict[str, str] | None = None) -> bytes:
     figure = Figure(figsize=(width * len(chart.panels), height), dpi=_DPI)
     FigureCanvasAgg(figure)
     # Fixed margins: matplotlib's constrained layout measures every label and took a third of the time.
-    figure.subplots_adjust(left=0.6 / (width * len(chart.panels)), right=0.985, bottom=0.14, top=0.91, wspace=0.25)
+    figure.subplots_adjust(left=0.7 / (width * len(chart.panels)), right=0.985, bottom=0.15, top=0.91, wspace=0.25)
     colour = colour or colours([chart])
     for ax, panel in zip(figure.subplots(1, len(chart.panels), squeeze=False)[0], chart.panels):
         _draw(ax, panel, colour)

@@ -17,33 +17,33 @@ import polars as pl
 
 from scalebench import atomic, faultpoints, room
 from scalebench.errors import InputError, ResultsError
-from scalebench.reporting import acceptance, bakeoff, regressions, screening, series, tidy
+from scalebench.reporting import acceptance, bakeoff, first_page, regressions, screening, series, tidy
 from scalebench.reporting.chart_worker import ChartWorker, draw_here
-from scalebench.reporting.document import (Block, Heading, Text, bullets, charts_of, render_html, render_markdown,
-                                         render_text)
-from scalebench.reporting.hpl_table import model_expectations
-from scalebench.reporting.sections import (application_section, failures_section, interference_section,
+from scalebench.reporting.document import (Block, Contents, Heading, Text, bullets, charts_of, render_html,
+                                         render_markdown, render_text)
+from scalebench.reporting.hpl_table import hpl_lines, model_expectations
+from scalebench.reporting.sections import (application_section, failures_section, interference, interference_section,
                                          micro_section, other_section, over_time_section, provenance_section,
                                          transport_section)
+from scalebench.reporting.sections.appendix import failures
 from scalebench.reporting.store import Loaded, find_sources, load, paused_gc, results_dir_of
 from scalebench.reporting.table import Table, figure_units
 from scalebench.validation import excerpt_text
 
 FORMATS = ("md", "html", "csv", "txt", "parquet")  # txt: every section as aligned text; parquet: the tidy table
 WORKER_FROM_BYTES = 8_000_000  # run reports from which charts are drawn by a worker process (~8 000 figures)
-DEFAULT_FORMATS = ("md", "html", "csv")
+# The tidy CSV only when asked for: a row per figure, 300 MB and seconds to write for a year of nightly runs.
+DEFAULT_FORMATS = ("md", "html")
 
 
 # --- the whole document -----------------------------------------------------------------------------
 
 def build_document(results: Table, warnings: Sequence[str], verdicts: Sequence[acceptance.Verdict] | None = None,
                    thresholds: Path | None = None, all_series: Sequence[series.Series] | None = None) -> list[Block]:
+    """The report: the first page (the answer, scalebench.reporting.first_page), the table of contents,
+    then the sections it was drawn from."""
     all_series = series.build(results) if all_series is None else all_series
-    blocks: list[Block] = [
-        Heading(1, "scalebench report"),
-        Text(f"Generated {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())} from {results.session_count} run "
-             f"report(s), {results.record_count} performance record(s)."),
-    ]
+    blocks: list[Block] = []
     if verdicts is not None and thresholds is not None:
         blocks += acceptance.blocks(verdicts, thresholds)
     sectioned = [found for found in room.rooms() if found.section is not None]
@@ -53,20 +53,40 @@ def build_document(results: Table, warnings: Sequence[str], verdicts: Sequence[a
     blocks += [block for found in sectioned if not found.leads
                for block in found.section(results, all_series)]
     blocks += transport_section(results)
-    blocks += interference_section(results, all_series)
+    noisy = interference.findings(results, all_series)
+    blocks += interference_section(results, all_series, noisy)
     blocks += other_section(all_series)
     blocks += over_time_section(results, all_series)
-    if len({s.key.stack for s in all_series if s.bench.fom == s.key.figure}) > 1:
-        comparison = bakeoff.compare(all_series, "stack")
-        if any(len(group.values) > 1 for group in comparison.groups):  # some system ran several stacks
-            blocks += bakeoff.blocks(comparison, details=False)
+    comparisons = _comparisons(all_series)
+    blocks += [block for comparison in comparisons for block in bakeoff.blocks(comparison, details=False)]
     blocks += screening.blocks(results.materialize(pl.col("benchmark").is_in(screening.CHECKS)))
     blocks += regressions.blocks(results.materialize(pl.col("case").is_in(held_cases(results))))
-    blocks += failures_section(results.materialize(pl.col("result") != "pass"))
+    unpassed = results.materialize(pl.col("result") != "pass")
+    failed = failures(unpassed)
+    blocks += failures_section(unpassed, failed)
     blocks += provenance_section(results)
     if warnings:
         blocks += [Heading(2, "Warnings"), bullets(list(warnings))]
-    return blocks
+    ran = results.cases.filter(pl.col("result") != "skip").select("system", "partition", "stack").unique()
+    places = sorted((f"{system}:{partition}", stack) for system, partition, stack in ran.iter_rows())
+    answer = first_page.blocks(places, hpl_lines(results), verdicts, thresholds, comparisons,
+                               first_page.reruns(noisy, failed))
+    return [Heading(1, "scalebench report"),
+            Text(f"Generated {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())} from {results.session_count} run "
+                 f"report(s), {results.record_count} performance record(s)."),
+            *answer, Contents(), *blocks]
+
+
+def _comparisons(all_series: Sequence[series.Series]) -> list[bakeoff.Comparison]:
+    """The bake-offs the report shows: stacks on a system that ran several, and systems when several ran
+    the same benchmarks."""
+    out = []
+    for by in bakeoff.BY:
+        if len({bakeoff.config_of(s, by) for s in all_series if s.bench.fom == s.key.figure}) > 1:
+            comparison = bakeoff.compare(all_series, by)
+            if any(len(group.values) > 1 for group in comparison.groups):  # some ran several of them
+                out.append(comparison)
+    return out
 
 
 def held_cases(results: Table) -> list[int]:

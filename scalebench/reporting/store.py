@@ -13,9 +13,13 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import itertools
+import multiprocessing
 import os
 import re
 import shlex
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, NamedTuple, Sequence
@@ -25,7 +29,7 @@ import polars as pl
 from scalebench import benchmarks, loaders, textfile
 from scalebench.errors import InputError, ResultsError
 from scalebench.reporting import cutshort
-from scalebench.reporting.index import INDEX_DIR, Index, Indexed, SegmentUnreadable, assemble
+from scalebench.reporting.index import INDEX_DIR, Fresh, Index, Indexed, SegmentUnreadable, assemble, select
 from scalebench.reporting.perflogs import load_perflogs, run_dir_of
 from scalebench.reporting.records import (PROVENANCE_KEYS, Case, FigureDropped, Session, check_case, count, derived,
                                         figure_value, interval, number, params_from_name, run_provenance, text)
@@ -240,9 +244,10 @@ class ParsedReport(NamedTuple):
     digest: str  # sha256 of the report's bytes: its key in the index
 
 
-def read_report(path: Path, raw: bytes | None = None) -> ParsedReport | None:
+def read_report(path: Path, raw: bytes | None = None, digest: str | None = None) -> ParsedReport | None:
     """A run report's session_info, runs and identity (from `raw`, its bytes, when they were read
-    already); None if the JSON is not a ReFrame run report."""
+    already, and `digest`, their sha256, when it was computed); None if the JSON is not a ReFrame run
+    report."""
     try:
         raw = textfile.read_bytes(path, "run report", loaders.REPORT_LIMIT) if raw is None else raw
         data = loaders.parse_json(raw, str(path))
@@ -257,7 +262,7 @@ def read_report(path: Path, raw: bytes | None = None) -> ParsedReport | None:
                            "of objects with a list of testcases)")
     if _dry_run_session(info):
         raise DryRunReport(f"{path}: a ReFrame dry run (its command line has --dry-run), nothing measured")
-    digest = hashlib.sha256(raw).hexdigest()
+    digest = digest or hashlib.sha256(raw).hexdigest()
     return ParsedReport(info, runs, session_identity(info, digest), digest)
 
 
@@ -306,6 +311,102 @@ def session_of(path: Path, parsed: ParsedReport, warnings: list[str] | None = No
     return Session(report, start, elapsed, cases, hostname=text(info.get("hostname") or ""),
                    version=text(info.get("version") or ""), cmdline=text(info.get("cmdline") or ""),
                    run_provenance=provenance, identity=parsed.identity)
+
+
+# Run reports to read from which worker processes share the reading (one per CPU): below, starting them
+# (Python and polars imported, about a second each) costs more than it saves.
+PARALLEL_FROM_BYTES = 64 * 2**20
+_CHUNKS_PER_WORKER = 4  # chunks of about equal bytes: a worker done early takes the next
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What reading one run report gave: a session (its row in its chunk's table), an indexed report (its
+    digest), or why there is none."""
+
+    kind: str  # session | indexed | dry | error | none (JSON, not a run report)
+    message: str = ""  # dry, error: the warning
+    identity: str = ""
+    digest: str = ""
+    warnings: tuple[str, ...] = ()
+    row: int = -1
+
+
+def _read_chunk(paths: Sequence[Path], indexed: frozenset[str]) -> tuple[list[_Read], Table]:
+    """Run reports read, vetted and made columns: a worker's share of a load, or all of a small one. A
+    report whose digest is `indexed` is not parsed: the index has it."""
+    out: list[_Read] = []
+    sessions: list[Session] = []
+    with paused_gc():
+        for path in paths:
+            try:
+                raw: bytes | None = textfile.read_bytes(path, "run report", loaders.REPORT_LIMIT)
+            except InputError:
+                raw = None  # read_report reads it again, and says what is wrong
+            digest = hashlib.sha256(raw).hexdigest() if raw is not None else None
+            if digest is not None and digest in indexed:
+                out.append(_Read("indexed", digest=digest))
+                continue
+            try:
+                parsed = read_report(path, raw, digest)
+            except DryRunReport as err:
+                out.append(_Read("dry", f"skipped {err}"))
+                continue
+            except ResultsError as err:
+                out.append(_Read("error", f"skipped {err}"))
+                continue
+            if parsed is None:
+                out.append(_Read("none"))
+                continue
+            found: list[str] = []
+            sessions.append(session_of(path, parsed, found))
+            out.append(_Read("session", identity=parsed.identity, digest=parsed.digest, warnings=tuple(found),
+                             row=len(sessions) - 1))
+        return out, from_sessions(sessions)
+
+
+def _chunks(paths: Sequence[Path], workers: int) -> list[list[Path]]:
+    """The paths in order, in chunks of about equal bytes; one chunk for a small load or a single CPU."""
+    sizes = []
+    for path in paths:
+        try:
+            sizes.append(os.stat(path).st_size)
+        except OSError:
+            sizes.append(0)
+    total = sum(sizes)
+    if workers < 2 or total < PARALLEL_FROM_BYTES:
+        return [list(paths)]
+    share = total / (workers * _CHUNKS_PER_WORKER)
+    chunks: list[list[Path]] = [[]]
+    held = 0
+    for path, size in zip(paths, sizes):
+        if held >= share:
+            chunks.append([])
+            held = 0
+        chunks[-1].append(path)
+        held += size
+    return chunks
+
+
+def _read_all(paths: Sequence[Path], indexed: frozenset[str]) -> tuple[dict[Path, tuple[_Read, int]], list[Table]]:
+    """{path: (what reading it gave, its chunk)} and each chunk's table. A year of nightly runs (a GB of run
+    reports) is read by a worker process per CPU, in chunks; a small load, or one whose workers cannot
+    start, here."""
+    workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    chunks = _chunks(paths, workers)
+    results: list[tuple[list[_Read], Table]] | None = None
+    if len(chunks) > 1:
+        try:
+            with ProcessPoolExecutor(max_workers=min(workers, len(chunks)),
+                                     mp_context=multiprocessing.get_context("spawn")) as pool:
+                results = list(pool.map(_read_chunk, chunks, itertools.repeat(indexed)))
+        except (OSError, BrokenProcessPool):  # no process to start, or one lost: read them here
+            results = None
+    if results is None:
+        results = [_read_chunk(chunk, indexed) for chunk in chunks]
+    reads = {path: (read, i) for i, (chunk, (found, _)) in enumerate(zip(chunks, results))
+             for path, read in zip(chunk, found)}
+    return reads, [table for _, table in results]
 
 
 class DryRunReport(ResultsError):
@@ -424,7 +525,7 @@ def _load(paths: list[str | Path], sources: Sources, indexes: dict[Path, Index] 
     report_files, perflog_files, unreported = sources[:3]
     warnings = list(sources[3])
     named = {Path(p) for p in paths if Path(p).is_file()}
-    parts: list[Session | Indexed] = []
+    parts: list[Fresh | Indexed] = []
     reported: set[Path] = set()  # run directories whose report.json was read (or is a dry run's)
     read_from: dict[str, Path] = {}  # session identity -> the report it was read from
 
@@ -436,42 +537,58 @@ def _load(paths: list[str | Path], sources: Sources, indexes: dict[Path, Index] 
             warnings.append(f"skipped {path}: a copy of the session read from {first} ({identity})")
         return True
 
+    plan: list[tuple[Path, Index | None, Indexed | None]] = []
     for path in report_files:
         idx = None
         where = results_dir_of(path)
         if indexes is not None and Path(os.path.abspath(path)).parent.parent == where / "runs":  # a results tree
             idx = indexes.get(where) or indexes.setdefault(where, Index(where, rebuild, skip))
-            known = idx.find(path)
-            if known is not None:
-                reported.add(path.parent)
-                if not copy(known.entry.identity, path):
-                    parts.append(known)
-                    warnings += known.warnings
-                continue
-        try:
-            parsed = read_report(path, idx.read_bytes(path) if idx else None)
-        except DryRunReport as err:
-            warnings.append(f"skipped {err}")
+        plan.append((path, idx, idx.known(path) if idx is not None else None))
+    indexed = frozenset().union(*(idx.digests() for idx in (indexes or {}).values()))
+    reads, tables = _read_all([path for path, _, known in plan if known is None], indexed)
+    fresh: list[Fresh] = []
+    kept: list[list[int]] = [[] for _ in tables]  # per chunk, the sessions this load keeps, in order
+    for path, idx, known in plan:
+        read, chunk = reads.get(path, (None, -1))
+        if read is not None and read.kind == "indexed":
+            known = idx.indexed(path, read.digest) if idx is not None else None
+            if known is None:  # indexed beside other results, not these: read here (a copy, most likely)
+                (read,), table = _read_chunk([path], frozenset())
+                chunk = len(tables)
+                tables.append(table)
+                kept.append([])
+        if known is not None:
             reported.add(path.parent)
+            if not copy(known.entry.identity, path):
+                parts.append(known)
+                warnings += known.warnings
             continue
-        except ResultsError as err:
-            warnings.append(f"skipped {err}")
-            continue
-        if parsed is None:
+        if read is None or read.kind == "none":
             if path in named:
                 warnings.append(f"skipped {path}: not a ReFrame run report (no session_info and runs)")
             continue
-        reported.add(path.parent)
-        if copy(parsed.identity, path):
-            if idx is not None:
-                idx.remember(path, parsed.digest)
+        if read.kind in ("dry", "error"):
+            warnings.append(read.message)
+            if read.kind == "dry":
+                reported.add(path.parent)
             continue
-        before = len(warnings)
-        session = session_of(path, parsed, warnings)
-        parts.append(session)
+        reported.add(path.parent)
+        if copy(read.identity, path):
+            if idx is not None:
+                idx.remember(path, read.digest)
+            continue
+        part = Fresh()
+        parts.append(part)
+        fresh.append(part)
+        kept[chunk].append(read.row)
+        warnings += read.warnings
         if idx is not None:
-            idx.add(path, parsed.digest, parsed.identity, session, warnings[before:])
-    table = assemble(parts)
+            idx.add(path, read.digest, read.identity, part, read.warnings)
+    made = concat(table if rows == list(range(table.session_count)) else select(table, rows)
+                  for table, rows in zip(tables, kept))
+    for idx in (indexes or {}).values():
+        idx.made(fresh, made)
+    table = assemble(parts, made)
     cut = {run_dir: cutshort.find(run_dir) for run_dir in unreported if run_dir not in reported}
     perflog_sessions = _perflog_sessions(perflog_files, reported, table, warnings, cut)
     warnings += [c.describe() for c in cut.values() if not c.perflogs]

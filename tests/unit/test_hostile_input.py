@@ -379,22 +379,24 @@ def test_accept_fail_and_bad_input_have_different_exit_codes(tmp_path, capsys):
 
 @pytest.mark.parametrize("value", ["a|b", "line\nbreak", "<script>alert(1)</script>", "back\\|slash"])
 def test_markdown_holds_whatever_a_value_holds(tmp_path, capsys, value):
-    """The value as a parameter (headings, captions) and as a node list (a table cell)."""
+    """The value as a parameter (headings, captions), as a host name (a table cell) and as a node list (a
+    note under a row)."""
     results = tmp_path / "r"
     cases = rr.lammps("tcp", {1: 100.0, 2: 190.0}, workload=value)
     for case in cases:
         case["job_nodelist"] = ["nodeZZ" + value]
-    rr.write_run(results, "a", cases)
+    rr.write_run(results, "a", cases, hostname="hostZZ" + value)
     status, _, _ = cli(capsys, "report", str(results), "--out", str(tmp_path / "out"), "--format", "md")
     md = (tmp_path / "out" / "report.md").read_text()
     assert status == 0 and "<script" not in md and not any(line.startswith("break") for line in md.splitlines())
-    tables = 0
+    tables = notes = 0
     for block in md.split("\n\n"):
         rows = [line for line in block.splitlines() if line.startswith("|")]
         cells = {len(row.replace("\\\\", "").replace("\\|", "").split("|")) for row in rows}
         assert len(cells) <= 1, block
-        tables += any("nodeZZ" in row for row in rows)
-    assert tables, "the value is in no table"
+        tables += any("hostZZ" in row for row in rows)
+        notes += any(line.startswith("- [") and "Node lists: nodeZZ" in line for line in block.splitlines())
+    assert tables and notes, "the value is in no table or note"
 
 
 @pytest.mark.parametrize("args, message", [

@@ -123,7 +123,8 @@ def test_repeated_runs_that_disagree_are_noisy(tmp_path):
     (verdict,) = acceptance.judge(acceptance.load(thresholds, figure_units(results)), results)
     assert verdict.status == "NOISY" and verdict.note == "runs disagree: CV 20.1% over 3 runs (> 5%): re-run"
     text = report.render_text(report.build_document(results, []))
-    assert "3 (NOISY: runs disagree: CV 20.1% over 3 runs (> 5%))" in text  # the applications table says so
+    # the applications table says so: NOISY in the Runs column, why under the row
+    assert "  3 NOISY\n[1] 3 runs NOISY: runs disagree: CV 20.1% over 3 runs (> 5%)\n" in text
 
 
 def test_references_are_not_learned_from_noisy_runs(tmp_path, capsys):

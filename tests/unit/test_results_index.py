@@ -95,12 +95,38 @@ def test_a_report_over_the_index_is_the_report_over_the_json(results, tmp_path, 
     assert len(segments(results)) == 1 and any("run report(s) kept in" in n for n in first.notes)
     parsed = []
     real_parse = store.read_report
-    monkeypatch.setattr(store, "read_report", lambda path, raw=None: parsed.append(path) or real_parse(path, raw))
+    monkeypatch.setattr(store, "read_report", lambda path, *given: parsed.append(path) or real_parse(path, *given))
     second = report.write_report([results], tmp_path / "second", FORMATS)
     assert [p.parent.name for p in parsed] == ["broken", "dry"]  # never indexed: nothing usable in them
     assert same(outputs(alone), outputs(first)) and same(outputs(first), outputs(second))
     assert second.warnings == alone.warnings and len(alone.warnings) == 5  # broken, copy, dry, -5 Gflop/s, perflogs
     assert second.notes == [] and len(segments(results)) == 1  # nothing new: nothing written
+
+
+def test_worker_processes_read_what_this_process_would(results, tmp_path, monkeypatch):
+    """A year of run reports is read by a worker process per CPU, in chunks (store.PARALLEL_FROM_BYTES):
+    the same sessions, cases, figures and warnings, in the same order, as read here, and the index they
+    write is the one a report reads back the same. Forced here on the small shipped results."""
+    here = store.load([results], index=False)
+    monkeypatch.setattr(store, "PARALLEL_FROM_BYTES", 0)
+    monkeypatch.setattr(store.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert len(store._chunks(sorted(results.rglob("report.json")), 2)) > 2
+    pools = []
+
+    class Pool(store.ProcessPoolExecutor):
+        def map(self, *args, **kwargs):
+            pools.append(list(super().map(*args, **kwargs)))
+            return pools[-1]
+
+    monkeypatch.setattr(store, "ProcessPoolExecutor", Pool)
+    spread = store.load([results])
+    assert len(pools) == 1 and len(pools[0]) > 2  # the chunks were read by the workers
+    assert spread.warnings == here.warnings and len(here.warnings) == 5
+    for name in ("sessions", "cases", "records"):
+        assert getattr(spread.table, name).equals(getattr(here.table, name)), name
+    assert len(segments(results)) == 1
+    again = store.load([results])
+    assert again.warnings == here.warnings and again.table.records.equals(here.table.records)
 
 
 def test_an_unchanged_report_is_not_read_again_and_a_changed_one_is(results, tmp_path, monkeypatch):

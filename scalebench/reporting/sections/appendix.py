@@ -3,6 +3,7 @@ provenance of every run and case."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 import polars as pl
@@ -35,8 +36,20 @@ def other_section(all_series: Sequence[Series]) -> list[Block]:
             table(("System", "Benchmark", "Variant", "Stack", "Figure", "Processes", "Value", "Unit", "Runs"), rows)]
 
 
-def failures_section(sessions: Sequence[Session]) -> list[Block]:
-    failed: dict[str, int] = {}
+FAILURES = "Failures and skipped cases"
+
+
+@dataclass(frozen=True)
+class Failure:
+    where: str
+    stack: str
+    line: str  # the case, where, the stack, the phase and reason, what the job's output said
+    runs: int
+
+
+def failures(sessions: Sequence[Session]) -> list[Failure]:
+    """The failed cases, one per distinct line (the report's first page lists them to re-run)."""
+    failed: dict[tuple[str, str, str], int] = {}
     for session in sessions:
         for c in session.cases:
             if c.result not in ("pass", "skip"):
@@ -44,7 +57,13 @@ def failures_section(sessions: Sequence[Session]) -> list[Block]:
                 if c.job_messages:  # as code spans: Slurm's '*** ... ***' is no emphasis
                     spans = (m.replace("`", "'") for m in c.job_messages)
                     line += "; job output: " + "; ".join(f"`{m}`" for m in spans)
-                failed[line] = failed.get(line, 0) + 1
+                key = (f"{c.system}:{c.partition}", c.stack, line)
+                failed[key] = failed.get(key, 0) + 1
+    return [Failure(*key, runs) for key, runs in sorted(failed.items(), key=lambda item: item[0][2])]
+
+
+def failures_section(sessions: Sequence[Session], failed: Sequence[Failure] | None = None) -> list[Block]:
+    failed = failures(sessions) if failed is None else failed
     # One line per reason: a scale a machine lacks skips every check at that scale.
     skipped_cases: dict[tuple[str, str], dict[str, set[str]]] = {}  # (where, reason) -> check -> variants
     skipped_stacks: dict[tuple[str, str], set[str]] = {}
@@ -62,11 +81,11 @@ def failures_section(sessions: Sequence[Session]) -> list[Block]:
     out: list[Block] = []
     if failed:
         out += [Heading(3, "Failures"),
-                bullets([line + (f" ({n} runs)" if n > 1 else "") for line, n in sorted(failed.items())])]
+                bullets([f.line + (f" ({f.runs} runs)" if f.runs > 1 else "") for f in failed])]
     if skipped:
         out += [Heading(3, "Skipped (the partition or stack cannot run them)"),
                 bullets(skipped)]
-    return ([Heading(2, "Failures and skipped cases")] + out) if out else []
+    return ([Heading(2, FAILURES)] + out) if out else []
 
 
 def _overhead(elapsed_s: float | None, intervals: Sequence[tuple[float, float]]) -> tuple[str, str]:
@@ -90,16 +109,18 @@ def provenance_section(results: Table) -> list[Block]:
             "session", "job_submit", "job_end").sort(["session", "job_submit", "job_end"]).iter_rows():
         intervals.setdefault(session, []).append((submit, end))
     counts = dict(ran.group_by("session").len().iter_rows())
+    sessions = list(results.sessions.sort(["start", "report"], maintain_order=True).iter_rows(named=True))
     runs = [(f"`{s['report']}`", s["source"], s["start"], s["hostname"] or "-", s["version"] or "-",
              s["git_describe"] or "-", str(counts.get(s["session"], 0)),
-             *_overhead(s["elapsed_s"], intervals.get(s["session"], [])), s["cmdline"] or "-")
-            for s in results.sessions.sort(["start", "report"], maintain_order=True).iter_rows(named=True)]
+             *_overhead(s["elapsed_s"], intervals.get(s["session"], []))) for s in sessions]
     columns = provenance().appendix
     shown = [pl.col(f"shown_{f.name}" if f"shown_{f.name}" in ran.columns else f.name).unique().alias(f.name)
              for f in columns]
     grouped = ran.group_by(["system", "partition", "stack", "benchmark"]).agg(*shown)
     software = sorted((f"{row[0]}:{row[1]}", row[2], row[3], *(some(values) for values in row[4:]))
                       for row in grouped.iter_rows())
+    # Paths, specs and node lists are long: each is a line under its system, stack and benchmark.
+    details = [[f"{f.label}: {value}" for f, value in zip(columns, row[3:]) if value != "-"] for row in software]
     recorded: dict[str, list[str]] = {}  # provenance.json contents -> the runs that recorded them
     for report, text in results.sessions.filter(pl.col("run_provenance") != "{}").select(
             "report", "run_provenance").iter_rows():
@@ -113,9 +134,10 @@ def provenance_section(results: Table) -> list[Block]:
              "session wall time minus the jobs' run times."),
         Heading(3, "Runs"),
         table(("Run report", "Source", "Started", "Host", "ReFrame", "git describe", "Cases", "Wall (s)",
-               "ReFrame overhead (s)", "Command line"), runs),
+               "ReFrame overhead (s)"), runs, [f"Command line: {s['cmdline']}" if s["cmdline"] else ""
+                                               for s in sessions]),
         Heading(3, "Binaries, software stacks, decks and nodes"),
-        table(("System", "Stack", "Benchmark", *(f.label for f in columns)), software)]
+        table(("System", "Stack", "Benchmark"), [row[:3] for row in software], details)]
     if extra:
         out += [Heading(3, "provenance.json"), bullets(extra)]
     return out

@@ -13,15 +13,18 @@ from scalebench.reporting.series import Series, at_label, axis_label
 from scalebench.site.thresholds import report_flags
 
 
-def _strong_rows(s: Series, flags: Mapping[str, float]) -> list[tuple[Any, ...]]:
-    """Per process count: value, speedup, parallel efficiency, Karp-Flatt serial fraction, runs (NOISY
-    where they disagree)."""
+def _strong_rows(s: Series, flags: Mapping[str, float]) -> list[tuple[tuple[Any, ...], str]]:
+    """Per process count: (value, speedup, parallel efficiency, Karp-Flatt serial fraction, runs (NOISY
+    where they disagree); why they disagree)."""
     efficiency = series.efficiency(s)
     speedups = scaling.speedup(s.points, higher_is_better=s.higher_is_better)
     p0 = min(s.points)
-    return [(s.key.stack, p, f"{v:.4g}", f"{speedups[p]:.2f}", f"{efficiency[p]:.1%}",
-             fmt(scaling.karp_flatt(speedups[p], p, p0), ".3f"),
-             noise.runs_cell(s.runs[p], s.values.get(p, ()), flags)) for p, v in s.points.items()]
+    out = []
+    for p, v in s.points.items():
+        runs, note = noise.runs_cell(s.runs[p], s.values.get(p, ()), flags)
+        out.append(((s.key.stack, p, f"{v:.4g}", f"{speedups[p]:.2f}", f"{efficiency[p]:.1%}",
+                     fmt(scaling.karp_flatt(speedups[p], p, p0), ".3f"), runs), note))
+    return out
 
 
 def _improvement(base: Series, other: Series) -> tuple[str, str, str, str]:
@@ -54,17 +57,20 @@ def _strong_group(title: str, members: Sequence[Series]) -> list[Block]:
               xlog=True, ylog=True),  # log-log: ideal scaling is the diagonal
         _fom_panel(title, members)))
     base_peak = peaks[base.key.stack][0]
-    stacks = [(s.key.stack, f"{peaks[s.key.stack][1]:.2f}", at_label(s.axis, peaks[s.key.stack][0]),
-               *(_improvement(base, s) if s is not base else ("baseline", "baseline", "baseline", "")),
+    improvements = [_improvement(base, s) if s is not base else ("baseline", "baseline", "baseline", "")
+                    for s in members]  # the last of each: a note, under the row
+    stacks = [(s.key.stack, f"{peaks[s.key.stack][1]:.2f}", at_label(s.axis, peaks[s.key.stack][0]), *found[:3],
                _interconnect_value(speedups[base.key.stack], speedups[s.key.stack], base_peak)
-               if s is not base else "baseline") for s in members]
+               if s is not base else "baseline") for s, found in zip(members, improvements)]
+    rows = [row for s in members for row in _strong_rows(s, flags)]
     return [Heading(3, title), Figure(chart),
             table(("Stack", axis_label(base.axis), ylabel(base), "Speedup", "Parallel efficiency", "Karp-Flatt",
-                   "Runs"), [row for s in members for row in _strong_rows(s, flags)]),
+                   "Runs"), [cells for cells, _ in rows], [note for _, note in rows]),
             table(("Stack", "Peak speedup", "At", f"Improvement over {base.key.stack} at its peak",
                    "Mean improvement up to that peak (geometric)",
-                   "Average % up to that peak (the study's: arithmetic mean)", "Note",
-                   f"Interconnect value: processes saved for {base.key.stack}'s peak speedup"), stacks)]
+                   "Average % up to that peak (the study's: arithmetic mean)",
+                   f"Interconnect value: processes saved for {base.key.stack}'s peak speedup"), stacks,
+                  [found[3] for found in improvements])]
 
 
 def _interconnect_value(base: Mapping[int, float], other: Mapping[int, float], p: int) -> str:
@@ -92,11 +98,12 @@ def _weak_group(title: str, members: Sequence[Series]) -> list[Block]:
         _fom_panel(title, members)))
     largest = [(s.key.stack, at_label(s.axis, max(s.points)), f"{efficiency[s.key.stack][max(s.points)]:.1%}")
                for s in members]
-    rows = [(s.key.stack, p, f"{v:.4g}", f"{efficiency[s.key.stack][p]:.1%}",
-             noise.runs_cell(s.runs[p], s.values.get(p, ()), flags))
-            for s in members for p, v in s.points.items()]
+    rows = [((s.key.stack, p, f"{v:.4g}", f"{efficiency[s.key.stack][p]:.1%}", runs), note)
+            for s in members for p, v in s.points.items()
+            for runs, note in [noise.runs_cell(s.runs[p], s.values.get(p, ()), flags)]]
     return [Heading(3, title), Figure(chart),
-            table(("Stack", axis_label(base.axis), ylabel(base), "Weak-scaling efficiency", "Runs"), rows),
+            table(("Stack", axis_label(base.axis), ylabel(base), "Weak-scaling efficiency", "Runs"),
+                  [cells for cells, _ in rows], [note for _, note in rows]),
             table(("Stack", "Largest count", "Weak-scaling efficiency there"), largest)]
 
 

@@ -57,9 +57,12 @@ def _chart(where: str, hpl: Sequence[Series]) -> list[Block]:
                                                 f"{axis_label(axis).lower()}, per stack", tuple(panels)))]
 
 
+TITLE = "Energy to solution"
+
+
 def energy_blocks(lines: Sequence[HplLine], hpl_series: Sequence[Series]) -> list[Block]:
     out: list[Block] = [
-        Heading(3, "Energy to solution"),
+        Heading(3, TITLE),
         Text(f"Green500 Level 1: Rmax divided by the average power over the {CORE}, the solve HPL dates itself "
              "(HPL 2.1 and later; hpcc dates its whole HPL section), not the set-up, matrix generation or DGEMM "
              f"ceiling. Slurm's accounting of the allocation is shown beside it as the {JOB_TOTAL}. Each figure "
@@ -70,12 +73,13 @@ def energy_blocks(lines: Sequence[HplLine], hpl_series: Sequence[Series]) -> lis
     measured = [l for l in lines if l.gflops_per_watt is not None or l.job_gflops_per_watt is not None]
     if measured:
         out.append(table(("System", "Stack", "Scale", "Nodes", "Rmax (Gflop/s)", "Energy (kJ)", "Power (kW)",
-                          "Gflop/s/W", "Job energy (kJ)", "Job power (kW)", "Job Gflop/s/W", "Source"),
+                          "Gflop/s/W", "Job energy (kJ)", "Job power (kW)", "Job Gflop/s/W"),
                          [(l.where, l.stack, l.scale, fmt(l.nodes), fmt(l.rmax, ".2f"),
                            fmt(l.case.figure("energy"), ".4g"), fmt(l.case.figure("power"), ".4g"),
                            fmt(l.gflops_per_watt, ".3g"), fmt(l.case.figure("job_energy"), ".4g"),
-                           fmt(l.case.figure("job_power"), ".4g"), fmt(l.job_gflops_per_watt, ".3g"),
-                           str(l.case.recorded("energy_source") or "-")) for l in measured]))
+                           fmt(l.case.figure("job_power"), ".4g"), fmt(l.job_gflops_per_watt, ".3g"))
+                          for l in measured],
+                         [f"Source: {l.case.recorded('energy_source') or '-'}" for l in measured]))
     for where in sorted({s.key.where for s in hpl_series}):
         out += _chart(where, [s for s in hpl_series if s.key.where == where])
     unmeasured = sorted({f"{l.where} {l.stack} {l.scale}: "

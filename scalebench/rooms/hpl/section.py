@@ -8,7 +8,7 @@ from scalebench.analysis import scaling
 from scalebench.reporting import noise, series
 from scalebench.reporting.document import Block, Chart, Figure, Heading, Line, Panel, Text, bullets, table
 from scalebench.reporting.expected import Expected
-from scalebench.reporting.hpl_table import HPL_HEADER, NOISY, HplLine, hpl_cells, hpl_lines
+from scalebench.reporting.hpl_table import NOISY, SECTION, HplLine, hpl_lines, hpl_tables
 from scalebench.reporting.sections.common import fmt, measured_line, slug, ylabel
 from scalebench.reporting.sections.energy import energy_blocks
 from scalebench.reporting.series import Series, axis_label
@@ -140,10 +140,12 @@ def _model_notes(lines: Sequence[HplLine]) -> list[Block]:
 
 def hpl_section(results: Table, all_series: Sequence[Series], section: str = "hpl") -> list[Block]:
     lines = hpl_lines(results)
-    out: list[Block] = [Heading(2, "HPL")]
+    out: list[Block] = [Heading(2, SECTION)]
     if not lines:
         return out + [Text("No HPL results.")]
-    out.append(table(HPL_HEADER, [hpl_cells(line) for line in lines]))
+    core, detail = hpl_tables(lines)
+    out += [core, Text("How each line's figures came about: the model's expectation, the DGEMM ceiling of the same "
+                       "jobs, energy, the spread of the solves and the noise verdict (see the notes below)."), detail]
     hpl = [s for s in all_series if s.bench.section == section]
     for where in sorted({s.key.where for s in hpl}):
         out += _hpl_where(where, _hpl_axis_series(results, [s for s in hpl if s.key.where == where]), lines)

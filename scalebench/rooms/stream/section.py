@@ -25,16 +25,17 @@ def stream_section(results: Any, all_series: Sequence[Series], section: str) -> 
             row = rows.setdefault((s.key.where, s.key.stack, s.key.variant, x), {"axis": s.axis})
             row[s.key.figure] = value
             if s.key.figure == s.bench.fom:
-                row["runs"] = noise.runs_cell(s.runs[x], s.values.get(x, ()), flags)
+                row["runs"], row["note"] = noise.runs_cell(s.runs[x], s.values.get(x, ()), flags)
     bench = mine[0].bench
     header = ("System", "Stack", "Variant", "At", *(f"{bench.figure(f).label} ({bench.figure(f).unit})"
                                                     for f in FIGURES), "Runs")
+    ordered = sorted(rows.items())
     body = [(where, stack, variant or "-", at_label(row["axis"], x),
              *(fmt(row.get(f), ".4g") for f in FIGURES), row.get("runs", "-"))
-            for (where, stack, variant, x), row in sorted(rows.items())]
+            for (where, stack, variant, x), row in ordered]
     return [Heading(2, "Memory bandwidth (STREAM)"),
             Text("STREAM's kernels on one whole node, every core with a thread (per node; copy and scale move 2, "
                  "add and triad 3 words per element, as STREAM counts). The theoretical bandwidth is the site "
                  "file's `memory_bandwidth_gbs`; triad's fraction of it is what a memory specification is "
                  "held to (\"-\": the site file does not give it)."),
-            table(header, body)]
+            table(header, body, [row.get("note", "") for _, row in ordered])]
