@@ -1,4 +1,4 @@
-"""Faults under a real `scalebench run` (ReFrame, mpirun and the built xhpl on this machine), issue 42:
+"""Faults under a real `scalebench run` (ReFrame, mpirun and the built xhpl on this machine):
 Ctrl-C to `scalebench run` alone while xhpl runs, and ReFrame killed outright mid-check. Each test waits
 for xhpl to be running (a process of the run, found by the SCALEBENCH_RUN_DIR of its environment), is
 bounded by timeouts, and leaves no process behind.

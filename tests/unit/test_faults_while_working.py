@@ -1,4 +1,4 @@
-"""Faults while scalebench works (issue 42): a kill, Ctrl-C or SIGTERM at a known point, a full disk, a
+"""Faults while scalebench works: a kill, Ctrl-C or SIGTERM at a known point, a full disk, a
 reader gone, files removed under a report, a run cut short. Each ends in its documented exit code with at
 most one line of scalebench's own, no traceback, no process left behind, and no file under its final name
 but a whole one.
@@ -471,7 +471,7 @@ def test_a_run_still_going_is_named_so(tmp_path):
     assert any(f"(still running, process {running.pid}; begun" in w for w in warnings), warnings
 
 
-# --- 7: scalebench run interrupted alone (ReFrame stood in for; tests/integration/test_faults.py runs it) ---
+# --- 7: scalebench run interrupted alone (ReFrame stood in for; tests/integration/test_faults_under_run.py runs it) ---
 
 FAKE_REFRAME = """import os, signal, subprocess, sys, time
 run = os.environ["SCALEBENCH_RUN_DIR"]
