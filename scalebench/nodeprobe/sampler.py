@@ -87,9 +87,10 @@ class CpuTimes:
 class Processes:
     """Every process's CPU time (/proc/<pid>/stat), split into the job's, this probe's and the rest."""
 
-    def __init__(self, job_pid: int | None, slurm_job: str | None) -> None:
+    def __init__(self, job_pid: int | None, slurm_job: str | None, slurm_conf: str | None = None) -> None:
         self.job_pid, self.own = job_pid, os.getpid()
         self.stepd = f"slurmstepd: [{slurm_job}." if slurm_job else None
+        self.slurm_conf = slurm_conf
         self.previous = {key: ticks for key, _, _, _, ticks in self.read().values()}
 
     @staticmethod
@@ -114,7 +115,8 @@ class Processes:
         roots = {self.job_pid} if self.job_pid else set()
         if self.stepd:
             roots |= {pid for pid, (_, name, *_) in table.items()
-                      if name == "slurmstepd" and _read(f"/proc/{pid}/cmdline").startswith(self.stepd)}
+                      if name == "slurmstepd" and _read(f"/proc/{pid}/cmdline").startswith(self.stepd)
+                      and self.same_cluster(pid)}
         inside: dict[int, bool] = {}
 
         def in_job(pid: int) -> bool:
@@ -134,6 +136,14 @@ class Processes:
             return inside[pid]
 
         return {pid for pid in table if in_job(pid)}
+
+    def same_cluster(self, pid: int) -> bool:
+        """Whether a slurmstepd of this job's id is this cluster's: several Slurm clusters on one host (a
+        test machine) number their jobs alike, and only their SLURM_CONF tells them apart. Unknown (either
+        side without one, or unreadable) counts as the same: a site's nodes run one cluster."""
+        theirs = next((entry[len("SLURM_CONF="):] for entry in _read(f"/proc/{pid}/environ").split("\0")
+                       if entry.startswith("SLURM_CONF=")), None)
+        return not (self.slurm_conf and theirs) or theirs == self.slurm_conf
 
     def account(self) -> tuple[dict, set[int], dict[int, int], int]:
         """(processes now, the job's pids, each one's own CPU ticks since the previous reading, the
@@ -190,7 +200,8 @@ def node_name() -> str:
 def readers(job_pid: int | None) -> list:
     """What every sample asks, in order; a new reader (a power meter, say) is added here. CpuTimes
     first, so that the process walk falls inside its window."""
-    return [CpuTimes(), Processes(job_pid, os.environ.get("SLURM_JOB_ID")), Load(), Clock()]
+    return [CpuTimes(), Processes(job_pid, os.environ.get("SLURM_JOB_ID"), os.environ.get("SLURM_CONF")), Load(),
+            Clock()]
 
 
 class Probe:

@@ -21,11 +21,11 @@ BUSY = "import ctypes, sys, time\nctypes.CDLL(None).prctl(15, sys.argv[1].encode
        "while time.time() < end: pass\n"
 
 
-def busy(name, *, argv0=None):
+def busy(name, *, argv0=None, env=None):
     """A process spinning for up to 20 s, named `name` (its comm); argv0 sets its command line's first word."""
     command = ["bash", "-c", f'exec -a "{argv0}" {sys.executable} -c "$0" {name}', BUSY] if argv0 \
         else [sys.executable, "-c", BUSY, name]
-    return subprocess.Popen(command)
+    return subprocess.Popen(command, env=env)
 
 
 def test_the_sampler_tells_the_jobs_processes_from_foreign_ones():
@@ -45,6 +45,23 @@ def test_the_sampler_tells_the_jobs_processes_from_foreign_ones():
             process.wait()
     assert stepd.pid in job_pids and hog.pid not in job_pids
     assert table[hog.pid][1] == HOG and spent[hog.pid] > 0 and spent[stepd.pid] > 0
+
+
+def test_another_clusters_job_of_the_same_id_is_foreign():
+    """Several Slurm clusters on one host (the lab's, beside a colleague's) number their jobs alike: a
+    slurmstepd of job 4242 under another SLURM_CONF is not this job's; one without any may be."""
+    theirs = busy("slurmstepd", argv0="slurmstepd: [4242.0]", env={**os.environ, "SLURM_CONF": "/other/slurm.conf"})
+    ours = busy("slurmstepd", argv0="slurmstepd: [4242.0]", env={**os.environ, "SLURM_CONF": "/ours/slurm.conf"})
+    try:
+        time.sleep(0.3)
+        _, job_pids, _, _ = sampler.Processes(None, "4242", "/ours/slurm.conf").account()
+        _, unknown, _, _ = sampler.Processes(None, "4242", None).account()
+    finally:
+        for process in (theirs, ours):
+            process.kill()
+            process.wait()
+    assert ours.pid in job_pids and theirs.pid not in job_pids
+    assert {ours.pid, theirs.pid} <= unknown
 
 
 def test_the_sampler_writes_before_during_and_after_until_stopped(tmp_path):
