@@ -53,6 +53,7 @@ NETNS_DIR = "/run/netns"  # where `ip netns` keeps its named namespaces
 CMD_TIMEOUT = 15.0  # default for every subprocess call
 READY_TIMEOUT = 30.0
 SCANCEL_WAIT = 15.0
+NODE_CPUS_ENV = "SCALEBENCH_NODE_CPUS"  # scalebench.nodeprobe.sampler: the CPUs of a node that shares its host
 CPU_CGROUP = Path("/sys/fs/cgroup/cpu")  # cgroup v1's cpu controller: what slow_node needs
 CFS_PERIOD_US = 100_000
 TERM_WAIT = 5.0
@@ -610,6 +611,10 @@ def start(directory: Path | str, nodes: int, mode: str = "loopback", cpus_per_no
     conf = directory / "slurm.conf"
     env = {"SLURM_CONF": str(conf), **COMMON_MPI_ENV,
            **(LOOPBACK_MPI_ENV if mode == "loopback" else NETNS_MPI_ENV)}
+    if mode == "netns" and cpus_per_node and cpus_per_node < machine_cpus():
+        # Each namespace node is a share of this machine, its ranks unpinned on all its cores: the node
+        # probe counts the rest of the machine's CPU time as foreign to the node's job, not as idle cores.
+        env[NODE_CPUS_ENV] = str(cpus_per_node)
     state = State(directory, {
         "version": 1, "phase": "starting", "dir": str(directory), "mode": mode, "nodes": nodes,
         "node_names": node_names(nodes), "partition": PARTITION, "cluster_id": cid, "token": token,

@@ -19,6 +19,10 @@ scalebench.nodeprobe.samples keeps as they are. Fields of the readers here:
   load1, procs_running  /proc/loadavg and /proc/stat at the sample
   clock_mhz, clock_source  mean clock of the CPUs as the kernel reports it (cpufreq's scaling_cur_freq,
                     else /proc/cpuinfo; on a virtual machine often the nominal clock, not the real one)
+  cpus              the host's CPUs
+  node_cpus         the node's: the host's, or SCALEBENCH_NODE_CPUS where a node is a share of its host
+                    (the lab's emulated nodes, several to a machine, their ranks unpinned), so that the rest
+                    of the host is not counted as cores the job left idle (samples.excess_foreign)
 
 Energy (--energy-out E --energy-interval S, where the partition declares an energy sampler): the same
 process finds the node's energy counters and writes E/<host>.energy.jsonl as scalebench.energy.sample
@@ -197,6 +201,13 @@ def node_name() -> str:
     return os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0] or "node"
 
 
+def node_cpus() -> int:
+    """The host's CPUs, or fewer where SCALEBENCH_NODE_CPUS says the node is a share of its host."""
+    host = os.cpu_count() or 1
+    share = os.environ.get("SCALEBENCH_NODE_CPUS", "")
+    return min(host, int(share)) if share.isdigit() and int(share) > 0 else host
+
+
 def readers(job_pid: int | None) -> list:
     """What every sample asks, in order; a new reader (a power meter, say) is added here. CpuTimes
     first, so that the process walk falls inside its window."""
@@ -207,14 +218,14 @@ def readers(job_pid: int | None) -> list:
 class Probe:
     def __init__(self, job_pid: int | None) -> None:
         self.readers = readers(job_pid)
-        self.node, self.cpus = node_name(), os.cpu_count() or 1
+        self.node, self.cpus, self.node_cpus = node_name(), os.cpu_count() or 1, node_cpus()
         self.last = time.monotonic()
 
     def sample(self, phase: str) -> dict:
         now = time.monotonic()
         seconds, self.last = max(now - self.last, 1e-3), now
         fields = {"probe": FORMAT, "node": self.node, "phase": phase, "t": round(time.time(), 3),
-                  "window_s": round(seconds, 3), "cpus": self.cpus}
+                  "window_s": round(seconds, 3), "cpus": self.cpus, "node_cpus": self.node_cpus}
         for reader in self.readers:
             fields.update(reader.sample(seconds))
         if "busy_cores" in fields and "job_cores" in fields:
