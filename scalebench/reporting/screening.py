@@ -268,12 +268,21 @@ def _case_load(case: Case) -> NodeLoad | None:
     return NodeLoad(max(0.0, float(foreign)), max(0.0, float(steal)) / 100, str(record.get("foreign_top") or "")[:200])
 
 
-def _confirm(node: str, values: Mapping[str, float], measured: Sequence[Measured], direction: str,
+def _peer_load(by_node: Mapping[str, Sequence[Measured]], node: str) -> NodeLoad:
+    """What the other nodes' measurements typically ran beside: the median of their recorded loads (one
+    not recorded counts as quiet). Each ran in a job of its own, at its own time: a load they all had
+    slowed them alike, as the median peer the node is compared with."""
+    others = [m.load or interference.QUIET for name, measured in by_node.items() if name != node for m in measured]
+    return NodeLoad(statistics.median(m.foreign_cores for m in others), statistics.median(m.steal for m in others)) \
+        if others else interference.QUIET
+
+
+def _confirm(node: str, values: Mapping[str, float], measured: Sequence[Measured], peers: NodeLoad, direction: str,
              limits: Thresholds, flags: Mapping[str, float]) -> tuple[str, str]:
     """(why not confirmed, why not decided), '' each when not so, for a node whose median is outside its
     bounds: each of its measurements is scored alone against the other nodes' medians (a measurement
-    inside its bounds leaves the node unflagged); peers measured in jobs of their own shared none of
-    its load, which counts whole (scalebench.screening.interference)."""
+    inside its bounds leaves the node unflagged), and weighed against the load recorded during it beyond
+    its peers' (scalebench.screening.interference)."""
     outside = []
     for m in measured:
         (alone,) = [s for s in score({**values, node: m.value}, direction, limits) if s.name == node]
@@ -282,10 +291,9 @@ def _confirm(node: str, values: Mapping[str, float], measured: Sequence[Measured
     if inside:
         return f"inside its bounds in {inside} of {len(measured)} measurements", ""
     figure = ScreenFigure("", "", "", direction, "", per_rank=True)  # a bulk-synchronous HPL: one rank holds all
-    if all(m.load is not None and explained(s, figure, interference.explicable(m.load, interference.QUIET, m.ranks,
-                                                                               True, flags))
+    if all(m.load is not None and explained(s, figure, interference.explicable(m.load, peers, m.ranks, True, flags))
            for m, s in outside):
-        return "", "; ".join(f"{interference.cause(node, m.load, interference.QUIET)} could explain "  # type: ignore[arg-type]
+        return "", "; ".join(f"{interference.cause(node, m.load, peers)} could explain "  # type: ignore[arg-type]
                              f"{s.deviation:+.0%}" for m, s in outside)
     return "", ""
 
@@ -295,7 +303,7 @@ def screens(sessions: Iterable[Session], check: str = HEALTH_CHECK, flags: Mappi
     """The screens of every figure with a direction of the one-node cases of `check`; notes on cases
     left out. A node measured several times counts with its median, and is flagged only when every
     measurement of it is outside its bounds, one at least beyond what the interference recorded during
-    it could explain."""
+    it, beyond its peers' typical load, could explain."""
     flags = flags or report_flags()
     bench = benchmarks.lookup(check)
     found: dict[tuple[tuple[str, str, str], str], dict[str, list[Measured]]] = {}
@@ -328,7 +336,8 @@ def screens(sessions: Iterable[Session], check: str = HEALTH_CHECK, flags: Mappi
             continue
         direction = bench.figure(figure).direction
         scores = tuple(score(values, direction, limits))
-        verdicts = {s.name: _confirm(s.name, values, by_node[s.name], direction, limits, flags)
+        verdicts = {s.name: _confirm(s.name, values, by_node[s.name], _peer_load(by_node, s.name), direction,
+                                     limits, flags)
                     for s in scores if s.flagged}
         out.append(Screen(where, figure, units[figure], direction, scores,
                           {node: why for node, (why, _) in verdicts.items() if why},

@@ -3,17 +3,22 @@
 a transient is no reason to drain a healthy node.
 
 The evidence is the node probe's record of the job (scalebench.nodeprobe.samples): each node's foreign
-load (CPU time of processes not the job's, beyond the cores the job left idle) and CPU steal. Only the
-load a node had beyond that of the peers it is compared with counts: peers measured in the same job
-(ScreeningCheck) ran in the same minute, and whatever slowed them all cancels out in the comparison (on
-the lab's one-machine cluster a CPU hog shows on every node alike); peers measured in jobs of their
-own (NodeHealthCheck) shared nothing of it, and the whole load counts. Below noisy_foreign_cores and
-noisy_steal (site_configs/report_flags.yaml, as for an HPL case's noise) a node counts as quiet.
+load (CPU time of processes not the job's, beyond the cores the job left idle) and CPU steal. For a
+rate (DGEMM, STREAM, bandwidth: medians over windows of many scheduler periods) only the load a node
+had beyond that of the peers it is compared with counts: peers measured in the same job
+(ScreeningCheck) ran in the same minute, and whatever slowed them all slowed them alike and cancels
+out in the comparison (on the lab's one-machine cluster a CPU hog shows on every node alike); peers
+measured in jobs of their own (NodeHealthCheck), each at its own time, are compared with the median
+of the loads recorded beside them: the median peer ran beside that much. A
+latency (the low decile of round trips) counts the whole load always: which pair's ranks wait for a
+CPU that another process holds is chance, not alike for all. Below noisy_foreign_cores and noisy_steal
+(site_configs/report_flags.yaml, as for an HPL case's noise) a node counts as quiet.
 
 How much a load can explain: L cores taken from a node (foreign cores, plus steal x ranks: steal is a
 share of all the node's CPUs) cost one rank at most min(1, L) of its work, and so a figure set by one
 rank (the slowest rank, a node's link, a bulk-synchronous HPL); a figure summed over the node's ranks
-at most L / ranks of it. A deviation beyond that is the node's own, and is flagged whatever ran beside.
+at most L / ranks of it; a latency, anything (scalebench.screening.verdict.explained). A deviation
+beyond that is the node's own, and is flagged whatever ran beside.
 """
 from __future__ import annotations
 

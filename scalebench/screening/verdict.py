@@ -90,6 +90,11 @@ class Figure:
     cause: str  # what a node behind on it suggests
     per_rank: bool = True  # set by one rank (else summed over the node's): how much interference can take
 
+    @property
+    def latency(self) -> bool:
+        """A round trip's time: set by when its ranks get a CPU, not by a rate (see explained)."""
+        return self.unit == "us"
+
 
 NODE_FIGURES = (
     Figure("dgemm_gflops", "DGEMM (all ranks)", "Gflop/s", "higher", "compute", per_rank=False),
@@ -111,9 +116,12 @@ def behind(score: Score, direction: str) -> float:
 
 def explained(score: Score, figure: Figure, share: float) -> bool:
     """Whether a figure's straggling is within what losing `share` of a rank's CPU can do: a rate falls
-    by at most that share, a time grows by at most share / (1 - share)."""
+    by at most that share, a time grows by at most share / (1 - share); a latency by anything, since a
+    round trip whose core another process holds waits for a time slice, many times the trip itself."""
     if share <= 0:
         return False
+    if figure.latency:
+        return True
     limit = share if figure.direction == "higher" else (math.inf if share >= 1 else share / (1 - share))
     return behind(score, figure.direction) <= limit
 
@@ -260,8 +268,10 @@ def judge(result: ProbeResult, flags: Mapping[str, float], interference_record: 
         load = loads.get(node)
         if load is None:
             return ""
-        share = {per_rank: interference.explicable(load, peers, ranks[node], per_rank, flags) for per_rank in (True, False)}
-        if not all(explained(s, f, share[f.per_rank]) for f, s in found):
+        # a latency's low decile is which pair's ranks waited for a CPU: a load all nodes shared does not
+        # hit every pair alike, and counts whole; a rate over many windows is slowed alike, and cancels
+        if not all(explained(s, f, interference.explicable(load, interference.QUIET if f.latency else peers,
+                                                           ranks[node], f.per_rank, flags)) for f, s in found):
             return ""
         return (f"{interference.cause(node, load, peers)} could explain "
                 + ", ".join(f"{f.label} {s.deviation:+.0%}" for f, s in found))

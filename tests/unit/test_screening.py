@@ -84,6 +84,20 @@ def test_a_node_whose_own_interference_could_explain_it_is_not_decided(tmp_path,
     assert "not decided, re-screen: foreign load 0.60 cores on n2" in out
 
 
+def test_a_load_beside_every_measurement_explains_no_node(tmp_path):
+    """Every case ran beside 0.8 foreign cores (a build on the machine all along): the median peer was
+    slowed alike, so n3, far behind, is flagged; n2's extra 0.6 beside its own case leaves it undecided."""
+    cases = [health("n1", 100.0, 50.0, foreign=0.8), health("n2", 70.0, 50.0, foreign=1.4),
+             health("n3", 40.0, 50.0, foreign=0.8), health("n4", 101.0, 50.0, foreign=0.8),
+             health("n5", 99.0, 50.0, foreign=0.85)]
+    rr.write_run(tmp_path / "results", "screen", cases)
+    found, _ = ingest([tmp_path / "results"])
+    screened, _ = screens(found)
+    (rmax,) = [s for s in screened if s.figure == "rmax"]
+    assert flagged_nodes(screened) == ["n3"] and list(rmax.undecided) == ["n2"]
+    assert "foreign load 1.40 cores on n2 (its peers 0.80" in rmax.undecided["n2"]
+
+
 def test_a_faster_node_and_a_tight_population_flag_nothing():
     values = {"a1": 100.0, "a2": 100.2, "a3": 99.9, "a4": 130.0, "a5": 99.0}
     assert not any(s.flagged for s in score(values, "higher", NODE_LIMITS))  # a4 is faster; a5 only 1% behind

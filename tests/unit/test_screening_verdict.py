@@ -178,6 +178,19 @@ def test_a_slow_link_beside_a_busy_node_is_not_decided():
     assert verdict.undecided_nodes() == []
 
 
+def test_a_latency_beside_a_load_every_node_shares_is_not_decided():
+    """A round trip waits for a time slice whenever another process holds its core: a load on every node
+    alike cancels for rates, but not for which pair's latency it hit. Without the load, it is flagged."""
+    ring = rounds_of(NAMES)[0]
+    slow = frozenset(ring[3])
+    text = probe_text(NAMES, ranks=1, latency={slow: 4.0}, dgemm={"nid0009": 0.5})
+    verdict = judge(parse_probe(text), report_flags(), interference_record(NAMES, everywhere=1.0))
+    assert [u.name for u in verdict.undecided] == ["-".join(ring[3])] and verdict.flagged_links() == []
+    assert causes(verdict) == {"nid0009": "compute"}  # the rate still cancels the shared load
+    quiet = judge(parse_probe(text), report_flags(), interference_record(NAMES, everywhere=0.1))
+    assert [frozenset(v.pair.nodes) for v in quiet.flagged_links()] == [slow] and quiet.undecided == ()
+
+
 def test_nodes_the_record_does_not_detail_are_bounded_by_those_it_does():
     """The record details its 8 worst nodes: another node had at most the least foreign load of those,
     and so may have had enough to explain it (not decided, 'up to'); below the noisy threshold, nothing."""
