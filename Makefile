@@ -4,7 +4,8 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: install wheelhouse run test lab clean-venv
+.PHONY: install wheelhouse run test test-loaded lab clean-venv
+TESTS ?= tests
 
 # PYTHON=/path/to/python3.X picks the interpreter; WHEELHOUSE=DIR installs from DIR alone (offline).
 install:
@@ -22,9 +23,15 @@ run:
 	$(VENV)/bin/scalebench run --report -- -x '%scaling=weak'
 
 # The tests also start a throwaway Slurm cluster and open the HTML report in a headless browser.
+# TESTS=path... runs those alone (e.g. the screening lab: tests/integration/test_slurm_screening*.py).
 test:
 	bash scripts/install.sh scripts/debian-packages-slurm.txt scripts/debian-packages-report.txt
-	$(PY) -m pytest -ra tests
+	$(PY) -m pytest -ra $(TESTS)
+
+# make test with a CPU hog pinned to one core for the whole run (scripts/with-cpu-hog.sh kills it
+# afterwards, even on failure): the suite must hold on a loaded machine, as a colleague's 2-core one is.
+test-loaded:
+	bash scripts/with-cpu-hog.sh $(MAKE) test TESTS="$(TESTS)"
 
 # Emulated interconnects (root): HPL efficiency vs node count on a fast and a slow shaped link.
 lab:

@@ -60,7 +60,7 @@ class ScreeningCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('Scree
         self.screened_nodes = screening.hostlist
 
     def parse_outputs(self, read):
-        return verdict.judge(probe.parse_probe(read(self.job.stdout)), report_flags())
+        return verdict.judge(probe.parse_probe(read(self.job.stdout)), report_flags(), self.node_interference()[0])
 
     @sanity_function
     def validate(self):

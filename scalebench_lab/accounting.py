@@ -55,10 +55,11 @@ def ping_argv(directory: Path) -> list[str]:
     return [tool("mariadb-admin"), "--no-defaults", f"--socket={db_dir(directory) / 'mysqld.sock'}", "ping"]
 
 
-def slurmdbd_conf_text(directory: Path, db_port: int, dbd_port: int, dbd_host: str) -> str:
+def slurmdbd_conf_text(directory: Path, db_port: int, dbd_port: int, dbd_host: str, munge_socket: Path) -> str:
     return "\n".join([
         "# Written by scalebench_lab/accounting.py for a throwaway cluster.",
         "AuthType=auth/munge",
+        f"AuthInfo=socket={munge_socket}",  # the cluster's own munged
         f"DbdHost={dbd_host}",
         "DbdAddr=127.0.0.1" if dbd_host == "localhost" else f"DbdAddr={dbd_host}",
         f"DbdPort={dbd_port}",
@@ -74,10 +75,10 @@ def slurmdbd_conf_text(directory: Path, db_port: int, dbd_port: int, dbd_host: s
     ]) + "\n"
 
 
-def write_slurmdbd_conf(directory: Path, db_port: int, dbd_port: int, dbd_host: str) -> Path:
+def write_slurmdbd_conf(directory: Path, db_port: int, dbd_port: int, dbd_host: str, munge_socket: Path) -> Path:
     """slurmdbd reads slurmdbd.conf beside slurm.conf; it refuses one others can read."""
     path = directory / "slurmdbd.conf"
-    path.write_text(slurmdbd_conf_text(directory, db_port, dbd_port, dbd_host))
+    path.write_text(slurmdbd_conf_text(directory, db_port, dbd_port, dbd_host, munge_socket))
     os.chmod(path, 0o600)
     return path
 

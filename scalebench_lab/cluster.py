@@ -48,11 +48,12 @@ MAX_NODES = 64
 MAX_DIR_LEN = 60
 STATE_FILE = "state.json"
 MARKER_ENV = "SCALEBENCH_CLUSTER_TOKEN"  # set on every daemon we start; inherited by slurmstepd
-MUNGE_SOCKET_DIR = Path("/run/munge")
+MUNGE_RUN = Path("/run")  # each cluster's munged: MUNGE_RUN/scalebench-munge-<cluster id>/munge.socket
 NETNS_DIR = "/run/netns"  # where `ip netns` keeps its named namespaces
 CMD_TIMEOUT = 15.0  # default for every subprocess call
 READY_TIMEOUT = 30.0
 SCANCEL_WAIT = 15.0
+NODE_CPUS_ENV = "SCALEBENCH_NODE_CPUS"  # scalebench.nodeprobe.sampler: the CPUs of a node that shares its host
 CPU_CGROUP = Path("/sys/fs/cgroup/cpu")  # cgroup v1's cpu controller: what slow_node needs
 CFS_PERIOD_US = 100_000
 TERM_WAIT = 5.0
@@ -346,6 +347,7 @@ def slurm_conf_text(spec: Spec, cluster_id: str, ports: list[int] | None, dbd_po
         "SlurmdUser=root",
         "AuthType=auth/munge",
         "CredType=cred/munge",
+        f"AuthInfo=socket={munge_socket(d)}",  # the cluster's own munged: auth and credentials both
         "ProctrackType=proctrack/linuxproc",
         f"TaskPlugin=task/{spec.task_plugin}",
         *(accounting.slurm_conf_lines(_accounting_host(spec), dbd_port) if spec.accounting and dbd_port else
@@ -415,12 +417,18 @@ def _munged_path() -> str:
     return path
 
 
-def munge_answers() -> bool:
+def munge_socket(directory: Path) -> Path:
+    """The socket of a cluster's own munged: under /run, which the munge user can reach (a cluster's
+    directory, a test's temporary one, is often root's alone)."""
+    return MUNGE_RUN / f"scalebench-munge-{_cluster_id(Path(directory))}" / "munge.socket"
+
+
+def munge_answers(socket: Path) -> bool:
     try:
-        cred = _run(["munge", "-n"], timeout=5, check=False)
+        cred = _run(["munge", "-n", f"--socket={socket}"], timeout=5, check=False)
         if cred.returncode != 0:
             return False
-        return _run(["unmunge"], timeout=5, check=False, input=cred.stdout).returncode == 0
+        return _run(["unmunge", f"--socket={socket}"], timeout=5, check=False, input=cred.stdout).returncode == 0
     except ClusterTimeout:
         return False
 
@@ -439,20 +447,20 @@ def _spawn(state: State, role: str, argv: list[str], log: Path, env: dict, **pop
 
 
 def _start_munged(state: State, env: dict) -> None:
-    if munge_answers():
-        state.data["munged"] = {"started": False, "reason": "a munged was already answering on "
-                                f"{MUNGE_SOCKET_DIR}/munge.socket.2; left alone"}
-        state.save()
-        return
-    MUNGE_SOCKET_DIR.mkdir(mode=0o755, exist_ok=True)
-    shutil.chown(MUNGE_SOCKET_DIR, "munge", "munge")
+    """The cluster's own munged on a socket in its directory (slurm.conf's AuthInfo): the machine's
+    /run/munge one is shared with every other cluster on it, and whichever started it stopped it when
+    that cluster stopped, under the others' running jobs (Protocol authentication error)."""
+    socket = munge_socket(state.dir)
+    socket.parent.mkdir(mode=0o755, exist_ok=True)
+    shutil.chown(socket.parent, "munge", "munge")
     log = state.dir / "log" / "munged.log"
-    argv = [_munged_path(), "--foreground"]
+    argv = [_munged_path(), "--foreground", f"--socket={socket}", f"--pid-file={socket.parent / 'munged.pid'}",
+            f"--seed-file={socket.parent / 'munged.seed'}"]
     proc = _spawn(state, "munged", argv, log, env, user="munge", group="munge", extra_groups=[])
-    state.data["munged"] = {"started": True, "pid": proc.pid}
+    state.data["munged"] = {"started": True, "pid": proc.pid, "socket": str(socket)}
     state.save()
     deadline = time.monotonic() + 10
-    while not munge_answers():
+    while not munge_answers(socket):
         if proc.poll() is not None:
             raise ClusterError(f"munged exited {proc.returncode}: {_last_line(log)}")
         if time.monotonic() > deadline:
@@ -627,6 +635,10 @@ def start(directory: Path | str, nodes: int, mode: str = "loopback", cpus_per_no
     conf = directory / "slurm.conf"
     env = {"SLURM_CONF": str(conf), **COMMON_MPI_ENV,
            **(LOOPBACK_MPI_ENV if mode == "loopback" else NETNS_MPI_ENV)}
+    if mode == "netns" and cpus_per_node and cpus_per_node < machine_cpus():
+        # Each namespace node is a share of this machine, its ranks unpinned on all its cores: the node
+        # probe counts the rest of the machine's CPU time as foreign to the node's job, not as idle cores.
+        env[NODE_CPUS_ENV] = str(cpus_per_node)
     state = State(directory, {
         "version": 1, "phase": "starting", "dir": str(directory), "mode": mode, "nodes": nodes,
         "node_names": node_names(nodes), "partition": PARTITION, "cluster_id": cid, "token": token,
@@ -699,7 +711,7 @@ def _start_accounting(state: State, spec: Spec, env: dict, db_port: int, dbd_por
                               "MariaDB did not answer", alive=lambda: mariadb.poll() is None)
     except (TimeoutError, RuntimeError) as err:
         raise ClusterError(f"{err} ({db / 'mysqld.err'}: {_last_line(db / 'mysqld.err')})") from None
-    accounting.write_slurmdbd_conf(d, db_port, dbd_port, "localhost")
+    accounting.write_slurmdbd_conf(d, db_port, dbd_port, "localhost", munge_socket(d))
     argv = [accounting.tool("slurmdbd"), "-D"]
     if state.netns_head:
         argv = _in_namespace(state.netns_head, HEAD_HOSTNAME, d / "hosts", argv)
@@ -963,6 +975,9 @@ def stop(directory: Path | str) -> bool:
     if left:
         errors.append("still alive after SIGKILL: " + ", ".join(f"{p['role']} pid {p['pid']}" for p in left))
     errors += _remove_cgroups(state)
+    munged = data.get("munged") or {}
+    if munged.get("socket"):  # its own munged's directory, once the daemon is gone
+        shutil.rmtree(Path(munged["socket"]).parent, ignore_errors=True)
     for created in reversed(data["created"]):
         if created["kind"] != "netns":
             continue  # veths and the bridge live inside the namespaces and go with them

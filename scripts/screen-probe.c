@@ -3,10 +3,11 @@
  * Built by scripts/build-screen-probe.sh with mpicc against the system's CBLAS, as xhpl is.
  *
  * Run one rank per core. Every rank times DGEMM of a fixed order (the BLAS call of the HPL DGEMM
- * ceiling, scripts/xhpl-driver.c) for a fixed time, then STREAM's triad a = b + s*c for a fixed time.
- * A rate is the median of windows of at least --window-s seconds: a window spans several scheduler
- * periods, so a CPU quota or a throttled clock shows in every window, while one noisy window does not
- * move the median. Per node: the sum over its ranks and the slowest rank.
+ * ceiling, scripts/xhpl-driver.c), then STREAM's triad a = b + s*c, each for a fixed time split into
+ * --passes slices, DGEMM and STREAM alternating. A rate is the median of windows of at least
+ * --window-s seconds: a window spans several scheduler periods, so a CPU quota or a throttled clock
+ * shows in every window, while one noisy window does not move the median. Per node: the sum over its
+ * ranks and the slowest rank, over all windows and over each pass's alone.
  *
  * Then the first rank of each node probes links in rounds, all pairs of a round at once: the ring
  * over the nodes in job order (two rounds, three for an odd count), then --random-rounds random
@@ -16,10 +17,16 @@
  * burst is short, so a slow link keeps the round near its duration). The rounds are run --passes
  * times, each for a share of the durations: every pair is measured early, midway and late alike.
  *
+ * Every figure is reported over all passes and for each pass alone (*_by_pass, comma-separated, in
+ * pass order): a node or link is flagged only when it is behind in every pass, a re-measurement in
+ * the same job (scalebench.screening.verdict), so that a transient does not drain a healthy node.
+ *
  * Rank 0 prints key=value lines (scalebench.screening.probe reads them):
- *   screen-probe version=1 nodes=N ranks=R ... (the settings)
+ *   screen-probe version=2 nodes=N ranks=R ... (the settings)
  *   node name=... ranks=... dgemm_gflops=... dgemm_min_rank_gflops=... stream_gbs=... windows=...
+ *        dgemm_gflops_by_pass=p1,p2,... dgemm_min_rank_gflops_by_pass=... stream_gbs_by_pass=...
  *   pair round=... kind=ring|random a=... b=... latency_us=... bandwidth_mbs=...
+ *        latency_us_by_pass=... bandwidth_mbs_by_pass=...
  *   end compute_s=... links_s=...
  * Nodes are named by SLURMD_NODENAME (several slurmd on one host have distinct names), else by MPI.
  */
@@ -37,6 +44,7 @@
 #define TAG_DATA 13
 #define MAX_IN_FLIGHT 64
 #define SHUFFLES 16 /* tries per random round at a matching with no pair measured before */
+#define VERSION 2
 
 struct settings {
     long dgemm_n, stream_n, message_bytes, in_flight, random_rounds, latency_bytes, passes;
@@ -157,24 +165,31 @@ static void push(struct samples *s, double value)
     s->values[s->count++] = value;
 }
 
-static double median_of(struct samples *s)
+/* The median of values[from, to) (sorted in place). */
+static double median_range(double *values, int from, int to)
 {
-    int n = s->count;
-    if (n == 0)
+    int n = to - from;
+    if (n <= 0)
         return 0.0;
-    qsort(s->values, (size_t)n, sizeof(double), by_value);
-    return n % 2 ? s->values[n / 2] : 0.5 * (s->values[n / 2 - 1] + s->values[n / 2]);
+    qsort(values + from, (size_t)n, sizeof(double), by_value);
+    values += from;
+    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-/* The value a tenth of the samples are below: a round trip is delayed, never sped up, by another
- * process taking the core, so the low tail is the link's own latency even where most round trips
- * wait for a time slice; a slow NIC or link moves every round trip, and so this too. */
-static double low_decile_of(struct samples *s)
+static double median_of(struct samples *s)
 {
-    if (s->count == 0)
+    return median_range(s->values, 0, s->count);
+}
+
+/* The value a tenth of values[from, to) are below (sorted in place): a round trip is delayed, never
+ * sped up, by another process taking the core, so the low tail is the link's own latency even where
+ * most round trips wait for a time slice; a slow NIC or link moves every round trip, and so this too. */
+static double low_decile_range(double *values, int from, int to)
+{
+    if (to <= from)
         return 0.0;
-    qsort(s->values, (size_t)s->count, sizeof(double), by_value);
-    return s->values[s->count / 10];
+    qsort(values + from, (size_t)(to - from), sizeof(double), by_value);
+    return values[from + (to - from) / 10];
 }
 
 /* Rates over windows: work is added as it is done; a window closes once window_s long. */
@@ -209,71 +224,101 @@ static void windows_close(struct windows *w)
         push(w->rates, w->work / (MPI_Wtime() - w->start));
 }
 
-/* Gflop/s of n x n x n DGEMMs (2 n^3 flops) repeated for at least duration_s; 0 without memory. */
-static double dgemm_probe(long n, double duration_s, double window_s, int *windows)
+/* DGEMM's three n x n matrices and STREAM's three arrays share one allocation, used one after the
+ * other: a rank holds no more than either needs, and its pages fault once. */
+struct compute {
+    double *buffer;
+    long n, stream_n;
+};
+
+/* DGEMMs of order n (2 n^3 flops each) repeated for at least seconds; rates in flop/s per window into
+ * `rates`. The first slice makes one untimed call: page faults and thread start-up. */
+static void dgemm_slice(struct compute *m, double seconds, double window_s, int first, struct samples *rates)
 {
+    long n = m->n;
     size_t count = (size_t)n * (size_t)n, i;
-    double *a = malloc(count * sizeof(double)), *b = malloc(count * sizeof(double));
-    double *c = malloc(count * sizeof(double)), flops = 2.0 * n * n * (double)n, start, rate = 0.0;
-    struct samples rates = {NULL, 0, 0};
+    double *a = m->buffer, *b = a + count, *c = b + count, flops = 2.0 * n * n * (double)n, start;
     struct windows w;
 
-    *windows = 0;
-    if (a != NULL && b != NULL && c != NULL) {
-        for (i = 0; i < count; i++) {
-            a[i] = (double)(i % 1021) / 1021.0 - 0.5;
-            b[i] = (double)(i % 1031) / 1031.0 - 0.5;
-            c[i] = 0.0;
-        }
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0, a, (int)n, b,
-                    (int)n, 1.0, c, (int)n); /* page faults and thread start-up, untimed */
-        windows_open(&w, &rates, window_s);
-        start = MPI_Wtime();
-        do {
-            cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0, a, (int)n, b,
-                        (int)n, 1.0, c, (int)n);
-            windows_add(&w, flops);
-        } while (MPI_Wtime() - start < duration_s);
-        windows_close(&w);
-        *windows = rates.count;
-        rate = median_of(&rates) / 1e9;
+    for (i = 0; i < count; i++) { /* STREAM wrote over them since the last slice */
+        a[i] = (double)(i % 1021) / 1021.0 - 0.5;
+        b[i] = (double)(i % 1031) / 1031.0 - 0.5;
+        c[i] = 0.0;
     }
-    free(a); free(b); free(c); free(rates.values);
-    return rate;
+    if (first)
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0, a, (int)n, b,
+                    (int)n, 1.0, c, (int)n);
+    windows_open(&w, rates, window_s);
+    start = MPI_Wtime();
+    do {
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0, a, (int)n, b,
+                    (int)n, 1.0, c, (int)n);
+        windows_add(&w, flops);
+    } while (MPI_Wtime() - start < seconds);
+    windows_close(&w);
 }
 
-/* GB/s of STREAM's triad (24 bytes per element, as STREAM counts) repeated for at least duration_s. */
-static double stream_probe(long n, double duration_s, double window_s, int *windows)
+/* STREAM's triad (24 bytes per element, as STREAM counts) repeated for at least seconds; rates in
+ * bytes/s per window into `rates`. Returns 0 when the triad's value is wrong (the loop did not run as
+ * written), else 1. */
+static int stream_slice(struct compute *m, double seconds, double window_s, struct samples *rates)
 {
-    double *a = malloc((size_t)n * sizeof(double)), *b = malloc((size_t)n * sizeof(double));
-    double *c = malloc((size_t)n * sizeof(double)), scalar = 3.0, start, rate = 0.0, bytes = 24.0 * (double)n;
-    struct samples rates = {NULL, 0, 0};
+    long n = m->stream_n, j;
+    double *a = m->buffer, *b = a + n, *c = b + n, scalar = 3.0, start, bytes = 24.0 * (double)n;
     struct windows w;
-    long j;
 
-    *windows = 0;
-    if (a != NULL && b != NULL && c != NULL) {
-        for (j = 0; j < n; j++) {
-            a[j] = 1.0;
-            b[j] = 2.0;
-            c[j] = 0.5;
-        }
-        for (j = 0; j < n; j++) /* untimed pass */
-            a[j] = b[j] + scalar * c[j];
-        windows_open(&w, &rates, window_s);
-        start = MPI_Wtime();
-        do {
-            for (j = 0; j < n; j++)
-                a[j] = b[j] + scalar * c[j];
-            windows_add(&w, bytes);
-        } while (MPI_Wtime() - start < duration_s);
-        windows_close(&w);
-        *windows = rates.count;
-        /* the triad's value: a wrong one means the loop did not run as written */
-        rate = a[n / 2] == 3.5 ? median_of(&rates) / 1e9 : 0.0;
+    for (j = 0; j < n; j++) {
+        a[j] = 1.0;
+        b[j] = 2.0;
+        c[j] = 0.5;
     }
-    free(a); free(b); free(c); free(rates.values);
-    return rate;
+    for (j = 0; j < n; j++) /* untimed pass */
+        a[j] = b[j] + scalar * c[j];
+    windows_open(&w, rates, window_s);
+    start = MPI_Wtime();
+    do {
+        for (j = 0; j < n; j++)
+            a[j] = b[j] + scalar * c[j];
+        windows_add(&w, bytes);
+    } while (MPI_Wtime() - start < seconds);
+    windows_close(&w);
+    return a[n / 2] == 3.5;
+}
+
+/* Each rank's figures into mine: DGEMM Gflop/s and STREAM GB/s over all windows, the fewer windows of
+ * the two, then DGEMM per pass and STREAM per pass. DGEMM and STREAM alternate, pass after pass, every
+ * rank at once; all zero without memory (the output then says so). */
+static void compute_probe(const struct settings *s, double *mine)
+{
+    struct compute m = {NULL, s->dgemm_n, s->stream_n};
+    struct samples dgemm = {NULL, 0, 0}, stream = {NULL, 0, 0};
+    long pass, passes = s->passes;
+    size_t elements = 3 * (size_t)(s->dgemm_n * s->dgemm_n > s->stream_n ? s->dgemm_n * s->dgemm_n : s->stream_n);
+    int valid = 1, from;
+
+    memset(mine, 0, (size_t)(3 + 2 * passes) * sizeof(double));
+    m.buffer = malloc(elements * sizeof(double));
+    for (pass = 0; pass < passes; pass++) {
+        quiet_barrier(MPI_COMM_WORLD);
+        if (m.buffer != NULL) {
+            from = dgemm.count;
+            dgemm_slice(&m, s->dgemm_s / passes, s->window_s, pass == 0, &dgemm);
+            mine[3 + pass] = median_range(dgemm.values, from, dgemm.count) / 1e9;
+        }
+        quiet_barrier(MPI_COMM_WORLD);
+        if (m.buffer != NULL) {
+            from = stream.count;
+            valid &= stream_slice(&m, s->stream_s / passes, s->window_s, &stream);
+            mine[3 + passes + pass] = valid ? median_range(stream.values, from, stream.count) / 1e9 : 0.0;
+        }
+    }
+    quiet_barrier(MPI_COMM_WORLD);
+    if (m.buffer != NULL) {
+        mine[2] = dgemm.count < stream.count ? dgemm.count : stream.count;
+        mine[0] = median_of(&dgemm) / 1e9;
+        mine[1] = valid ? median_of(&stream) / 1e9 : 0.0;
+    }
+    free(m.buffer); free(dgemm.values); free(stream.values);
 }
 
 /* --- the pairs of each round ------------------------------------------------------------------ */
@@ -477,12 +522,22 @@ static MPI_Comm node_comm(const char *name, int rank)
     return node;
 }
 
+/* ",p1,p2,...": a figure per pass, after its key. */
+static void print_passes(const char *key, const double *values, long passes, long stride)
+{
+    long p;
+    printf(" %s=", key);
+    for (p = 0; p < passes; p++)
+        printf(p ? ",%.6g" : "%.6g", values[p * stride]);
+}
+
 int main(int argc, char **argv)
 {
     struct settings s;
     char name[NAME_LEN] = {0};
-    int rank, ranks, node_rank, node_ranks, nodes = 0, leader_rank = -1, rounds = 0, random_from = 0, windows[2];
-    double compute_s, links_s = 0.0, mine[3], sums[3], lows[3];
+    int rank, ranks, node_rank, node_ranks, nodes = 0, leader_rank = -1, rounds = 0, random_from = 0;
+    long p, figures, row_size;
+    double compute_s, links_s = 0.0, *mine, *sums, *lows;
     MPI_Comm node, leaders = MPI_COMM_NULL;
 
     MPI_Init(&argc, &argv);
@@ -499,27 +554,40 @@ int main(int argc, char **argv)
         MPI_Comm_size(leaders, &nodes);
     }
 
-    /* Compute: every rank at once. */
+    /* Compute: every rank at once, DGEMM and STREAM alternating pass after pass. Per node the sums and
+     * the lows of every figure: [DGEMM, STREAM, windows, DGEMM by pass..., STREAM by pass...]. */
+    figures = 3 + 2 * s.passes;
+    mine = malloc((size_t)figures * sizeof(double));
+    sums = malloc((size_t)figures * sizeof(double));
+    lows = malloc((size_t)figures * sizeof(double));
     quiet_barrier(MPI_COMM_WORLD);
     compute_s = MPI_Wtime();
-    mine[0] = dgemm_probe(s.dgemm_n, s.dgemm_s, s.window_s, &windows[0]);
-    quiet_barrier(MPI_COMM_WORLD);
-    mine[1] = stream_probe(s.stream_n, s.stream_s, s.window_s, &windows[1]);
-    mine[2] = windows[0] < windows[1] ? windows[0] : windows[1];
-    quiet_barrier(MPI_COMM_WORLD);
+    compute_probe(&s, mine);
     compute_s = MPI_Wtime() - compute_s;
-    MPI_Reduce(mine, sums, 2, MPI_DOUBLE, MPI_SUM, 0, node);
-    MPI_Reduce(mine, lows, 3, MPI_DOUBLE, MPI_MIN, 0, node);
+    MPI_Reduce(mine, sums, (int)figures, MPI_DOUBLE, MPI_SUM, 0, node);
+    MPI_Reduce(mine, lows, (int)figures, MPI_DOUBLE, MPI_MIN, 0, node);
 
     /* Links: the first rank of each node, in passes over the rounds, so that every pair is measured
      * early, midway and late alike; the other ranks wait without spinning. */
     if (leaders != MPI_COMM_NULL) {
-        int *partner, i, r, pass;
-        double *results, *all = NULL, *node_rows = NULL, links_start;
-        double node_row[5] = {(double)node_ranks, sums[0], lows[0], sums[1], lows[2]};
+        int *partner, *latency_ends, *bandwidth_ends, i, r, pass, pair_size = (int)(2 + 2 * s.passes);
+        double *results, *all = NULL, *node_rows = NULL, *node_row, links_start;
         char *names = NULL, *out, *in, small[65536];
         struct samples *latency, *bandwidth;
 
+        /* [ranks, DGEMM sum, DGEMM slowest rank, STREAM sum, windows, then per pass the three figures] */
+        row_size = 5 + 3 * s.passes;
+        node_row = malloc((size_t)row_size * sizeof(double));
+        node_row[0] = (double)node_ranks;
+        node_row[1] = sums[0];
+        node_row[2] = lows[0];
+        node_row[3] = sums[1];
+        node_row[4] = lows[2];
+        for (p = 0; p < s.passes; p++) {
+            node_row[5 + 3 * p] = sums[3 + p];
+            node_row[6 + 3 * p] = lows[3 + p];
+            node_row[7 + 3 * p] = sums[3 + s.passes + p];
+        }
         partner = malloc((size_t)(3 + s.random_rounds) * (size_t)nodes * sizeof(int));
         if (leader_rank == 0) {
             unsigned long long state = s.seed;
@@ -536,6 +604,9 @@ int main(int argc, char **argv)
         memset(small, 0, sizeof small);
         latency = calloc((size_t)rounds + 1, sizeof(struct samples));
         bandwidth = calloc((size_t)rounds + 1, sizeof(struct samples));
+        /* where each pass's samples of a round end: [round * passes + pass] */
+        latency_ends = calloc((size_t)(rounds + 1) * (size_t)s.passes, sizeof(int));
+        bandwidth_ends = calloc((size_t)(rounds + 1) * (size_t)s.passes, sizeof(int));
         quiet_barrier(leaders);
         links_start = MPI_Wtime();
         for (pass = 0; pass < s.passes; pass++)
@@ -544,55 +615,76 @@ int main(int argc, char **argv)
                 /* latency while no pair streams: the others' traffic would queue before it */
                 if (peer >= 0)
                     pair_latency(leaders, peer, lead, &s, s.latency_s / s.passes, small, &latency[r]);
+                latency_ends[r * s.passes + pass] = latency[r].count;
                 quiet_barrier(leaders);
                 if (peer >= 0)
                     pair_bandwidth(leaders, peer, lead, &s, s.bandwidth_s / s.passes, out, in, &bandwidth[r]);
+                bandwidth_ends[r * s.passes + pass] = bandwidth[r].count;
                 quiet_barrier(leaders);
             }
         links_s = MPI_Wtime() - links_start;
-        results = malloc((size_t)(rounds + 1) * 2 * sizeof(double));
+        /* per round: [latency, bandwidth, latency by pass..., bandwidth by pass...]; each pass's part of
+         * the samples first (sorted in place), then all of them */
+        results = malloc((size_t)(rounds + 1) * (size_t)pair_size * sizeof(double));
         for (r = 0; r < rounds; r++) {
-            results[2 * r] = low_decile_of(&latency[r]);
-            results[2 * r + 1] = median_of(&bandwidth[r]);
+            double *row = results + (size_t)r * pair_size;
+            for (pass = 0; pass < s.passes; pass++) {
+                int at = r * (int)s.passes + pass;
+                row[2 + pass] = low_decile_range(latency[r].values, pass ? latency_ends[at - 1] : 0, latency_ends[at]);
+                row[2 + s.passes + pass] = median_range(bandwidth[r].values, pass ? bandwidth_ends[at - 1] : 0,
+                                                        bandwidth_ends[at]);
+            }
+            row[0] = low_decile_range(latency[r].values, 0, latency[r].count);
+            row[1] = median_of(&bandwidth[r]);
             free(latency[r].values);
             free(bandwidth[r].values);
         }
         if (leader_rank == 0) {
             names = malloc((size_t)nodes * NAME_LEN);
-            all = malloc((size_t)nodes * (size_t)(rounds + 1) * 2 * sizeof(double));
-            node_rows = malloc((size_t)nodes * 5 * sizeof(double));
+            all = malloc((size_t)nodes * (size_t)(rounds + 1) * (size_t)pair_size * sizeof(double));
+            node_rows = malloc((size_t)nodes * (size_t)row_size * sizeof(double));
         }
         MPI_Gather(name, NAME_LEN, MPI_CHAR, names, NAME_LEN, MPI_CHAR, 0, leaders);
-        MPI_Gather(node_row, 5, MPI_DOUBLE, node_rows, 5, MPI_DOUBLE, 0, leaders);
-        MPI_Gather(results, 2 * rounds, MPI_DOUBLE, all, 2 * rounds, MPI_DOUBLE, 0, leaders);
+        MPI_Gather(node_row, (int)row_size, MPI_DOUBLE, node_rows, (int)row_size, MPI_DOUBLE, 0, leaders);
+        MPI_Gather(results, pair_size * rounds, MPI_DOUBLE, all, pair_size * rounds, MPI_DOUBLE, 0, leaders);
         if (leader_rank == 0) {
-            printf("screen-probe version=1 nodes=%d ranks=%d dgemm_n=%ld dgemm_s=%g stream_n=%ld stream_s=%g "
+            printf("screen-probe version=%d nodes=%d ranks=%d dgemm_n=%ld dgemm_s=%g stream_n=%ld stream_s=%g "
                    "window_s=%g latency_bytes=%ld latency_s=%g message_bytes=%ld in_flight=%ld bandwidth_s=%g "
-                   "passes=%ld rounds=%d random_rounds=%d seed=%llu\n", nodes, ranks, s.dgemm_n, s.dgemm_s,
+                   "passes=%ld rounds=%d random_rounds=%d seed=%llu\n", VERSION, nodes, ranks, s.dgemm_n, s.dgemm_s,
                    s.stream_n, s.stream_s, s.window_s, s.latency_bytes, s.latency_s, s.message_bytes, s.in_flight,
                    s.bandwidth_s, s.passes, rounds, rounds - random_from, s.seed);
             for (i = 0; i < nodes; i++) {
-                double *row = node_rows + 5 * i;
+                double *row = node_rows + row_size * i;
                 printf("node name=%s ranks=%d dgemm_gflops=%.6g dgemm_min_rank_gflops=%.6g stream_gbs=%.6g "
-                       "windows=%d\n", names + (size_t)i * NAME_LEN, (int)row[0], row[1], row[2], row[3],
+                       "windows=%d", names + (size_t)i * NAME_LEN, (int)row[0], row[1], row[2], row[3],
                        (int)row[4]);
+                print_passes("dgemm_gflops_by_pass", row + 5, s.passes, 3);
+                print_passes("dgemm_min_rank_gflops_by_pass", row + 6, s.passes, 3);
+                print_passes("stream_gbs_by_pass", row + 7, s.passes, 3);
+                printf("\n");
             }
             for (r = 0; r < rounds; r++)
                 for (i = 0; i < nodes; i++) {
-                    double *pair = all + ((size_t)i * rounds + r) * 2;
+                    double *pair = all + ((size_t)i * rounds + r) * pair_size;
                     int peer = partner[r * nodes + i];
-                    if (peer > i)
-                        printf("pair round=%d kind=%s a=%s b=%s latency_us=%.6g bandwidth_mbs=%.6g\n", r + 1,
-                               r < random_from ? "ring" : "random", names + (size_t)i * NAME_LEN,
-                               names + (size_t)peer * NAME_LEN, pair[0], pair[1]);
+                    if (peer <= i)
+                        continue;
+                    printf("pair round=%d kind=%s a=%s b=%s latency_us=%.6g bandwidth_mbs=%.6g", r + 1,
+                           r < random_from ? "ring" : "random", names + (size_t)i * NAME_LEN,
+                           names + (size_t)peer * NAME_LEN, pair[0], pair[1]);
+                    print_passes("latency_us_by_pass", pair + 2, s.passes, 1);
+                    print_passes("bandwidth_mbs_by_pass", pair + 2 + s.passes, s.passes, 1);
+                    printf("\n");
                 }
             printf("end compute_s=%.3f links_s=%.3f\n", compute_s, links_s);
             fflush(stdout);
             free(names); free(all); free(node_rows);
         }
-        free(partner); free(out); free(in); free(results); free(latency); free(bandwidth);
+        free(partner); free(out); free(in); free(results); free(latency); free(bandwidth); free(node_row);
+        free(latency_ends); free(bandwidth_ends);
         MPI_Comm_free(&leaders);
     }
+    free(mine); free(sums); free(lows);
     quiet_barrier(MPI_COMM_WORLD);
     MPI_Comm_free(&node);
     MPI_Finalize();

@@ -13,8 +13,10 @@ from scalebench.errors import InputError
 
 def cmd_screen(args: argparse.Namespace) -> int:
     """The tables, then the nodes to drain as a Slurm node list; exit 1 when a node or a link is flagged.
+    Nodes and links 'not decided' (interference recorded on them could explain them) are never drained
+    nor flagged: they are named with the cause and the command that screens them again.
     --hostlist: only the node list on stdout, and on stderr the commands that re-screen those nodes
-    (printed, never run)."""
+    (printed, never run), and the undecided ones."""
     import polars as pl
 
     from scalebench.reporting import screening
@@ -26,7 +28,7 @@ def cmd_screen(args: argparse.Namespace) -> int:
     loaded = load(args.results)
     sessions = loaded.sessions(pl.col("benchmark").is_in(screening.CHECKS))
     jobs, job_notes = screening.screened_jobs(sessions, flags)
-    found, notes = screening.screens(sessions)
+    found, notes = screening.screens(sessions, flags=flags)
     if not jobs and not found:
         raise InputError(f"no {screening.SCREENING_CHECK} result, nor {screening.HEALTH_CHECK} results of "
                          f"{screening.SCREEN_MIN_NODES} or more nodes, under the given paths: run "
@@ -37,10 +39,17 @@ def cmd_screen(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr)
     drain = sorted({*screening.to_drain(jobs), *screening.flagged_nodes(found)}, key=screening.natural)
     links = screening.links_to_check(jobs)
+    undecided = screening.not_decided(jobs) + screening.health_not_decided(found)
+    again = screening.rescreen_commands(jobs, sorted({n for u in undecided for n in u.nodes}, key=screening.natural))
+    undecided_lines = ([f"not decided: {u.name}: {u.why}" for u in undecided]
+                       + [f"not decided: re-screen (with SCALEBENCH_SITE as for the screening): {command}"
+                          for command in again])
     if args.hostlist:
         print(screening.hostlist(drain))
         for command in screening.rescreen_commands(jobs, drain):
             print(f"re-screen after the repair (with SCALEBENCH_SITE as for the screening): {command}", file=sys.stderr)
+        for line in undecided_lines:
+            print(line, file=sys.stderr)
         return EXIT_FAILED if drain or links else EXIT_OK
     blocks = []
     for index, job in enumerate(jobs, start=1):
@@ -50,6 +59,9 @@ def cmd_screen(args: argparse.Namespace) -> int:
     print(render_text(blocks).rstrip())
     print(f"\nnodes to drain: {screening.hostlist(drain) or 'none'}")
     print(f"links to check: {', '.join(links) or 'none'}")
+    print(f"not decided (interference; re-screen, never drained): {', '.join(u.name for u in undecided) or 'none'}")
+    for line in undecided_lines:
+        print(line)
     return EXIT_FAILED if drain or links else EXIT_OK
 
 

@@ -19,6 +19,10 @@ scalebench.nodeprobe.samples keeps as they are. Fields of the readers here:
   load1, procs_running  /proc/loadavg and /proc/stat at the sample
   clock_mhz, clock_source  mean clock of the CPUs as the kernel reports it (cpufreq's scaling_cur_freq,
                     else /proc/cpuinfo; on a virtual machine often the nominal clock, not the real one)
+  cpus              the host's CPUs
+  node_cpus         the node's: the host's, or SCALEBENCH_NODE_CPUS where a node is a share of its host
+                    (the lab's emulated nodes, several to a machine, their ranks unpinned), so that the rest
+                    of the host is not counted as cores the job left idle (samples.excess_foreign)
 
 Energy (--energy-out E --energy-interval S, where the partition declares an energy sampler): the same
 process finds the node's energy counters and writes E/<host>.energy.jsonl as scalebench.energy.sample
@@ -87,9 +91,10 @@ class CpuTimes:
 class Processes:
     """Every process's CPU time (/proc/<pid>/stat), split into the job's, this probe's and the rest."""
 
-    def __init__(self, job_pid: int | None, slurm_job: str | None) -> None:
+    def __init__(self, job_pid: int | None, slurm_job: str | None, slurm_conf: str | None = None) -> None:
         self.job_pid, self.own = job_pid, os.getpid()
         self.stepd = f"slurmstepd: [{slurm_job}." if slurm_job else None
+        self.slurm_conf = slurm_conf
         self.previous = {key: ticks for key, _, _, _, ticks in self.read().values()}
 
     @staticmethod
@@ -114,7 +119,8 @@ class Processes:
         roots = {self.job_pid} if self.job_pid else set()
         if self.stepd:
             roots |= {pid for pid, (_, name, *_) in table.items()
-                      if name == "slurmstepd" and _read(f"/proc/{pid}/cmdline").startswith(self.stepd)}
+                      if name == "slurmstepd" and _read(f"/proc/{pid}/cmdline").startswith(self.stepd)
+                      and self.same_cluster(pid)}
         inside: dict[int, bool] = {}
 
         def in_job(pid: int) -> bool:
@@ -134,6 +140,14 @@ class Processes:
             return inside[pid]
 
         return {pid for pid in table if in_job(pid)}
+
+    def same_cluster(self, pid: int) -> bool:
+        """Whether a slurmstepd of this job's id is this cluster's: several Slurm clusters on one host (a
+        test machine) number their jobs alike, and only their SLURM_CONF tells them apart. Unknown (either
+        side without one, or unreadable) counts as the same: a site's nodes run one cluster."""
+        theirs = next((entry[len("SLURM_CONF="):] for entry in _read(f"/proc/{pid}/environ").split("\0")
+                       if entry.startswith("SLURM_CONF=")), None)
+        return not (self.slurm_conf and theirs) or theirs == self.slurm_conf
 
     def account(self) -> tuple[dict, set[int], dict[int, int], int]:
         """(processes now, the job's pids, each one's own CPU ticks since the previous reading, the
@@ -187,23 +201,31 @@ def node_name() -> str:
     return os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0] or "node"
 
 
+def node_cpus() -> int:
+    """The host's CPUs, or fewer where SCALEBENCH_NODE_CPUS says the node is a share of its host."""
+    host = os.cpu_count() or 1
+    share = os.environ.get("SCALEBENCH_NODE_CPUS", "")
+    return min(host, int(share)) if share.isdigit() and int(share) > 0 else host
+
+
 def readers(job_pid: int | None) -> list:
     """What every sample asks, in order; a new reader (a power meter, say) is added here. CpuTimes
     first, so that the process walk falls inside its window."""
-    return [CpuTimes(), Processes(job_pid, os.environ.get("SLURM_JOB_ID")), Load(), Clock()]
+    return [CpuTimes(), Processes(job_pid, os.environ.get("SLURM_JOB_ID"), os.environ.get("SLURM_CONF")), Load(),
+            Clock()]
 
 
 class Probe:
     def __init__(self, job_pid: int | None) -> None:
         self.readers = readers(job_pid)
-        self.node, self.cpus = node_name(), os.cpu_count() or 1
+        self.node, self.cpus, self.node_cpus = node_name(), os.cpu_count() or 1, node_cpus()
         self.last = time.monotonic()
 
     def sample(self, phase: str) -> dict:
         now = time.monotonic()
         seconds, self.last = max(now - self.last, 1e-3), now
         fields = {"probe": FORMAT, "node": self.node, "phase": phase, "t": round(time.time(), 3),
-                  "window_s": round(seconds, 3), "cpus": self.cpus}
+                  "window_s": round(seconds, 3), "cpus": self.cpus, "node_cpus": self.node_cpus}
         for reader in self.readers:
             fields.update(reader.sample(seconds))
         if "busy_cores" in fields and "job_cores" in fields:

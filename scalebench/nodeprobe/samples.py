@@ -82,7 +82,7 @@ def excess_foreign(sample: Mapping[str, Any], job_cores_per_node: int | None) ->
     """Foreign CPU use, in cores, beyond the cores the job leaves idle on its node: a daemon on a core
     the job does not use takes nothing from it; on a core it uses, it takes its share."""
     foreign = _number(sample.get("foreign_cores")) or 0.0
-    cpus = _number(sample.get("cpus")) or 0.0
+    cpus = _number(sample.get("node_cpus")) or _number(sample.get("cpus")) or 0.0  # node_cpus: a share of its host
     idle = max(0.0, cpus - job_cores_per_node) if job_cores_per_node else 0.0
     return max(0.0, foreign - idle)
 

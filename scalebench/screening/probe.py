@@ -5,22 +5,28 @@ The output is read as untrusted text: every line is one of the kinds the probe p
 finite number within physical sense, every node named once and every pair between two of them, and
 the closing `end` line present (without it the job was cut short). Anything else is an InputError
 naming the line.
+
+Version 2 (the probe now) gives every figure for each pass too (`*_by_pass`, one value per pass), the
+re-measurements a flag is confirmed by (scalebench.screening.verdict); version 1 (older run reports)
+has the figures over all passes alone, and is read as it was.
 """
 from __future__ import annotations
 
 import functools
 import math
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from scalebench import loaders, paths
 from scalebench.errors import InputError
 from scalebench.units import parse_duration
 from scalebench.validation import excerpt, excerpt_text
 
-VERSION = 1
+VERSION = 2
+VERSIONS = (1, 2)  # what this scalebench reads
+PASS_SUFFIX = "_by_pass"  # version 2: a figure's value in each pass, comma-separated
 # Bounds of the probe's own option parser (scripts/screen-probe.c), so that a setting it would
 # refuse is refused when the site is planned, not in the job.
 _COUNTS = {"dgemm_n": (16, 16384), "stream_n": (1024, 2**30), "latency_bytes": (1, 65536),
@@ -71,7 +77,8 @@ class ProbeSettings:
         3 + random_rounds whatever the count), not by the count itself."""
         rounds = self.rounds(nodes)
         links = rounds * (self.latency_s + self.bandwidth_s + self.passes * self.slice_overhead_s)
-        return self.launch_s + self.dgemm_s + self.stream_s + links
+        compute = self.dgemm_s + self.stream_s + 2 * self.passes * self.slice_overhead_s  # DGEMM, STREAM a pass
+        return self.launch_s + compute + links
 
     def memory_per_rank(self) -> int:
         """Bytes a rank holds at most: DGEMM's three matrices, or STREAM's three arrays (one after the
@@ -125,6 +132,11 @@ class NodeFigures:
     dgemm_min_rank_gflops: float  # its slowest rank
     stream_gbs: float  # the sum over its ranks
     windows: int  # the fewest windows any of its ranks' rates came from
+    by_pass: Mapping[str, tuple[float, ...]] = field(default_factory=dict)  # figure -> one value a pass (v2)
+
+    def in_pass(self, index: int) -> NodeFigures:
+        """The node as pass `index` alone measured it."""
+        return replace(self, **{name: values[index] for name, values in self.by_pass.items()}, by_pass={})
 
 
 @dataclass(frozen=True)
@@ -135,10 +147,14 @@ class PairFigures:
     b: str
     latency_us: float
     bandwidth_mbs: float  # bytes sent plus received per second
+    by_pass: Mapping[str, tuple[float, ...]] = field(default_factory=dict)  # figure -> one value a pass (v2)
 
     @property
     def nodes(self) -> tuple[str, str]:
         return self.a, self.b
+
+    def in_pass(self, index: int) -> PairFigures:
+        return replace(self, **{name: values[index] for name, values in self.by_pass.items()}, by_pass={})
 
 
 @dataclass(frozen=True)
@@ -152,6 +168,16 @@ class ProbeResult:
     def node_names(self) -> list[str]:
         return [n.name for n in self.nodes]
 
+    @property
+    def passes(self) -> int:
+        """How many passes the output gives figures for, each alone: 0 for version 1."""
+        return int(self.settings["passes"]) if self.settings["version"] >= 2 else 0
+
+    def in_pass(self, index: int) -> ProbeResult:
+        """What pass `index` alone measured: every node and pair by its figures of that pass."""
+        return replace(self, nodes=tuple(n.in_pass(index) for n in self.nodes),
+                       pairs=tuple(p.in_pass(index) for p in self.pairs))
+
 
 _KINDS = ("screen-probe", "node", "pair", "end")
 _TOKEN = re.compile(r"([a-z_]+)=(\S+)")
@@ -161,6 +187,8 @@ _HEADER_KEYS = {"version", "nodes", "ranks", *PROBE_OPTIONS, "rounds"}
 # bounds keep a garbled number (1e300 Gflop/s) out of medians.
 _FIGURE_BOUNDS = {"dgemm_gflops": 1e7, "dgemm_min_rank_gflops": 1e6, "stream_gbs": 1e5, "latency_us": 1e7,
                   "bandwidth_mbs": 1e8}
+NODE_FIGURES = ("dgemm_gflops", "dgemm_min_rank_gflops", "stream_gbs")
+PAIR_FIGURES = ("latency_us", "bandwidth_mbs")
 
 
 def _fields(line: str, number: int, kind: str, expected: set[str]) -> dict[str, str]:
@@ -189,6 +217,18 @@ def _number(text: str, number: int, key: str, low: float, high: float, positive:
     return value
 
 
+def _by_pass(found: Mapping[str, str], names: Sequence[str], passes: int, number: int) -> dict[str, tuple[float, ...]]:
+    """Each figure's values of a version 2 line, one per pass, each within the figure's bounds."""
+    out = {}
+    for name in names:
+        key = name + PASS_SUFFIX
+        words = found[key].split(",")
+        if len(words) != passes:
+            raise InputError(f"line {number}: {key} has {len(words)} value(s), the probe ran {passes} pass(es)")
+        out[name] = tuple(_number(word, number, key, 0, _FIGURE_BOUNDS[name], positive=True) for word in words)
+    return out
+
+
 def _count(text: str, number: int, key: str, low: int, high: int) -> int:
     if not re.fullmatch(r"\d{1,10}", text) or not low <= int(text) <= high:
         raise InputError(f"line {number}: {key}={excerpt_text(text)} is not a whole number from {low} to {high}")
@@ -209,6 +249,7 @@ def probe_lines(text: str) -> str:
 def parse_probe(text: str) -> ProbeResult:
     """The probe's output (other lines, e.g. the MPI's, are skipped); InputError when it is not whole."""
     header: dict[str, float] | None = None
+    passes = 0  # version 2: each figure's values per pass
     nodes: dict[str, NodeFigures] = {}
     pairs: list[PairFigures] = []
     end: tuple[float, float] | None = None
@@ -223,24 +264,31 @@ def parse_probe(text: str) -> ProbeResult:
                 raise InputError(f"line {number}: a second screen-probe line (two probes in one output)")
             found = _fields(line, number, "screen-probe", _HEADER_KEYS)
             header = {key: _number(value, number, key, 0, 2**40) for key, value in found.items()}
-            if header["version"] != VERSION:
+            if header["version"] not in VERSIONS:
                 raise InputError(f"line {number}: probe output version {header['version']:g}, this scalebench "
-                                 f"reads version {VERSION}")
+                                 f"reads versions {' and '.join(map(str, VERSIONS))}")
+            passes = int(header["passes"]) if header["version"] >= 2 else 0
+            low, high = _COUNTS["passes"]
+            if header["version"] >= 2 and not (low <= passes == header["passes"] <= high):
+                raise InputError(f"line {number}: passes={header['passes']:g} is not a whole number from {low} to {high}")
             continue
         if header is None:
             raise InputError(f"line {number}: a {kind} line before the screen-probe line")
         if kind == "node":
-            found = _fields(line, number, "node", {"name", "ranks", "windows", *list(_FIGURE_BOUNDS)[:3]})
+            found = _fields(line, number, "node", {"name", "ranks", "windows", *NODE_FIGURES,
+                                                   *(name + PASS_SUFFIX for name in NODE_FIGURES if passes)})
             name = _name(found["name"], number, "name")
             if name in nodes:
                 raise InputError(f"line {number}: node {name} twice")
             nodes[name] = NodeFigures(
                 name, _count(found["ranks"], number, "ranks", 1, 2**20),
                 *(_number(found[key], number, key, 0, _FIGURE_BOUNDS[key], positive=True)
-                  for key in ("dgemm_gflops", "dgemm_min_rank_gflops", "stream_gbs")),
-                windows=_count(found["windows"], number, "windows", 1, 10**9))
+                  for key in NODE_FIGURES),
+                windows=_count(found["windows"], number, "windows", 1, 10**9),
+                by_pass=_by_pass(found, NODE_FIGURES, passes, number) if passes else {})
         elif kind == "pair":
-            found = _fields(line, number, "pair", {"round", "kind", "a", "b", "latency_us", "bandwidth_mbs"})
+            found = _fields(line, number, "pair", {"round", "kind", "a", "b", *PAIR_FIGURES,
+                                                   *(name + PASS_SUFFIX for name in PAIR_FIGURES if passes)})
             a, b = _name(found["a"], number, "a"), _name(found["b"], number, "b")
             for node in (a, b):
                 if node not in nodes:
@@ -252,7 +300,8 @@ def parse_probe(text: str) -> ProbeResult:
             pairs.append(PairFigures(
                 _count(found["round"], number, "round", 1, int(header["rounds"])), found["kind"], a, b,
                 *(_number(found[key], number, key, 0, _FIGURE_BOUNDS[key], positive=True)
-                  for key in ("latency_us", "bandwidth_mbs"))))
+                  for key in PAIR_FIGURES),
+                by_pass=_by_pass(found, PAIR_FIGURES, passes, number) if passes else {}))
         else:
             found = _fields(line, number, "end", {"compute_s", "links_s"})
             end = tuple(_number(found[key], number, key, 0, 1e6) for key in ("compute_s", "links_s"))  # type: ignore[assignment]

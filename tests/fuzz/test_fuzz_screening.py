@@ -10,7 +10,7 @@ from scalebench.errors import InputError
 from scalebench.screening.probe import parse_probe
 from scalebench.screening.verdict import judge, summary
 from scalebench.site.thresholds import report_flags
-from screening_outputs import probe_text
+from screening_outputs import interference_record, probe_text
 
 SEEDS = [probe_text([f"n{i}" for i in range(1, n + 1)], dgemm={"n2": 0.5}, seed=n) for n in (3, 4, 7, 12)]
 FLAGS = report_flags()
@@ -23,8 +23,10 @@ def judged_or_named_error(text: str) -> None:
     except InputError as err:
         assert "\n" not in str(err) and str(err)
         return
-    verdict = judge(result, FLAGS)
-    assert set(verdict.flagged_nodes()) <= set(result.node_names())
+    names = result.node_names()
+    verdict = judge(result, FLAGS, interference_record(names, {names[0]: 0.6}, everywhere=0.3) if names else None)
+    assert set(verdict.flagged_nodes()) <= set(names)
+    assert not set(verdict.flagged_nodes()) & set(verdict.undecided_nodes())
     summary(verdict)
 
 

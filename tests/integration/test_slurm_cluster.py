@@ -227,13 +227,17 @@ def test_stop_with_a_running_job_kills_exactly_what_start_recorded(slurm_cluster
     assert again.returncode == 0 and "nothing to stop" in again.stderr
 
 
-def test_stop_netns_cluster_removes_its_namespaces_and_spares_a_shared_munged(slurm_cluster_factory, loopback):
+def test_stop_netns_cluster_removes_its_namespaces_and_spares_the_others_munged(slurm_cluster_factory, loopback):
+    """Each cluster runs its own munged (slurm.conf's AuthInfo socket): one shared on /run/munge was
+    stopped by whichever cluster started it, under the jobs of the others still running."""
     state = slurm_cluster_factory(nodes=2, mode="netns")
     names = [c["name"] for c in state.data["created"] if c["kind"] == "netns"]
     assert len(names) == 3 and all(Path(f"/run/netns/{n}").exists() for n in names)
-    assert state.data["munged"]["started"] is False  # the loopback cluster's (or another) munged answered
+    socket = Path(state.data["munged"]["socket"])
+    assert state.data["munged"]["started"] and socket.exists() and str(socket) != loopback.data["munged"]["socket"]
     assert cluster.stop(state.dir) is True
     assert_all_gone(state.dir)
+    assert not socket.parent.exists()
     assert not any(Path(f"/run/netns/{n}").exists() for n in names)
     assert any(c["kind"] == "netns_dir_mount" for c in state.data["created"])  # `ip netns add`'s mount is ours
     assert cluster.stop(state.dir) is False

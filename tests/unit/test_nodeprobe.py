@@ -21,11 +21,11 @@ BUSY = "import ctypes, sys, time\nctypes.CDLL(None).prctl(15, sys.argv[1].encode
        "while time.time() < end: pass\n"
 
 
-def busy(name, *, argv0=None):
+def busy(name, *, argv0=None, env=None):
     """A process spinning for up to 20 s, named `name` (its comm); argv0 sets its command line's first word."""
     command = ["bash", "-c", f'exec -a "{argv0}" {sys.executable} -c "$0" {name}', BUSY] if argv0 \
         else [sys.executable, "-c", BUSY, name]
-    return subprocess.Popen(command)
+    return subprocess.Popen(command, env=env)
 
 
 def test_the_sampler_tells_the_jobs_processes_from_foreign_ones():
@@ -45,6 +45,23 @@ def test_the_sampler_tells_the_jobs_processes_from_foreign_ones():
             process.wait()
     assert stepd.pid in job_pids and hog.pid not in job_pids
     assert table[hog.pid][1] == HOG and spent[hog.pid] > 0 and spent[stepd.pid] > 0
+
+
+def test_another_clusters_job_of_the_same_id_is_foreign():
+    """Several Slurm clusters on one host (the lab's, beside a colleague's) number their jobs alike: a
+    slurmstepd of job 4242 under another SLURM_CONF is not this job's; one without any may be."""
+    theirs = busy("slurmstepd", argv0="slurmstepd: [4242.0]", env={**os.environ, "SLURM_CONF": "/other/slurm.conf"})
+    ours = busy("slurmstepd", argv0="slurmstepd: [4242.0]", env={**os.environ, "SLURM_CONF": "/ours/slurm.conf"})
+    try:
+        time.sleep(0.3)
+        _, job_pids, _, _ = sampler.Processes(None, "4242", "/ours/slurm.conf").account()
+        _, unknown, _, _ = sampler.Processes(None, "4242", None).account()
+    finally:
+        for process in (theirs, ours):
+            process.kill()
+            process.wait()
+    assert ours.pid in job_pids and theirs.pid not in job_pids
+    assert {ours.pid, theirs.pid} <= unknown
 
 
 def test_the_sampler_writes_before_during_and_after_until_stopped(tmp_path):
@@ -86,6 +103,8 @@ def test_foreign_load_counts_only_beyond_the_cores_the_job_leaves_idle():
     one_core = _sample("during", foreign_cores=1.0)
     assert samples.excess_foreign(one_core, job_cores_per_node=1) == 0.0  # on the idle core
     assert samples.excess_foreign(one_core, job_cores_per_node=2) == 1.0  # on the job's cores
+    # a one-CPU node sharing a 2-CPU host (the lab's): the host's other CPU is no idle core of its job
+    assert samples.excess_foreign({**one_core, "node_cpus": 1}, job_cores_per_node=1) == 1.0
 
 
 def test_a_probe_directory_is_read_into_the_cases_record(tmp_path):
@@ -227,3 +246,16 @@ def test_a_recorded_job_beside_a_cpu_hog_names_it_and_its_ceiling_warning_blames
     assert outcome.dgemm_ceiling_gflops == pytest.approx(92.519475) and outcome.solve_cv > 0.05
     assert "while the node was disturbed (foreign load" in outcome.ceiling_warnings
     assert "sb-cpu-hog[28711]" in outcome.ceiling_warnings and "wrong BLAS kernel" not in outcome.ceiling_warnings
+
+
+def test_a_node_that_is_a_share_of_its_host_counts_its_own_cpus(monkeypatch):
+    """The lab's namespace nodes are one-CPU shares of this machine: the probe's cores left idle are those
+    of the node, not of the host, so what else runs on the host is foreign to the node's job."""
+    monkeypatch.setenv("SCALEBENCH_NODE_CPUS", "1")
+    assert sampler.node_cpus() == 1
+    fields = sampler.Probe(None).sample("during")
+    assert fields["node_cpus"] == 1 and fields["cpus"] == os.cpu_count()  # the host's, for the job's share
+    monkeypatch.setenv("SCALEBENCH_NODE_CPUS", str(10 * (os.cpu_count() or 1)))  # never more than the host
+    assert sampler.node_cpus() == os.cpu_count()
+    monkeypatch.setenv("SCALEBENCH_NODE_CPUS", "many")
+    assert sampler.node_cpus() == os.cpu_count()

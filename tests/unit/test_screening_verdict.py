@@ -8,7 +8,7 @@ from scalebench.errors import InputError
 from scalebench.screening.probe import load_settings, parse_probe, probe_lines
 from scalebench.screening.verdict import judge, summary
 from scalebench.site.thresholds import report_flags
-from screening_outputs import probe_text, rounds_of
+from screening_outputs import interference_record, probe_text, rounds_of
 
 NAMES = [f"nid{i:04d}" for i in range(1, 33)]
 
@@ -75,7 +75,11 @@ def test_probe_lines_leave_the_mpi_out():
 
 @pytest.mark.parametrize("change, message", [
     (lambda t: t.replace("end compute_s=5.4 links_s=8.1\n", ""), "cut short"),
-    (lambda t: t.replace("version=1", "version=2"), "version 2"),
+    (lambda t: t.replace("version=2", "version=3"), "version 3, this scalebench reads versions 1 and 2"),
+    (lambda t: re.sub(r"dgemm_gflops_by_pass=\S+", "dgemm_gflops_by_pass=1,2", t, count=1), "has 2 value"),
+    (lambda t: re.sub(r"latency_us_by_pass=\S+", "latency_us_by_pass=1,inf,2", t, count=1), "is not a number|is not above"),
+    (lambda t: re.sub(r" stream_gbs_by_pass=\S+", "", t, count=1), "without stream_gbs_by_pass"),
+    (lambda t: t.replace("passes=3", "passes=0"), "passes=0 is not a whole number from 1"),
     (lambda t: t.split("\n", 1)[1], "before the screen-probe line"),
     (lambda t: t.replace("dgemm_gflops=", "dgemm_gflops=nan", 1), "is not a number"),
     (lambda t: t.replace("stream_gbs=", "stream_gbs=-", 1), "is not above 0"),
@@ -93,6 +97,111 @@ def test_probe_lines_leave_the_mpi_out():
 def test_a_probe_output_that_cannot_be_is_a_named_error(change, message):
     with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
         parse_probe(change(probe_text(NAMES[:4])))
+
+
+def test_a_version_1_output_of_an_older_report_is_read_and_judged_as_it_was():
+    text = probe_text(NAMES, dgemm={"nid0003": 0.6}, version=1)
+    assert "_by_pass" not in text
+    result = parse_probe(text)
+    assert result.passes == 0 and all(not n.by_pass for n in result.nodes)
+    verdict = judge(result, report_flags())
+    assert causes(verdict) == {"nid0003": "compute"}
+    assert any("version 1" in note for note in verdict.notes)
+    with pytest.raises(InputError, match="unknown dgemm_gflops_by_pass"):
+        parse_probe(text.replace(" windows=11", " windows=11 dgemm_gflops_by_pass=1,2,3", 1))
+
+
+def test_every_pass_is_read_as_a_measurement_of_its_own():
+    result = parse_probe(probe_text(NAMES[:4], dgemm={"nid0002": (0.5, 1.0, 1.0)}))
+    assert result.passes == 3
+    (second,) = [n for n in result.in_pass(0).nodes if n.name == "nid0002"]
+    assert 1400 < second.dgemm_gflops < 1600 and second.by_pass == {}
+    assert [round(p.latency_us) for p in result.in_pass(2).pairs] == [2] * len(result.pairs)
+
+
+# --- confirmation: a flag must hold in every pass, and interference must not explain it --------------
+
+def test_a_node_behind_in_some_passes_only_is_a_transient_not_a_flag():
+    """Behind over the whole job (two passes of three), inside its bounds in the third: not flagged."""
+    verdict = verdict_of(probe_text(NAMES, dgemm={"nid0003": (0.6, 0.6, 1.0)}, stream={"nid0011": (1.0, 0.5, 0.5)}))
+    assert verdict.nodes == () and verdict.undecided == ()
+    assert "nid0003 DGEMM (all ranks) -39%: outside its bounds in 2 of 3 passes" in verdict.unconfirmed
+    assert any(u.startswith("nid0011 STREAM") for u in verdict.unconfirmed)
+
+
+def test_a_slow_link_in_every_pass_is_flagged_a_passing_one_is_not():
+    ring = rounds_of(NAMES)[0]
+    slow, passing = frozenset(ring[3]), frozenset(ring[5])
+    verdict = verdict_of(probe_text(NAMES, links={slow: 0.3, passing: (0.3, 0.3, 1.0)},
+                                    latency={frozenset(ring[7]): (6.0, 6.0, 1.0)}))
+    assert [frozenset(v.pair.nodes) for v in verdict.flagged_links()] == [slow]
+    assert {u.split()[0] for u in verdict.unconfirmed} == {"-".join(sorted(passing)), "-".join(ring[7])}
+    assert verdict.nodes == ()
+
+
+def test_a_deviation_the_nodes_own_foreign_load_could_explain_is_not_decided():
+    """One rank per node (the lab's): 0.6 foreign cores on nid0003 alone could take 60% of its rank, so
+    its DGEMM 30% behind is 'not decided'; 70% behind is more than the load explains, and is flagged."""
+    names = NAMES[:8]
+    record = interference_record(names, {"nid0003": 0.6, "nid0005": 0.6})
+    verdict = judge(parse_probe(probe_text(names, ranks=1, dgemm={"nid0003": 0.7, "nid0005": 0.3})), report_flags(),
+                    record)
+    assert causes(verdict) == {"nid0005": "compute"}
+    (undecided,) = verdict.undecided
+    assert undecided.name == "nid0003" and verdict.undecided_nodes() == ["nid0003"]
+    assert undecided.why.startswith("foreign load 0.60 cores on nid0003 (its peers 0.00; stress[4242] 0.90)")
+    assert "could explain DGEMM (all ranks) -30%" in undecided.why
+
+
+def test_a_load_every_node_shares_explains_nothing():
+    """The lab's nodes share one machine: a CPU hog beside them shows on every node alike, and cancels
+    out as it does in their figures; the slowed node and the slow NIC are flagged still."""
+    names = NAMES[:6]
+    text = probe_text(names, ranks=1, dgemm={"nid0003": 0.3}, nic={"nid0005": 0.03})
+    verdict = judge(parse_probe(text), report_flags(), interference_record(names, everywhere=1.0))
+    assert causes(verdict) == {"nid0003": "compute", "nid0005": "NIC"} and verdict.undecided == ()
+
+
+def test_a_summed_figure_of_many_ranks_is_not_explained_by_one_busy_core():
+    """64 ranks: 0.6 foreign cores take at most 1% of the node's summed DGEMM, not 30%."""
+    record = interference_record(NAMES, {"nid0003": 0.6})
+    verdict = judge(parse_probe(probe_text(NAMES, dgemm={"nid0003": 0.7})), report_flags(), record)
+    assert causes(verdict) == {"nid0003": "compute"} and verdict.undecided == ()
+
+
+def test_a_slow_link_beside_a_busy_node_is_not_decided():
+    ring = rounds_of(NAMES)[0]
+    slow = frozenset(ring[3])
+    record = interference_record(NAMES, {ring[3][0]: 0.9})
+    verdict = judge(parse_probe(probe_text(NAMES, ranks=1, latency={slow: 3.0})), report_flags(), record)
+    assert verdict.flagged_links() == [] and [u.name for u in verdict.undecided] == ["-".join(ring[3])]
+    assert verdict.undecided_nodes() == []
+
+
+def test_a_latency_beside_a_load_every_node_shares_is_not_decided():
+    """A round trip waits for a time slice whenever another process holds its core: a load on every node
+    alike cancels for rates, but not for which pair's latency it hit. Without the load, it is flagged."""
+    ring = rounds_of(NAMES)[0]
+    slow = frozenset(ring[3])
+    text = probe_text(NAMES, ranks=1, latency={slow: 4.0}, dgemm={"nid0009": 0.5})
+    verdict = judge(parse_probe(text), report_flags(), interference_record(NAMES, everywhere=1.0))
+    assert [u.name for u in verdict.undecided] == ["-".join(ring[3])] and verdict.flagged_links() == []
+    assert causes(verdict) == {"nid0009": "compute"}  # the rate still cancels the shared load
+    quiet = judge(parse_probe(text), report_flags(), interference_record(NAMES, everywhere=0.1))
+    assert [frozenset(v.pair.nodes) for v in quiet.flagged_links()] == [slow] and quiet.undecided == ()
+
+
+def test_nodes_the_record_does_not_detail_are_bounded_by_those_it_does():
+    """The record details its 8 worst nodes: another node had at most the least foreign load of those,
+    and so may have had enough to explain it (not decided, 'up to'); below the noisy threshold, nothing."""
+    busy = {name: 0.5 for name in NAMES[20:28]}
+    record = interference_record(NAMES, busy, detailed=8)
+    assert "nid0003" not in record["per_node"]
+    verdict = judge(parse_probe(probe_text(NAMES, ranks=1, dgemm={"nid0003": 0.75})), report_flags(), record)
+    assert [u.name for u in verdict.undecided] == ["nid0003"] and "up to 0.50 cores" in verdict.undecided[0].why
+    quiet = interference_record(NAMES, {name: 0.1 for name in NAMES[20:28]}, detailed=8)
+    verdict = judge(parse_probe(probe_text(NAMES, ranks=1, dgemm={"nid0003": 0.75})), report_flags(), quiet)
+    assert causes(verdict) == {"nid0003": "compute"}
 
 
 def test_no_probe_output_at_all():
