@@ -39,6 +39,14 @@ def lmod_environ() -> dict[str, str]:
 XHPL = REPO / "build" / "bin" / "xhpl"
 
 
+@pytest.fixture(autouse=True)
+def results_outside_the_clone(tmp_path_factory, monkeypatch):
+    """What a test runs writes its runs into a temporary results directory, never the clone's results/
+    (a test that means another one sets its own)."""
+    if "SCALEBENCH_RESULTS" not in os.environ:
+        monkeypatch.setenv("SCALEBENCH_RESULTS", str(tmp_path_factory.mktemp("results")))
+
+
 def require_xhpl() -> None:
     """Skip (fail in CI) without mpirun and the xhpl scripts/install.sh builds."""
     require_tools("mpirun")
