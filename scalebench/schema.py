@@ -122,20 +122,6 @@ def _validator(name: str) -> Any:
     return _Validator(schema, registry=_registry(), format_checker=_FORMATS)
 
 
-def allowed_keys(name: str, *path: str) -> tuple[str, ...]:
-    """The keys a schema allows at `path` (for messages and documentation)."""
-    node = _registry().contents(name)
-    for part in path:
-        node = _resolve(node)["properties"][part]
-    return tuple(_resolve(node).get("properties", {}))
-
-
-def _resolve(node: Mapping[str, Any]) -> Mapping[str, Any]:
-    while "$ref" in node:
-        node = _registry().resolver().lookup(node["$ref"]).contents
-    return node
-
-
 _TYPE_WORDS = {"integer": "an integer", "number": "a finite number", "string": "a string", "boolean": "true or false",
                "array": "a list", "object": "a mapping", "null": "null"}
 

@@ -391,10 +391,3 @@ def _renumber(pieces: list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]]) -> 
     records = records.join(case_ids, on=["order", "case"], how="left", maintain_order="left").with_columns(
         case=pl.col("new")).drop("new", "order", "position")
     return Table(sessions, cases.select(*CASE_SCHEMA), records.select(*RECORD_SCHEMA))
-
-
-def index_size(results: Path) -> int:
-    """Bytes of the index of this scalebench under `results` (for the benchmark)."""
-    root = results / INDEX_DIR / f"{FORMAT}-{ingest_version()}"
-    return sum(p.stat().st_size for p in root.rglob("*.parquet")) if root.is_dir() else 0
-
