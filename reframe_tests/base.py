@@ -21,6 +21,7 @@ from reframe.core.meta import make_test
 from reframe.core.runtime import runtime, valid_sysenv_comb
 
 from scalebench import benchmarks, knobs, paths, programs, room, site_plan, textfile
+from scalebench.check import Settings
 from scalebench.errors import ScalebenchError
 from scalebench.interconnect import transport_evidence
 from scalebench.nodeprobe import job as node_probe, samples as probe_samples
@@ -213,9 +214,8 @@ class ScalebenchCheck(recorded('base')):
 
     def plan_settings(self):
         """The variables of this check that change its plan."""
-        return site_plan.Settings(**knob_values(self, site_plan.Settings), environ=dict(os.environ),
-                                  reservation=self.asked_reservation(),
-                                  rooms=tuple(kind(**knob_values(self, kind)) for kind in room.settings_classes()))
+        return Settings(**knob_values(self, Settings), environ=dict(os.environ), reservation=self.asked_reservation(),
+                        rooms=tuple(kind(**knob_values(self, kind)) for kind in room.settings_classes()))
 
     def asked_reservation(self):
         try:

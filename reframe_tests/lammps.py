@@ -12,7 +12,7 @@ import shutil
 import reframe as rfm
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 
-from scalebench import site_plan
+from scalebench.check import Settings
 from scalebench.rooms.lammps import inputs
 from scalebench.rooms.lammps.outcome import lammps_outcome
 from scalebench.rooms.lammps.output import parse_lammps
@@ -24,7 +24,7 @@ WORKLOADS = inputs.load_lammps_workloads()
 
 @planned_test
 class LAMMPSCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck,
-                  knob_variables(site_plan.Settings, 'threads_per_rank', 'ranks_per_node')):
+                  knob_variables(Settings, 'threads_per_rank', 'ranks_per_node')):
     descr = 'LAMMPS throughput (timesteps/s, atom-steps/s) and Comm share, strong and weak scaling'
 
     lmp_binary = variable(str, value='')  # '' = the environment's extras['lmp_binary'], else lmp

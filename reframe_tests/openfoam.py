@@ -17,7 +17,7 @@ import sys
 import reframe as rfm
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 
-from scalebench import site_plan
+from scalebench.check import Settings
 from scalebench.rooms.openfoam import cases as openfoam
 from scalebench.rooms.openfoam.outcome import openfoam_outcome
 from scalebench.rooms.openfoam.rules import OpenFOAMSettings
@@ -29,7 +29,7 @@ CASES = openfoam.load_openfoam_cases()
 
 @planned_test
 class OpenFOAMCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck,
-                    knob_variables(site_plan.Settings, 'threads_per_rank', 'ranks_per_node'),
+                    knob_variables(Settings, 'threads_per_rank', 'ranks_per_node'),
                     knob_variables(OpenFOAMSettings)):
     descr = 'OpenFOAM seconds per step and solver time, strong and weak scaling'
 

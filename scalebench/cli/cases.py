@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from scalebench import paths, room
+from scalebench.check import Settings
 from scalebench.cli.common import path_arg
 from scalebench.errors import InputError
 from scalebench.knobs import knobs
-from scalebench.site_plan import (Filters, PlannedCase, Settings, Unplanned, asked_reservation, plan_cases,
-                                  check_features, unplanned_checks)
+from scalebench.site_plan import (Filters, PlannedCase, Unplanned, asked_reservation, plan_cases, check_features,
+                                  unplanned_checks)
 from scalebench.screening.jobs import expand_hostlist
 from scalebench.site import reframe_config
 from scalebench.site.facts import FACTS_VARIABLE, described_systems, system_facts

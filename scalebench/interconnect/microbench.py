@@ -70,7 +70,7 @@ def two_ranks(partition: PartitionSpec, params: Mapping[str, Any]) -> tuple[Scal
 
 
 def valid_two_ranks(partition: PartitionSpec, params: Mapping[str, Any], settings: Any = None) -> bool:
-    """The `valid` of a two-rank check (scalebench.site_plan.CheckSpec): the partition can place them."""
+    """The `valid` of a two-rank check (scalebench.check.CheckSpec): the partition can place them."""
     return not isinstance(two_ranks(partition, params), str)
 
 

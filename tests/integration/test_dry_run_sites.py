@@ -24,7 +24,8 @@ from conftest import REPO, VENV_BIN, lmod_environ
 from scalebench.cli.cases import settings_of
 from scalebench.hpl.deck import load_rules
 from scalebench.site.siteconf import site_systems
-from scalebench.site_plan import CHECKS, Filters, Settings, plan_cases, site_specs
+from scalebench.check import Settings
+from scalebench.site_plan import CHECKS, Filters, plan_cases, site_specs
 from scalebench.units import parse_duration, parse_size
 
 pytestmark = pytest.mark.integration

@@ -13,7 +13,8 @@ import yaml
 from conftest import REPO, XHPL, lmod_environ, require_xhpl, run_reframe
 from scalebench.hpl.case_plan import HplSettings
 from scalebench.site.siteconf import site_systems
-from scalebench.site_plan import Filters, Settings, plan_cases, site_specs
+from scalebench.check import Settings
+from scalebench.site_plan import Filters, plan_cases, site_specs
 from slurm_fixtures import slurm_cluster_factory  # noqa: F401
 
 pytestmark = pytest.mark.integration

@@ -16,7 +16,8 @@ from scalebench.knobs import knob, knobs
 from scalebench.rooms.openfoam.rules import OpenFOAMSettings
 from scalebench.rooms.osu.rules import OsuSettings
 from scalebench.site.siteconf import site_systems
-from scalebench.site_plan import Filters, Settings, plan_cases, site_specs
+from scalebench.check import Settings
+from scalebench.site_plan import Filters, plan_cases, site_specs
 from wrapped_site import install_wrappers, site_file
 
 

@@ -11,7 +11,8 @@ from cli_calls import cli
 from scalebench import benchmarks, paths, room
 from scalebench.errors import InputError, ParseError
 from scalebench.parse import KINDS
-from scalebench.site_plan import CHECKS, Filters, Settings, plan_cases, site_specs, unplanned_checks
+from scalebench.check import Settings
+from scalebench.site_plan import CHECKS, Filters, plan_cases, site_specs, unplanned_checks
 from scalebench.reporting import document, report, store as results
 from scalebench.rooms.stream import rules
 from scalebench.rooms.stream.outcome import job_outcome, stream_outcome

@@ -4,16 +4,14 @@ every core of two nodes (or of one), with the input that runs its network sectio
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
+from scalebench.check import CasePlan, CheckSpec, Settings, case_job, fixed_values, has_scale
 from scalebench.hpl import deck
 from scalebench.hpl.case_plan import HplSettings, plan_hpl
 from scalebench.hpl.grid import process_grid
 from scalebench.interconnect import microbench
 from scalebench.site.partition import SCREEN_MIN_NODES, PartitionSpec, StackSpec
-
-if TYPE_CHECKING:
-    from scalebench.site_plan import CasePlan, CheckSpec, Settings
 
 Params = Mapping[str, Any]
 # A small block keeps the tiny HPL of the network check valid on hundreds of ranks.
@@ -22,8 +20,6 @@ HPCC_NETWORK_NB = 64
 
 def _plan_node_health(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
     """hpcc on one node: HPL, DGEMM and STREAM of that node, whatever HPL binary the stack names."""
-    from scalebench.site_plan import CasePlan
-
     hpl = settings.of(HplSettings)
     hpcc = replace(hpl, hpl_binary=hpl.hpl_binary or "hpcc", profile=hpl.profile or "hpcc")
     plan = plan_hpl(partition, stack, params["scale"], hpcc, settings.environ, settings.reservation)
@@ -31,14 +27,10 @@ def _plan_node_health(partition: PartitionSpec, stack: StackSpec, params: Params
 
 
 def _valid_node_health(partition: PartitionSpec, params: Params, settings: Settings | None = None) -> bool:
-    from scalebench.site_plan import has_scale
-
     return partition.max_nodes >= SCREEN_MIN_NODES and has_scale(partition, params)
 
 
 def _plan_network(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    from scalebench.site_plan import CasePlan, case_job
-
     return CasePlan(case_job(partition, stack, microbench.whole_nodes_scale(partition.max_nodes), settings))
 
 
@@ -53,8 +45,6 @@ def hpcc_network_input(nodes: int, ranks_per_node: int, memory_per_node: int, hp
 
 
 def checks() -> tuple[CheckSpec, ...]:
-    from scalebench.site_plan import CheckSpec, fixed_values
-
     return (
         # Screening's one-job-per-node form: no dependencies, so ReFrame's --distribute runs it on every node.
         CheckSpec("NodeHealthCheck", ("scale",), ("hpcc",), ("hpl",), fixed_values(scale=("1_node",)),

@@ -3,14 +3,12 @@ HPLTuneCheck's sweep on one node, and HPLScalingCheck, which runs no job and com
 cases of a partition's series. Its knobs are HplSettings's (scalebench.hpl.case_plan)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
+from scalebench.check import CasePlan, CheckSpec, Settings, always, fixed_values, has_scale, system_scales
 from scalebench.hpl.case_plan import HplSettings, plan_hpl, plan_tuning
 from scalebench.site.partition import PartitionSpec, StackSpec
 from scalebench.site.scales import Scale, scaling_series
-
-if TYPE_CHECKING:
-    from scalebench.site_plan import CasePlan, CheckSpec, Settings
 
 Params = Mapping[str, Any]
 
@@ -21,23 +19,17 @@ def hpl_series(partition: PartitionSpec) -> list[Scale]:
 
 
 def _plan_hpl(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    from scalebench.site_plan import CasePlan
-
     plan = plan_hpl(partition, stack, params["scale"], settings.of(HplSettings), settings.environ, settings.reservation)
     return CasePlan(plan.job, plan)
 
 
 def _plan_tuning(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    from scalebench.site_plan import CasePlan
-
     plan = plan_tuning(partition, stack, settings.of(HplSettings), settings.environ, nbs=settings.sweep_nbs,
                        reservation=settings.reservation)
     return CasePlan(plan.job, plan)
 
 
 def _plan_scaling(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-    from scalebench.site_plan import CasePlan
-
     names = ", ".join(s.name for s in hpl_series(partition))
     return CasePlan(None, note=f"speedup and efficiency over HPLCheck at {names}")
 
@@ -47,8 +39,6 @@ def _valid_scaling(partition: PartitionSpec, params: Params, settings: Settings 
 
 
 def checks() -> tuple[CheckSpec, ...]:
-    from scalebench.site_plan import CheckSpec, always, fixed_values, has_scale, system_scales
-
     return (
         CheckSpec("HPLCheck", ("scale",), ("hpl",), ("hpl",), system_scales, has_scale, _plan_hpl),
         CheckSpec("HPLTuneCheck", ("scale",), ("hpl",), ("hpl",), fixed_values(scale=("1_node",)), always, _plan_tuning,

@@ -3,26 +3,20 @@ within a node (intra_node) or one on each of two nodes (inter_node); scalebench.
 lays them out as it does OSU's point-to-point tests."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
+from scalebench.check import CasePlan, CheckSpec, Settings, case_job, fixed_values
 from scalebench.interconnect import microbench
 from scalebench.site.partition import PartitionSpec, StackSpec
-
-if TYPE_CHECKING:
-    from scalebench.site_plan import CasePlan, CheckSpec, Settings
 
 CHECKS = ("NetPIPECheck", "NetPIPEStreamCheck")
 
 
 def _plan(partition: PartitionSpec, stack: StackSpec, params: Mapping[str, Any], settings: Settings) -> CasePlan:
-    from scalebench.site_plan import CasePlan, case_job
-
     scale, ranks_per_node = microbench.two_ranks(partition, params)  # type: ignore[misc]
     return CasePlan(case_job(partition, stack, scale, settings, ranks_per_node=ranks_per_node))
 
 
 def checks() -> tuple[CheckSpec, ...]:
-    from scalebench.site_plan import CheckSpec, fixed_values
-
     return tuple(CheckSpec(name, ("placement",), ("netpipe",), (), fixed_values(placement=microbench.PLACEMENTS),
                            microbench.valid_two_ranks, _plan) for name in CHECKS)

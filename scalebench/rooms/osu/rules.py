@@ -5,17 +5,15 @@ on 1, 2 and 4 pairs, the collectives on every core of two nodes (or of one). Buf
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import Any, Callable, Mapping
 
+from scalebench.check import CasePlan, CheckSpec, Settings, case_job, fixed_values
 from scalebench.errors import InputError
 from scalebench.interconnect import microbench
 from scalebench.knobs import knob
 from scalebench.site.jobs import LeftOut
 from scalebench.site.partition import PartitionSpec, StackSpec
 from scalebench.site.scales import Scale
-
-if TYPE_CHECKING:
-    from scalebench.site_plan import CasePlan, CheckSpec, Settings
 
 Params = Mapping[str, Any]
 Layout = Callable[[PartitionSpec, Params], tuple[Scale, int | None]]  # (scale, ranks per node; None: every core)
@@ -50,8 +48,6 @@ def _valid_pairs(partition: PartitionSpec, params: Params, settings: Settings | 
 def _plan(layout: Layout, collective: bool = False) -> Callable[[PartitionSpec, StackSpec, Params, Settings], CasePlan]:
     """An OSU case: host buffers, or device buffers (-d cuda|rocm [D D]) with one GPU per rank bound to it."""
     def plan(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
-        from scalebench.site_plan import CasePlan, case_job
-
         buffers = settings.of(OsuSettings).osu_buffers
         if buffers not in BUFFERS:
             raise InputError(f"osu_buffers: {buffers!r} is not one of {', '.join(BUFFERS)}")
@@ -83,8 +79,6 @@ def _whole_nodes_layout(partition: PartitionSpec, params: Params) -> tuple[Scale
 
 
 def checks() -> tuple[CheckSpec, ...]:
-    from scalebench.site_plan import CheckSpec, fixed_values
-
     return (
         *(CheckSpec(name, ("placement",), ("osu",), (), fixed_values(placement=microbench.PLACEMENTS),
                     microbench.valid_two_ranks, _plan(_two_rank_layout)) for name in POINT_TO_POINT),

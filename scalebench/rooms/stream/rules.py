@@ -11,9 +11,10 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
 from scalebench import loaders
+from scalebench.check import CasePlan, CheckSpec, Settings, fixed_values, has_scale
 from scalebench.errors import InputError
 from scalebench.knobs import knob
 from scalebench.room import Program
@@ -21,9 +22,6 @@ from scalebench.rooms.stream.outcome import job_outcome
 from scalebench.site.jobs import job_plan
 from scalebench.site.partition import PartitionSpec, StackSpec
 from scalebench.units import format_size
-
-if TYPE_CHECKING:
-    from scalebench.site_plan import CasePlan, CheckSpec, Settings
 
 CHECK = "STREAMCheck"
 SCALE = "1_node"
@@ -63,8 +61,6 @@ def array_rules() -> ArrayRules:
 
 
 def _plan(partition: PartitionSpec, stack: StackSpec, params: Mapping[str, Any], settings: Settings) -> CasePlan:
-    from scalebench.site_plan import CasePlan
-
     job = job_plan(partition, stack, params["scale"], threads_per_rank=partition.cores_per_node, ranks_per_node=1,
                    whole_nodes=True, environ=settings.environ, reservation=settings.reservation)
     elements = settings.of(StreamSettings).array_elements or array_rules().elements(partition.memory_per_node)
@@ -76,6 +72,4 @@ def _plan(partition: PartitionSpec, stack: StackSpec, params: Mapping[str, Any],
 
 
 def checks() -> tuple[CheckSpec, ...]:
-    from scalebench.site_plan import CheckSpec, fixed_values, has_scale
-
     return (CheckSpec(CHECK, ("scale",), ("stream",), (), fixed_values(scale=(SCALE,)), has_scale, _plan),)
