@@ -20,12 +20,13 @@ from reframe.core.exceptions import ConfigError
 from reframe.core.meta import make_test
 from reframe.core.runtime import runtime, valid_sysenv_comb
 
-from scalebench import benchmarks, knobs, paths, programs, room, site_plan, textfile
+from scalebench import benchmarks, knobs, paths, programs, site_plan, textfile
 from scalebench.check import Settings
 from scalebench.errors import ScalebenchError
 from scalebench.interconnect import transport_evidence
 from scalebench.nodeprobe import job as node_probe, samples as probe_samples
 from scalebench.reporting import references
+from scalebench.rooms import SETTINGS
 from scalebench.site import facts as site_facts, launch, modules, reframe_config, rundir
 from scalebench.site.jobs import LeftOut
 
@@ -215,7 +216,7 @@ class ScalebenchCheck(recorded('base')):
     def plan_settings(self):
         """The variables of this check that change its plan."""
         return Settings(**knob_values(self, Settings), environ=dict(os.environ), reservation=self.asked_reservation(),
-                        rooms=tuple(kind(**knob_values(self, kind)) for kind in room.settings_classes()))
+                        rooms=tuple(kind(**knob_values(self, kind)) for kind in SETTINGS))
 
     def asked_reservation(self):
         try:

@@ -8,6 +8,7 @@ from reframe.core.builtins import run_after, sanity_function
 from reframe.core.meta import make_test
 
 from scalebench import room
+from scalebench.rooms import ROOMS
 from scalebench.programs import missing_binary, resolve_binary
 
 from .base import ScalebenchCheck, knob_variables, planned_test, recorded
@@ -44,11 +45,11 @@ class RoomCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck):
 
 
 def _room_check(found):
-    program = found.program()
-    knobs = (knob_variables(found.settings()),) if found.settings else ()
+    program = found.program
+    knobs = (knob_variables(found.settings),) if found.settings else ()
     body = {'descr': program.descr, 'room_program': program, 'output_description': program.output_description}
     return planned_test(make_test(program.check, (RoomCheck, recorded(program.check), *knobs), body,
                                   module=__name__))
 
 
-ROOM_CHECKS = [_room_check(found) for found in room.rooms() if found.program is not None]
+ROOM_CHECKS = [_room_check(found) for found in ROOMS if found.program is not None]

@@ -16,13 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from scalebench import loaders, paths, room
+from scalebench import loaders, paths
 from scalebench.errors import InputError
 from scalebench.validation import did_you_mean, excerpt, is_number
 
-# other: "Other results", a table of the figures without plots or comparisons; a room has its own section
-SECTIONS = (*room.section_names(leading=True), "application", "microbenchmark", "screening", "other",
-            *room.section_names(leading=False))
+# The report's sections in its order: the leading room's (HPL's), the shared ones (other: "Other results", a
+# table of the figures without plots or comparisons), then the other rooms' own (scalebench.rooms: a room with
+# a section adds its name; a unit test holds the two together).
+SECTIONS = ("hpl", "application", "microbenchmark", "screening", "other", "stream")
 DIRECTIONS = ("higher", "lower", "none")
 CURVE_KINDS = ("bandwidth", "latency")
 # What a value of a figure may be (scalebench.reporting.records checks every case at ingest).

@@ -1,10 +1,10 @@
 """The plan of a whole site: every case the checks of reframe_tests/ would submit, or why not.
 
-`CHECKS` names each check, its parameters (the check's ReFrame parameters are declared from them:
-reframe_tests/base.py planned_test), the features a partition and a stack need, which partitions can
-run a variant at all (`valid`: otherwise ReFrame does not generate the case) and the plan of a case
-(`plan`: LeftOut says why it is skipped). The checks call the same functions, so `scalebench plan`
-and a real run never disagree.
+`CHECKS` holds every check's scalebench.check.CheckSpec (the rooms' of scalebench.rooms, and screening's):
+its parameters (the check's ReFrame parameters are declared from them: reframe_tests/base.py
+planned_test), the features a partition and a stack need, which partitions can run a variant at all
+(`valid`: otherwise ReFrame does not generate the case) and the plan of a case (`plan`: LeftOut says why
+it is skipped). The checks call the same functions, so `scalebench plan` and a real run never disagree.
 """
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from scalebench import room
 from scalebench.check import CasePlan, CheckSpec, Params, Settings
 from scalebench.errors import InputError
+from scalebench.rooms import ROOMS
 from scalebench.screening import jobs as screening_jobs
 from scalebench.site import reframe_config
 from scalebench.site.facts import SystemFacts
@@ -55,12 +55,12 @@ def _plan_screening(partition: PartitionSpec, stack: StackSpec, params: Params, 
 
 
 # Every check: a leading room's (HPL's), screening's (one job per chunk of nodes; hpcc's NodeHealthCheck is
-# the form for sites that prefer a job per node), then every other room's (scalebench.room).
+# the form for sites that prefer a job per node), then every other room's (scalebench.rooms).
 CHECKS: dict[str, CheckSpec] = {spec.name: spec for spec in (
-    *(spec for found in room.rooms() if found.leads for spec in found.checks()),
+    *(spec for found in ROOMS if found.leads for spec in found.checks),
     CheckSpec("ScreeningCheck", ("chunk",), ("screen",), (), _screen_chunks, _valid_screening, _plan_screening,
               needs=f"a partition of at least {SCREEN_MIN_NODES} nodes"),
-    *(spec for found in room.rooms() if not found.leads for spec in found.checks()),
+    *(spec for found in ROOMS if not found.leads for spec in found.checks),
 )}
 
 

@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from scalebench import paths, room
+from scalebench import paths
 from scalebench.check import Settings
 from scalebench.cli.common import path_arg
 from scalebench.errors import InputError
 from scalebench.knobs import knobs
+from scalebench.rooms import SETTINGS
 from scalebench.site_plan import (Filters, PlannedCase, Unplanned, asked_reservation, plan_cases, check_features,
                                   unplanned_checks)
 from scalebench.screening.jobs import expand_hostlist
@@ -26,7 +27,7 @@ from scalebench.validation import excerpt
 
 # -S names: the knobs of the rooms' settings (HPL's among them) and of the others', and variables read into
 # other forms.
-_ROOM_KNOBS = {k.name: (kind, k) for kind in room.settings_classes() for k in knobs(kind)}
+_ROOM_KNOBS = {k.name: (kind, k) for kind in SETTINGS for k in knobs(kind)}
 _KNOBS = {k.name: k for k in knobs(Settings)}
 _OTHER_VARIABLES = ("reservation", "reservation_time_limit", "screen_nodes")
 
@@ -35,7 +36,7 @@ def settings_of(assignments: Sequence[str]) -> Settings:
     """-S name=value for the checks' variables that change a plan, as ReFrame's -S sets them on
     every check that has them."""
     apps: dict[str, Any] = {}
-    rooms: dict[type, dict[str, Any]] = {kind: {} for kind in room.settings_classes()}
+    rooms: dict[type, dict[str, Any]] = {kind: {} for kind in SETTINGS}
     others: dict[str, str] = {}
     for text in assignments:
         name, sep, value = text.partition("=")

@@ -15,7 +15,7 @@ from typing import Sequence
 
 import polars as pl
 
-from scalebench import atomic, faultpoints, room
+from scalebench import atomic, faultpoints
 from scalebench.errors import InputError, ResultsError
 from scalebench.reporting import acceptance, bakeoff, first_page, regressions, screening, series, tidy
 from scalebench.reporting.chart_worker import ChartWorker, draw_here
@@ -28,6 +28,7 @@ from scalebench.reporting.sections import (application_section, failures_section
 from scalebench.reporting.sections.appendix import failures
 from scalebench.reporting.store import Loaded, find_sources, load, paused_gc, results_dir_of
 from scalebench.reporting.table import Table, figure_units
+from scalebench.rooms import ROOMS
 from scalebench.validation import excerpt_text
 
 FORMATS = ("md", "html", "csv", "txt", "parquet")  # txt: every section as aligned text; parquet: the tidy table
@@ -46,12 +47,12 @@ def build_document(results: Table, warnings: Sequence[str], verdicts: Sequence[a
     blocks: list[Block] = []
     if verdicts is not None and thresholds is not None:
         blocks += acceptance.blocks(verdicts, thresholds)
-    sectioned = [found for found in room.rooms() if found.section is not None]
-    blocks += [block for found in sectioned if found.leads for block in found.section(results, all_series)]
+    sectioned = [found for found in ROOMS if found.section is not None]
+    blocks += [block for found in sectioned if found.leads for block in found.section(results, all_series, found.name)]
     blocks += application_section(all_series)
     blocks += micro_section(all_series)
     blocks += [block for found in sectioned if not found.leads
-               for block in found.section(results, all_series)]
+               for block in found.section(results, all_series, found.name)]
     blocks += transport_section(results)
     noisy = interference.findings(results, all_series)
     blocks += interference_section(results, all_series, noisy)

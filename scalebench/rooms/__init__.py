@@ -1,1 +1,41 @@
-"""Benchmark rooms, one package each (scalebench.room says what a room is and finds them)."""
+"""The benchmark rooms (scalebench.room says what one is), each imported here by name. ROOMS, in name
+order, is the list the central places read; a room's folder missing from it fails a unit test. Beside
+it, every room's output parsed by its kind (`scalebench parse KIND FILE`)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from scalebench import textfile
+from scalebench.errors import InputError, ParseError
+from scalebench.rooms import hpcc, hpl, lammps, netpipe, openfoam, osu, stream
+from scalebench.validation import excerpt
+
+ROOMS = (hpcc.ROOM, hpl.ROOM, lammps.ROOM, netpipe.ROOM, openfoam.ROOM, osu.ROOM, stream.ROOM)
+# The rooms' knobs: plan's -S names and their checks' variables (scalebench.knobs).
+SETTINGS = tuple(found.settings for found in ROOMS if found.settings is not None)
+KINDS: dict[str, Callable[[str], dict]] = {found.name: found.parse for found in ROOMS}
+
+
+def _parser(kind: str) -> Callable[[str], dict]:
+    try:
+        return KINDS[kind]
+    except (KeyError, TypeError):
+        known = ", ".join(sorted(KINDS))
+        raise InputError(f"unknown output kind {excerpt(kind)} (known kinds: {known})") from None
+
+
+def parse_text(kind: str, text: str) -> dict:
+    """Parse ``text`` as output of ``kind``; InputError for an unknown kind, ParseError for no result."""
+    return _parser(kind)(text)
+
+
+def parse_file(kind: str, path: str | Path) -> dict:
+    """Parse the file at ``path`` (a regular file, scalebench.textfile's limits); undecodable bytes
+    become U+FFFD rather than an error, UTF-16/32 is named."""
+    parser = _parser(kind)
+    text = textfile.read_text(path, f"{kind} output")
+    try:
+        return parser(text)
+    except ParseError as err:
+        raise ParseError(f"{path}: {err}") from None

@@ -20,7 +20,7 @@ from scalebench.benchmarks import lookup, quantity_of
 from scalebench.errors import InputError, ParseError, ResultsError
 from scalebench.hpl import tune
 from scalebench.hpl.output import DEFAULT_THRESHOLD, parse_hpl
-from scalebench.parse import KINDS, parse_file, parse_text
+from scalebench.rooms import KINDS, parse_file, parse_text
 from scalebench.reporting import records, store
 from scalebench.validation import C_INT_MAX
 

@@ -12,7 +12,7 @@ import pytest
 
 import reframe_reports as rr
 from cli_calls import cli, one_error_line
-from scalebench.parse import parse_text
+from scalebench.rooms import parse_text
 from scalebench.reporting.store import ingest
 from scalebench.validation import C_INT_MAX
 

@@ -9,7 +9,7 @@ from scalebench import benchmarks, programs, room
 from scalebench.errors import InputError, ParseError
 from scalebench.hpl.hpcc_output import parse_hpcc
 from scalebench.interconnect import microbench
-from scalebench.parse import KINDS
+from scalebench.rooms import KINDS, ROOMS
 from scalebench.rooms.hpcc import outcome as hpcc_outcome
 from scalebench.rooms.netpipe import outcome as netpipe_outcome
 from scalebench.rooms.netpipe.output import parse_netpipe
@@ -183,13 +183,13 @@ def test_a_netpipe_curve_that_stops_early_or_on_one_rank_is_not_a_measurement():
     assert one_rank.problems == ("NetPIPE reports ranks [0], expected [0, 1] (wrong MPI launcher?)",)
 
 
-def test_netpipe_and_osu_are_rooms_the_central_lists_find_without_naming_them():
-    found = {r.name: r for r in room.rooms()}
+def test_netpipe_and_osu_are_rooms_of_the_central_lists():
+    found = {r.name: r for r in ROOMS}
     for name, checks in (("netpipe", {"NetPIPECheck", "NetPIPEStreamCheck"}),
                          ("osu", {"OSULatencyCheck", "OSUBandwidthCheck", "OSUBiBandwidthCheck",
                                   "OSUMultiBandwidthCheck", "OSUCollectiveCheck"})):
-        assert KINDS[name] is found[name].parse
-        assert {spec.name for spec in found[name].checks()} == checks and checks <= set(CHECKS)
+        assert KINDS[name] == found[name].parse
+        assert {spec.name for spec in found[name].checks} == checks and checks <= set(CHECKS)
         assert found[name].section is None  # they report in the shared microbenchmark section
         assert all(benchmarks.registry()[check].section == "microbenchmark" for check in checks)
     assert {"netpipe_binary", "osu_dir"} <= set(room.site_keys("stack"))

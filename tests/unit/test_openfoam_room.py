@@ -1,17 +1,17 @@
-"""The OpenFOAM room (scalebench.rooms.openfoam) is found without being named centrally, and reports in
-the shared applications section."""
-from scalebench import benchmarks, room
-from scalebench.parse import KINDS
-from scalebench.site_plan import CHECKS
+"""The OpenFOAM room (scalebench.rooms.openfoam) joins the central lists through scalebench.rooms, and
+reports in the shared applications section."""
+from scalebench import benchmarks
+from scalebench.rooms import KINDS, ROOMS
 from scalebench.rooms.openfoam import rules
+from scalebench.site_plan import CHECKS
 from scalebench.site import siteconf
 from test_siteconf import SITE, write
 
 
-def test_the_room_is_found_without_being_named_centrally():
-    [openfoam] = [found for found in room.rooms() if found.name == "openfoam"]
-    assert KINDS["openfoam"] is openfoam.parse
-    assert CHECKS["OpenFOAMCheck"] == rules.checks()[0]
+def test_the_room_joins_the_central_lists():
+    [openfoam] = [found for found in ROOMS if found.name == "openfoam"]
+    assert KINDS["openfoam"] == openfoam.parse
+    assert CHECKS["OpenFOAMCheck"] == rules.CHECKS[0]
     assert {place: set(keys) for place, keys in openfoam.site_keys().items()} == {
         "stack": {"openfoam_bashrc"}, "partition": set()}
     assert openfoam.section is None and "openfoam" not in benchmarks.SECTIONS

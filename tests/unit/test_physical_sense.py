@@ -10,7 +10,7 @@ import pytest
 from hpl_outputs import hpcc_output, hpl_output, tv
 from cli_calls import cli
 from scalebench.hpl.output import parse_hpl
-from scalebench.parse import parse_text
+from scalebench.rooms import parse_text
 
 DEFAULT_ROW = (tv(), 10000, 192, 1, 2, 6.50, 1.0256e2, "PASSED")
 

@@ -9,13 +9,13 @@ import pytest
 
 import reframe_reports as rr
 from png_check import png_colours
-from scalebench import benchmarks, room
+from scalebench import benchmarks
 from scalebench.analysis import scaling
 from scalebench.hpl.hpcc_output import parse_hpcc
 from scalebench.hpl.output import parse_hpl
 from scalebench.interconnect import curves
-from scalebench.parse import KINDS
 from scalebench.reporting import document, report, series, store as results
+from scalebench.rooms import KINDS, ROOMS
 from scalebench.site_plan import CHECKS
 
 REAL_REPORT = rr.REAL_REPORT
@@ -64,19 +64,18 @@ def test_registry_maps_checks_to_sections_and_directions():
 
 
 def test_hpl_and_hpcc_are_rooms_and_hpl_leads_the_plan_and_the_report(study):
-    """HPL's and hpcc's rooms are found like any other (their kinds, checks and section are named nowhere
-    central), their parsers the HPL library's; HPL's leads: its checks open CHECKS, its section the
-    report, before the shared sections."""
-    found = {r.name: r for r in room.rooms()}
+    """HPL's and hpcc's rooms are listed like any other (scalebench.rooms), their parsers the HPL library's;
+    HPL's leads: its checks open CHECKS, its section the report, before the shared sections."""
+    found = {r.name: r for r in ROOMS}
     hpl, hpcc = found["hpl"], found["hpcc"]
-    assert hpl.leads and not hpcc.leads and KINDS["hpl"] is hpl.parse and KINDS["hpcc"] is hpcc.parse
+    assert hpl.leads and not hpcc.leads and KINDS["hpl"] == hpl.parse and KINDS["hpcc"] == hpcc.parse
     for kind, parse, vector in (("hpl", parse_hpl, "mnt_reform_hpl23.txt"),
                                 ("hpcc", parse_hpcc, "hpcc150_8procs_full.txt")):
         text = (Path(__file__).parents[1] / "data" / kind / vector).read_text()
         assert KINDS[kind](text) == parse(text).to_dict()
-    checks = [spec.name for spec in hpl.checks()]
+    checks = [spec.name for spec in hpl.checks]
     assert list(CHECKS)[:len(checks)] == checks == ["HPLCheck", "HPLTuneCheck", "HPLScalingCheck"]
-    assert [spec.name for spec in hpcc.checks()] == ["NodeHealthCheck", "HPCCNetworkCheck"]
+    assert [spec.name for spec in hpcc.checks] == ["NodeHealthCheck", "HPCCNetworkCheck"]
     assert benchmarks.SECTIONS[0] == "hpl" and "hpl" not in benchmarks.SECTIONS[1:]
     blocks, _ = _document([study])
     titles = [b.text for b in blocks if isinstance(b, document.Heading) and b.level == 2]

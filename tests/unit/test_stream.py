@@ -10,15 +10,15 @@ import reframe_reports as rr
 from cli_calls import cli
 from scalebench import benchmarks, paths, room
 from scalebench.errors import InputError, ParseError
-from scalebench.parse import KINDS
 from scalebench.check import Settings
-from scalebench.site_plan import CHECKS, Filters, plan_cases, site_specs, unplanned_checks
 from scalebench.reporting import document, report, store as results
+from scalebench.rooms import KINDS, ROOMS
 from scalebench.rooms.stream import rules
 from scalebench.rooms.stream.outcome import job_outcome, stream_outcome
 from scalebench.rooms.stream.output import KERNELS, WORDS, parse_stream
 from scalebench.site.partition import PartitionSpec, StackSpec
 from scalebench.site.siteconf import site_systems
+from scalebench.site_plan import CHECKS, Filters, plan_cases, site_specs, unplanned_checks
 from vectors import (assert_linear_time, assert_registered, assert_result_or_parse_error, assert_same,
                      assert_sources_present, load_vector, mutated_texts, printed, sample_texts, vector_names)
 
@@ -302,17 +302,17 @@ def test_a_misspelt_room_key_gets_the_suggestion(tmp_path):
 
 # --- the registries pick the room up ---------------------------------------------------------------
 
-def test_the_room_is_found_without_being_named_centrally():
-    [stream] = [found for found in room.rooms() if found.name == "stream"]
-    assert KINDS["stream"] is stream.parse
+def test_the_room_joins_the_central_lists():
+    [stream] = [found for found in ROOMS if found.name == "stream"]
+    assert KINDS["stream"] == stream.parse
     assert "STREAMCheck" in CHECKS and "stream" in benchmarks.SECTIONS
     assert {place: set(keys) for place, keys in stream.site_keys().items()} == {
         "stack": {"stream_binary"}, "partition": {"memory_bandwidth_gbs"}}  # other rooms add theirs
     assert "stream_binary" in room.site_keys("stack") and "memory_bandwidth_gbs" in room.site_keys("partition")
     assert benchmarks.registry()["STREAMCheck"].section == stream.name
-    program = stream.program()
+    program = stream.program
     assert (program.check, program.stack_key, program.outcome) == ("STREAMCheck", "stream_binary", job_outcome)
-    assert "stream_binary" in stream.site_keys()["stack"] and stream.settings() is rules.StreamSettings
+    assert "stream_binary" in stream.site_keys()["stack"] and stream.settings is rules.StreamSettings
 
 
 # --- the report section -----------------------------------------------------------------------------

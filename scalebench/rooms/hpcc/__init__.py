@@ -2,6 +2,8 @@
 NodeHealthCheck, reframe_tests/hpl.py, which reports in the screening section), and on whole nodes its
 ping-pongs and rings (HPCCNetworkCheck, reframe_tests/microbench.py, in the microbenchmark section). Its
 output is parsed by the HPL library (scalebench.hpl.hpcc_output), whose HPL section is HPL's."""
-from scalebench.room import declare
+from scalebench.hpl.hpcc_output import parse_hpcc
+from scalebench.room import Room
+from scalebench.rooms.hpcc import rules
 
-ROOM = declare(__name__, "scalebench.hpl.hpcc_output.parse_hpcc")
+ROOM = Room("hpcc", parse_hpcc, rules.CHECKS)

@@ -44,10 +44,9 @@ def hpcc_network_input(nodes: int, ranks_per_node: int, memory_per_node: int, hp
     return deck.hpccinf_txt(deck.make_deck(request))
 
 
-def checks() -> tuple[CheckSpec, ...]:
-    return (
-        # Screening's one-job-per-node form: no dependencies, so ReFrame's --distribute runs it on every node.
-        CheckSpec("NodeHealthCheck", ("scale",), ("hpcc",), ("hpl",), fixed_values(scale=("1_node",)),
-                  _valid_node_health, _plan_node_health, needs=f"a partition of at least {SCREEN_MIN_NODES} nodes"),
-        CheckSpec("HPCCNetworkCheck", (), ("hpcc",), (), fixed_values(), microbench.valid_whole_nodes, _plan_network),
-    )
+CHECKS: tuple[CheckSpec, ...] = (
+    # Screening's one-job-per-node form: no dependencies, so ReFrame's --distribute runs it on every node.
+    CheckSpec("NodeHealthCheck", ("scale",), ("hpcc",), ("hpl",), fixed_values(scale=("1_node",)),
+              _valid_node_health, _plan_node_health, needs=f"a partition of at least {SCREEN_MIN_NODES} nodes"),
+    CheckSpec("HPCCNetworkCheck", (), ("hpcc",), (), fixed_values(), microbench.valid_whole_nodes, _plan_network),
+)

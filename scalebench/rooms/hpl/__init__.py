@@ -1,6 +1,10 @@
 """HPL's room: its checks' rules (HPLCheck, HPLTuneCheck, HPLScalingCheck) and the report's HPL section.
 Its programs' outputs (xhpl's, hpcc's), decks, case plan, outcome and model are scalebench.hpl, which the
 rest of the harness reads too. The checks are reframe_tests/hpl.py and reframe_tests/tuning/hpl_tune.py."""
-from scalebench.room import declare
+from scalebench.hpl.case_plan import HplSettings
+from scalebench.hpl.output import parse_hpl
+from scalebench.room import Room
+from scalebench.rooms.hpl import rules
+from scalebench.rooms.hpl.section import hpl_section
 
-ROOM = declare(__name__, "scalebench.hpl.output.parse_hpl", section="hpl_section", leads=True, settings="HplSettings")
+ROOM = Room("hpl", parse_hpl, rules.CHECKS, section=hpl_section, leads=True, settings=HplSettings)

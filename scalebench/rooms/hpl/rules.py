@@ -38,10 +38,9 @@ def _valid_scaling(partition: PartitionSpec, params: Params, settings: Settings 
     return len(hpl_series(partition)) >= 2
 
 
-def checks() -> tuple[CheckSpec, ...]:
-    return (
-        CheckSpec("HPLCheck", ("scale",), ("hpl",), ("hpl",), system_scales, has_scale, _plan_hpl),
-        CheckSpec("HPLTuneCheck", ("scale",), ("hpl",), ("hpl",), fixed_values(scale=("1_node",)), always, _plan_tuning,
-                  directory="reframe_tests/tuning"),
-        CheckSpec("HPLScalingCheck", (), ("hpl",), ("hpl",), fixed_values(), _valid_scaling, _plan_scaling),
-    )
+CHECKS: tuple[CheckSpec, ...] = (
+    CheckSpec("HPLCheck", ("scale",), ("hpl",), ("hpl",), system_scales, has_scale, _plan_hpl),
+    CheckSpec("HPLTuneCheck", ("scale",), ("hpl",), ("hpl",), fixed_values(scale=("1_node",)), always, _plan_tuning,
+              directory="reframe_tests/tuning"),
+    CheckSpec("HPLScalingCheck", (), ("hpl",), ("hpl",), fixed_values(), _valid_scaling, _plan_scaling),
+)

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Sequence
 
 from scalebench.analysis import scaling
-from scalebench.reporting import noise, series
+from scalebench.reporting import series
 from scalebench.reporting.document import Block, Chart, Figure, Heading, Line, Panel, Text, bullets, table
-from scalebench.reporting.expected import Expected
-from scalebench.reporting.hpl_table import NOISY, SECTION, HplLine, hpl_lines, hpl_tables
+from scalebench.reporting.hpl_table import SECTION, HplLine, hpl_lines, hpl_tables
 from scalebench.reporting.sections.common import fmt, measured_line, slug, ylabel
 from scalebench.reporting.sections.energy import energy_blocks
 from scalebench.reporting.series import Series, axis_label

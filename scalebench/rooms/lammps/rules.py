@@ -7,5 +7,4 @@ from scalebench.check import CheckSpec, app_check
 from scalebench.rooms.lammps.inputs import load_lammps_workloads
 
 
-def checks() -> tuple[CheckSpec, ...]:
-    return (app_check("LAMMPSCheck", "workload", load_lammps_workloads, "lammps"),)
+CHECKS: tuple[CheckSpec, ...] = (app_check("LAMMPSCheck", "workload", load_lammps_workloads, "lammps"),)

@@ -9,7 +9,7 @@ from scalebench.check import CasePlan, CheckSpec, Settings, case_job, fixed_valu
 from scalebench.interconnect import microbench
 from scalebench.site.partition import PartitionSpec, StackSpec
 
-CHECKS = ("NetPIPECheck", "NetPIPEStreamCheck")
+NAMES = ("NetPIPECheck", "NetPIPEStreamCheck")
 
 
 def _plan(partition: PartitionSpec, stack: StackSpec, params: Mapping[str, Any], settings: Settings) -> CasePlan:
@@ -17,6 +17,6 @@ def _plan(partition: PartitionSpec, stack: StackSpec, params: Mapping[str, Any],
     return CasePlan(case_job(partition, stack, scale, settings, ranks_per_node=ranks_per_node))
 
 
-def checks() -> tuple[CheckSpec, ...]:
-    return tuple(CheckSpec(name, ("placement",), ("netpipe",), (), fixed_values(placement=microbench.PLACEMENTS),
-                           microbench.valid_two_ranks, _plan) for name in CHECKS)
+CHECKS: tuple[CheckSpec, ...] = tuple(
+    CheckSpec(name, ("placement",), ("netpipe",), (), fixed_values(placement=microbench.PLACEMENTS),
+              microbench.valid_two_ranks, _plan) for name in NAMES)

@@ -23,5 +23,4 @@ def _valid(partition: PartitionSpec, params: Mapping[str, Any], settings: Settin
     return has_scale(partition, params) and (not heavy or bool(settings and settings.of(OpenFOAMSettings).heavy_cases))
 
 
-def checks() -> tuple[CheckSpec, ...]:
-    return (app_check("OpenFOAMCheck", "case", load_openfoam_cases, "openfoam", _valid),)
+CHECKS: tuple[CheckSpec, ...] = (app_check("OpenFOAMCheck", "case", load_openfoam_cases, "openfoam", _valid),)

@@ -2,6 +2,8 @@
 rate between two ranks, within a node or between two; collectives on whole nodes. The checks are the
 OSU*Check classes of reframe_tests/microbench.py; they report in the shared microbenchmark section
 (scalebench/reporting/sections/microbenchmarks.py), so this room has none of its own."""
-from scalebench.room import declare
+from scalebench.room import Room
+from scalebench.rooms.osu import rules
+from scalebench.rooms.osu.output import parse_osu
 
-ROOM = declare(__name__, "parse_osu", settings="OsuSettings")
+ROOM = Room("osu", parse_osu, rules.CHECKS, settings=rules.OsuSettings)

@@ -78,13 +78,12 @@ def _whole_nodes_layout(partition: PartitionSpec, params: Params) -> tuple[Scale
     return microbench.whole_nodes_scale(partition.max_nodes), None
 
 
-def checks() -> tuple[CheckSpec, ...]:
-    return (
-        *(CheckSpec(name, ("placement",), ("osu",), (), fixed_values(placement=microbench.PLACEMENTS),
-                    microbench.valid_two_ranks, _plan(_two_rank_layout)) for name in POINT_TO_POINT),
-        CheckSpec("OSUMultiBandwidthCheck", ("placement", "pairs"), ("osu",), (),
-                  fixed_values(placement=microbench.PLACEMENTS, pairs=PAIRS), _valid_pairs, _plan(_pairs_layout)),
-        CheckSpec("OSUCollectiveCheck", ("placement", "benchmark"), ("osu",), (),
-                  fixed_values(benchmark=COLLECTIVES, placement=("whole_nodes",)), microbench.valid_whole_nodes,
-                  _plan(_whole_nodes_layout, collective=True)),
-    )
+CHECKS: tuple[CheckSpec, ...] = (
+    *(CheckSpec(name, ("placement",), ("osu",), (), fixed_values(placement=microbench.PLACEMENTS),
+                microbench.valid_two_ranks, _plan(_two_rank_layout)) for name in POINT_TO_POINT),
+    CheckSpec("OSUMultiBandwidthCheck", ("placement", "pairs"), ("osu",), (),
+              fixed_values(placement=microbench.PLACEMENTS, pairs=PAIRS), _valid_pairs, _plan(_pairs_layout)),
+    CheckSpec("OSUCollectiveCheck", ("placement", "benchmark"), ("osu",), (),
+              fixed_values(benchmark=COLLECTIVES, placement=("whole_nodes",)), microbench.valid_whole_nodes,
+              _plan(_whole_nodes_layout, collective=True)),
+)

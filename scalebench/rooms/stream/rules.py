@@ -71,5 +71,5 @@ def _plan(partition: PartitionSpec, stack: StackSpec, params: Mapping[str, Any],
     return CasePlan(job, note=note, args=(str(elements),))
 
 
-def checks() -> tuple[CheckSpec, ...]:
-    return (CheckSpec(CHECK, ("scale",), ("stream",), (), fixed_values(scale=(SCALE,)), has_scale, _plan),)
+CHECKS: tuple[CheckSpec, ...] = (
+    CheckSpec(CHECK, ("scale",), ("stream",), (), fixed_values(scale=(SCALE,)), has_scale, _plan),)
