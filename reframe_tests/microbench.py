@@ -17,7 +17,6 @@ microbenchmarks share is scalebench.interconnect.microbench.
 import reframe as rfm
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 
-from scalebench import site_plan
 from scalebench.hpl.hpcc_output import parse_hpcc
 from scalebench.rooms.hpcc import outcome as hpcc_outcome, rules as hpcc_rules
 from scalebench.rooms.netpipe.outcome import netpipe_measured

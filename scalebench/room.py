@@ -28,7 +28,7 @@ from scalebench import loaders
 
 @dataclass(frozen=True)
 class JobOutput:
-    """What a room's outcome reads of a finished job: its standard output and the geometry it ran."""
+    """What a room's outcome may read of a finished job: its standard output and the geometry it ran."""
 
     stdout: str
     nodes: int
@@ -36,22 +36,6 @@ class JobOutput:
     threads: int | None  # per rank
     args: tuple[str, ...]  # the program's arguments (the plan's)
     partition: Mapping[str, Any]  # the partition's site keys (a room's own among them)
-
-
-@dataclass(frozen=True)
-class Program:
-    """How a room's check runs when it runs as every such check does (reframe_tests/rooms.py): the
-    stack's program, launched on the plan's job with the plan's arguments; the room's outcome reads the
-    job's standard output. Its outcome has `problems` (sanity: every reason not to trust the figures),
-    `figures` ({name: (value, unit)}, named as the check's in scalebench/data/benchmarks.yaml) and
-    `recorded` ({variable: value}, of the check's fields in scalebench/data/provenance.yaml)."""
-
-    check: str  # the name of the room's CheckSpec this runs
-    descr: str
-    stack_key: str  # the stack's key naming the program (the room's site.yaml)
-    default: str  # the program when the stack names none, found on PATH where the job runs
-    outcome: Callable[[JobOutput], Any]
-    output_description: str  # sanity's message when the output holds no result
 
 
 # A room's site.yaml: {partition: {key: JSON schema}, stack: {key: JSON schema}}; stack keys name programs
@@ -71,7 +55,6 @@ class Room:
     # its knobs (scalebench.knobs: -S name=value), a frozen dataclass its rules read through
     # scalebench.check.Settings.of; None: it has none
     settings: type | None = None
-    program: Program | None = None  # None: its check is written out in reframe_tests/
 
     def parse(self, text: str) -> dict:
         """An output's text -> a JSON-ready dict; ParseError when it holds no result."""

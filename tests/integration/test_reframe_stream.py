@@ -23,7 +23,7 @@ def _run(root, name, theoretical_gbs):
     path.write_text(yaml.safe_dump(site))
     run_dir = root / name
     proc = run_reframe(run_dir, "-r", "-p", "^openmpi-sm$", "-S", f"array_elements={ELEMENTS}",
-                       env={**os.environ, "SCALEBENCH_SITE": str(path)}, checks="rooms.py", timeout=300)
+                       env={**os.environ, "SCALEBENCH_SITE": str(path)}, checks="stream.py", timeout=300)
     report = json.loads((run_dir / "report.json").read_text())
     [case] = [tc for run in report["runs"] for tc in run["testcases"]]
     return proc, case, run_dir

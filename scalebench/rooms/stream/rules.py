@@ -17,8 +17,6 @@ from scalebench import loaders
 from scalebench.check import CasePlan, CheckSpec, Settings, fixed_values, has_scale
 from scalebench.errors import InputError
 from scalebench.knobs import knob
-from scalebench.room import Program
-from scalebench.rooms.stream.outcome import job_outcome
 from scalebench.site.jobs import job_plan
 from scalebench.site.partition import PartitionSpec, StackSpec
 from scalebench.units import format_size
@@ -33,11 +31,6 @@ RULES = Path(__file__).with_name("rules.yaml")
 @dataclass(frozen=True)
 class StreamSettings:
     array_elements: int | None = knob(None, recorded=True)  # doubles per array per rank; None: rules.yaml's share
-
-
-PROGRAM = Program(CHECK, "STREAM memory bandwidth per node (copy, scale, add, triad) against the node's theoretical "
-                  "bandwidth", stack_key="stream_binary", default="stream", outcome=job_outcome,
-                  output_description="no STREAM table")
 
 
 @dataclass(frozen=True)
