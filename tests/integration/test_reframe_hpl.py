@@ -9,7 +9,7 @@ from conftest import LOCAL_SITE, local_scales, ranks_at, require_tools, require_
 from scalebench.benchmarks import provenance
 from scalebench.reporting.document import Chart, Table
 from scalebench.reporting.hpl_table import NOISY, hpl_lines
-from scalebench.reporting.report import build_document
+from scalebench.report import build_document
 from scalebench.reporting.store import ingest, load
 
 pytestmark = pytest.mark.integration

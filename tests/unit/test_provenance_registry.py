@@ -8,7 +8,8 @@ import pytest
 import reframe_reports as rr
 from scalebench import benchmarks
 from scalebench.hpl.case_plan import plan_hpl
-from scalebench.reporting import report, store, tidy
+from scalebench import report
+from scalebench.reporting import store, tidy
 from scalebench.reporting.records import Case
 from scalebench.site import siteconf
 from test_hpl_plan import XHPL, ZEN4

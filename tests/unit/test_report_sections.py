@@ -14,7 +14,8 @@ from scalebench.analysis import scaling
 from scalebench.hpl.hpcc_output import parse_hpcc
 from scalebench.hpl.output import parse_hpl
 from scalebench.interconnect import curves
-from scalebench.reporting import document, report, series, store as results
+from scalebench import report
+from scalebench.reporting import document, series, store as results
 from scalebench.rooms import KINDS, ROOMS
 from scalebench.site_plan import CHECKS
 

@@ -11,7 +11,8 @@ from cli_calls import cli
 from scalebench import benchmarks, paths, room
 from scalebench.errors import InputError, ParseError
 from scalebench.check import Settings
-from scalebench.reporting import document, report, store as results
+from scalebench import report
+from scalebench.reporting import document, store as results
 from scalebench.rooms import KINDS, ROOMS
 from scalebench.rooms.stream import rules
 from scalebench.rooms.stream.outcome import job_outcome, stream_outcome

@@ -1,6 +1,7 @@
 """Reports from the results store: a terminal table, and Markdown, one self-contained HTML file and the
 tidy CSV, with sections for HPL, applications and microbenchmarks (scalebench/data/benchmarks.yaml says
-which check goes where), optional acceptance verdicts, a stack bake-off and a provenance appendix.
+which check goes where), optional acceptance verdicts, a stack bake-off and a provenance appendix. It
+puts together the parts of scalebench.reporting and the rooms' own sections (scalebench.rooms), above both.
 
 Every number shown for a point is the median over the runs that measured it (scalebench.reporting.series).
 """
