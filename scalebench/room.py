@@ -68,6 +68,12 @@ class Room:
 ROOMS = Path(__file__).with_name("rooms")  # the package scalebench.rooms, one package per room
 
 
+def folder_files(name: str) -> list[Path]:
+    """Every room's data file `name` (its site.yaml), in folder order: data that the code beneath the rooms
+    reads without importing them (scalebench.rooms lists the same folders: a unit test holds them together)."""
+    return sorted(ROOMS.glob(f"*/{name}"))
+
+
 def _site_keys_of(path: Path) -> dict[str, dict[str, Any]]:
     if not path.is_file():
         return {}
@@ -83,10 +89,9 @@ def _site_keys_of(path: Path) -> dict[str, dict[str, Any]]:
 def site_keys(place: str) -> dict[str, Any]:
     """The site-file keys every room adds to a partition or a stack, with their JSON schemas; a key
     two rooms declare, or one the site schema has already, is a programming error found by the tests.
-    Read from the rooms' folders (the data of the rooms scalebench.rooms lists: a unit test holds them
-    to each other), not from their code, which sits above the site file's reading."""
+    Read from the rooms' folders, not from their code, which sits above the site file's reading."""
     keys: dict[str, Any] = {}
-    for path in sorted(ROOMS.glob("*/site.yaml")):
+    for path in folder_files("site.yaml"):
         for key, schema in _site_keys_of(path).get(place, {}).items():
             if key in keys:
                 raise ValueError(f"site key {place}.{key} is declared by two rooms")
