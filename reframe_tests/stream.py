@@ -1,7 +1,7 @@
 """STREAM: a node's memory bandwidth (copy, scale, add, triad) on one whole node, one rank with a thread
 on every core, against the node's theoretical bandwidth where the site file gives it.
 
-scalebench.rooms.stream plans the case (the job, each array's size: the program's argument) and reads
+scalebench.benchmarks.stream plans the case (the job, each array's size: the program's argument) and reads
 what the job printed (sanity and figures); the check runs the stack's STREAM (`stream_binary`, else
 `stream` on PATH where the job runs). Run it on every node of a partition with ReFrame's --distribute.
 """
@@ -9,9 +9,9 @@ import reframe as rfm
 from reframe.core.builtins import run_after, sanity_function
 
 from scalebench.programs import missing_binary, resolve_binary
-from scalebench.room import JobOutput
-from scalebench.rooms.stream.outcome import job_outcome
-from scalebench.rooms.stream.rules import StreamSettings
+from scalebench.benchmark import JobOutput
+from scalebench.benchmarks.stream.outcome import job_outcome
+from scalebench.benchmarks.stream.rules import StreamSettings
 
 from .base import ScalebenchCheck, knob_variables, planned_test, recorded
 

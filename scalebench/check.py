@@ -1,6 +1,6 @@
 """What a check is to the plan: its CheckSpec (parameters, the features it needs, which partitions run a
 variant, the plan of a case), the CasePlan of one case, the Settings that change plans, and the rules
-every benchmark's checks are written with. Beneath both the benchmarks (scalebench.rooms), which
+every benchmark's checks are written with. Beneath both the benchmarks (scalebench.benchmarks), which
 declare their checks with it, and scalebench.site_plan, which gathers them into CHECKS.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from scalebench.site.partition import PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import SCALING_MODES, Scale, scale_names
 
 Params = Mapping[str, Any]
-RoomSettings = TypeVar("RoomSettings")
+BenchmarkSettings = TypeVar("BenchmarkSettings")
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class CasePlan:
 
 @dataclass(frozen=True)
 class Settings:
-    """What changes a plan. Its knobs and the rooms' (HPL's among them) are the checks' variables and plan's
+    """What changes a plan. Its knobs and the benchmarks' (HPL's among them) are the checks' variables and plan's
     -S names (scalebench.knobs); the other fields are read from variables of other forms (a node list, a
     reservation) or the run."""
 
@@ -41,11 +41,11 @@ class Settings:
     # The submitting shell's variables: what it sets of OpenMP's placement or the BLAS kernel is kept.
     environ: Mapping[str, str] = field(default_factory=dict)
     reservation: Reservation | None = None  # -S reservation=NAME [-S reservation_time_limit=72h]: every job in it
-    rooms: tuple[Any, ...] = ()  # the rooms' settings as the run set them (scalebench.room: a room's knobs)
+    benchmarks: tuple[Any, ...] = ()  # the benchmarks' settings (their knobs) as the run set them
 
-    def of(self, kind: type[RoomSettings]) -> RoomSettings:
-        """A room's settings (a dataclass of its knobs): as the run set them, or their defaults."""
-        return next((found for found in self.rooms if type(found) is kind), None) or kind()
+    def of(self, kind: type[BenchmarkSettings]) -> BenchmarkSettings:
+        """A benchmark's settings (a dataclass of its knobs): as the run set them, or their defaults."""
+        return next((found for found in self.benchmarks if type(found) is kind), None) or kind()
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ class _AppValues:
 
 def app_check(name: str, axis: str, inputs: Callable[[], Iterable[str]], feature: str,
               valid: Callable[..., bool] | None = None) -> CheckSpec:
-    """An application check (a room's): each of its `axis` inputs at every scale of the system, strong and
+    """An application check (a benchmark's): each of its `axis` inputs at every scale of the system, strong and
     weak scaling, each case one job of the application layout; `valid` (default: the partition has the
     scale) may leave variants out."""
     return CheckSpec(name, ("scale", axis, "scaling"), (feature,), (), _AppValues(axis, inputs), valid or has_scale,

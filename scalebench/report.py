@@ -1,7 +1,7 @@
 """Reports from the results store: a terminal table, and Markdown, one self-contained HTML file and the
 tidy CSV, with sections for HPL, applications and microbenchmarks (scalebench/data/benchmarks.yaml says
 which check goes where), optional acceptance verdicts, a stack bake-off and a provenance appendix. It
-puts together the parts of scalebench.reporting and the rooms' own sections (scalebench.rooms), above both.
+puts together the parts of scalebench.reporting and the benchmarks' own sections (scalebench.benchmarks), above both.
 
 Every number shown for a point is the median over the runs that measured it (scalebench.reporting.series).
 """
@@ -29,7 +29,7 @@ from scalebench.reporting.sections import (application_section, failures_section
 from scalebench.reporting.sections.appendix import failures
 from scalebench.reporting.store import Loaded, find_sources, load, paused_gc, results_dir_of
 from scalebench.reporting.table import Table, figure_units
-from scalebench.rooms import ROOMS
+from scalebench.benchmarks import BENCHMARKS
 from scalebench.validation import excerpt_text
 
 FORMATS = ("md", "html", "csv", "txt", "parquet")  # txt: every section as aligned text; parquet: the tidy table
@@ -48,7 +48,7 @@ def build_document(results: Table, warnings: Sequence[str], verdicts: Sequence[a
     blocks: list[Block] = []
     if verdicts is not None and thresholds is not None:
         blocks += acceptance.blocks(verdicts, thresholds)
-    sectioned = [found for found in ROOMS if found.section is not None]
+    sectioned = [found for found in BENCHMARKS if found.section is not None]
     blocks += [block for found in sectioned if found.leads for block in found.section(results, all_series, found.name)]
     blocks += application_section(all_series)
     blocks += micro_section(all_series)

@@ -1,6 +1,6 @@
 """The plan of a whole site: every case the checks of reframe_tests/ would submit, or why not.
 
-`CHECKS` holds every check's scalebench.check.CheckSpec (the rooms' of scalebench.rooms, and screening's):
+`CHECKS` holds every check's scalebench.check.CheckSpec (the benchmarks' of scalebench.benchmarks, and screening's):
 its parameters (the check's ReFrame parameters are declared from them: reframe_tests/base.py
 planned_test), the features a partition and a stack need, which partitions can run a variant at all
 (`valid`: otherwise ReFrame does not generate the case) and the plan of a case (`plan`: LeftOut says why
@@ -15,7 +15,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from scalebench.check import CasePlan, CheckSpec, Params, Settings
 from scalebench.errors import InputError
-from scalebench.rooms import ROOMS
+from scalebench.benchmarks import BENCHMARKS
 from scalebench.screening import jobs as screening_jobs
 from scalebench.site import reframe_config
 from scalebench.site.facts import SystemFacts
@@ -54,13 +54,13 @@ def _plan_screening(partition: PartitionSpec, stack: StackSpec, params: Params, 
     return CasePlan(job, screening=screening)
 
 
-# Every check: a leading room's (HPL's), screening's (one job per chunk of nodes; hpcc's NodeHealthCheck is
-# the form for sites that prefer a job per node), then every other room's (scalebench.rooms).
+# Every check: a leading benchmark's (HPL's), screening's (one job per chunk of nodes; hpcc's NodeHealthCheck is
+# the form for sites that prefer a job per node), then every other benchmark's (scalebench.benchmarks).
 CHECKS: dict[str, CheckSpec] = {spec.name: spec for spec in (
-    *(spec for found in ROOMS if found.leads for spec in found.checks),
+    *(spec for found in BENCHMARKS if found.leads for spec in found.checks),
     CheckSpec("ScreeningCheck", ("chunk",), ("screen",), (), _screen_chunks, _valid_screening, _plan_screening,
               needs=f"a partition of at least {SCREEN_MIN_NODES} nodes"),
-    *(spec for found in ROOMS if not found.leads for spec in found.checks),
+    *(spec for found in BENCHMARKS if not found.leads for spec in found.checks),
 )}
 
 

@@ -62,7 +62,7 @@ def cmd_peak(args: argparse.Namespace) -> int:
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
-    from scalebench.rooms import parse_file
+    from scalebench.benchmarks import parse_file
 
     result = parse_file(args.kind, args.file)
     for warning in dict.fromkeys([*(result.get("problems") or []), *(result.get("warnings") or [])]):

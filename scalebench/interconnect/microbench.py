@@ -1,8 +1,8 @@
 """What the interconnect microbenchmarks share (the checks in reframe_tests/microbench.py): curves per
 message size as figures named <figure>_<bytes> (the "sized" figures of scalebench/data/benchmarks.yaml),
 their summaries (peak, n1/2), the layouts of two-rank and whole-node tests, the figures and problems of a
-job. NetPIPE's, OSU's and hpcc's own parts are rooms: scalebench/rooms/netpipe, scalebench/rooms/osu,
-scalebench/rooms/hpcc."""
+job. NetPIPE's, OSU's and hpcc's own parts are benchmarks: scalebench/benchmarks/netpipe, scalebench/benchmarks/osu,
+scalebench/benchmarks/hpcc."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from conftest import LOCAL_SITE, local_scales, ranks_at, require_tools, require_xhpl, run_reframe
-from scalebench.benchmarks import provenance
+from scalebench.registry import provenance
 from scalebench.reporting.document import Chart, Table
 from scalebench.reporting.hpl_table import NOISY, hpl_lines
 from scalebench.report import build_document

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from conftest import LOCAL_SITE, REPO, local_partition, perflog_rows, require_tools, run_reframe, unavailable
-from scalebench.rooms.stream.output import KERNELS
+from scalebench.benchmarks.stream.output import KERNELS
 
 pytestmark = pytest.mark.integration
 

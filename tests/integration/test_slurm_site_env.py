@@ -75,7 +75,7 @@ def runs(slurm_cluster_factory, site, tmp_path_factory):  # noqa: F811
 
 def planned_job(path, ranks, threads):
     partitions, stacks, environs = site_specs(site_systems(path))
-    settings = Settings(rooms=(HplSettings(ranks_per_node=ranks, threads_per_rank=threads),))
+    settings = Settings(benchmarks=(HplSettings(ranks_per_node=ranks, threads_per_rank=threads),))
     (case,) = plan_cases(partitions, stacks, environs, settings, Filters(names=("HPLCheck%scale=2_nodes$",)))
     return case.plan.job
 

@@ -1,8 +1,0 @@
-"""LAMMPS: timesteps/s, atom-steps/s and the Comm share at each scale, strong and weak scaling. The
-check is reframe_tests/lammps.py, its input templates reframe_tests/inputs/lammps/; it reports in
-the shared applications section (scalebench/reporting/sections/applications.py) beside OpenFOAM."""
-from scalebench.room import Room
-from scalebench.rooms.lammps import rules
-from scalebench.rooms.lammps.output import parse_lammps
-
-ROOM = Room("lammps", parse_lammps, rules.CHECKS)

@@ -1,9 +1,0 @@
-"""STREAM: a node's memory bandwidth (copy, scale, add, triad), against its theoretical bandwidth
-where the site file gives it. Its check is STREAMCheck (reframe_tests/stream.py);
-build/bin/stream is hpcc's STREAM (scripts/build-stream.sh)."""
-from scalebench.room import Room
-from scalebench.rooms.stream import rules
-from scalebench.rooms.stream.output import parse_stream
-from scalebench.rooms.stream.section import stream_section
-
-ROOM = Room("stream", parse_stream, rules.CHECKS, section=stream_section, settings=rules.StreamSettings)
