@@ -129,15 +129,6 @@ def skipped_tiers(reports) -> list[str]:
     return [f"{tier}: {count} skipped, {reason}" for (tier, reason), count in sorted(counts.items())]
 
 
-def pytest_collection_modifyitems(config, items):
-    """make test's workers (pytest-xdist, --dist loadgroup) take a file at a time, so that its module
-    fixtures run once; the Slurm lab files form one group: their clusters and the runs timed in them
-    take turns, as the lab's bench scripts expect (one cluster at a time)."""
-    for item in items:
-        group = "slurm_lab" if item.get_closest_marker("slurm_lab") else item.path.relative_to(REPO).as_posix()
-        item.add_marker(pytest.mark.xdist_group(group))
-
-
 def pytest_unconfigure(config):
     """After pytest's last line: one line per skipped tier and its reason, or that none was."""
     reporter = config.pluginmanager.get_plugin("terminalreporter")
