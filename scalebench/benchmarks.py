@@ -6,7 +6,10 @@ figures of one case; a new check gets a report section by adding an entry.
 scalebench/data/quantities.yaml: the physical sense of a value by its unit (conversions, bounds), which
 every output parser and the ingest apply (scalebench.parse._common.refusal, scalebench.reporting.records).
 scalebench/data/provenance.yaml: what a result records besides its figures, from which the perflog
-format, the checks' recorded variables, the ingest and the report's provenance columns derive."""
+format, the checks' recorded variables, the ingest and the report's provenance columns derive.
+A benchmark room (scalebench.room) may keep its own entries of both in its folder's benchmark.yaml
+(`checks`: entries of benchmarks.yaml; `provenance`: fields of provenance.yaml, none a perflog column),
+merged after the packaged ones."""
 from __future__ import annotations
 
 import functools
@@ -204,12 +207,46 @@ def _relations(entries: object, figures: Mapping[str, FigureSpec], where: str) -
     return tuple(found)
 
 
+# A room's own entries of the registries, in its folder: {checks: {...}, provenance: {...}}.
+ROOM_REGISTRY = "benchmark.yaml"
+_ROOM_KEYS = ("checks", "provenance")
+
+
+def room_entries(key: str) -> list[tuple[str, str, object]]:
+    """(where, name, entry) of every room's benchmark.yaml under `key` (checks | provenance)."""
+    found = []
+    for each in room.rooms():
+        path = each.directory / ROOM_REGISTRY
+        if not path.is_file():
+            continue
+        data = loaders.load_yaml(path, "room registry") or {}
+        unknown = sorted(set(data) - set(_ROOM_KEYS)) if isinstance(data, dict) else ["(not a mapping)"]
+        if unknown:
+            raise InputError(f"{path}: {unknown[0]}: unknown key (a room's registry has {', '.join(_ROOM_KEYS)})")
+        entries = data.get(key) or {}
+        if not isinstance(entries, dict):
+            raise InputError(f"{path}: {key}: expected a mapping of names")
+        found += [(f"{path}: {key}.{name}", str(name), entry) for name, entry in entries.items()]
+    return found
+
+
+def _merged(packaged: dict, key: str, read) -> dict:
+    """The packaged registry's entries, then the rooms' (a name registered twice is refused)."""
+    for where, name, entry in room_entries(key):
+        if name in packaged:
+            raise InputError(f"{where}: {name} is registered already")
+        packaged[name] = read(name, entry, where)
+    return packaged
+
+
 def load(path: Path | None = None) -> dict[str, Benchmark]:
-    path = path or paths.PACKAGE_DATA / "benchmarks.yaml"
-    data = loaders.load_yaml(path, "benchmark registry") or {}
+    """A registry file's entries; the packaged one's (no path) with the rooms' after them."""
+    where = path or paths.PACKAGE_DATA / "benchmarks.yaml"
+    data = loaders.load_yaml(where, "benchmark registry") or {}
     if not isinstance(data, dict):
-        raise InputError(f"{path}: expected a mapping of check names")
-    return {str(name): _entry(str(name), entry, f"{path}: {name}") for name, entry in data.items()}
+        raise InputError(f"{where}: expected a mapping of check names")
+    found = {str(name): _entry(str(name), entry, f"{where}: {name}") for name, entry in data.items()}
+    return found if path else _merged(found, "checks", _entry)
 
 
 @functools.lru_cache(maxsize=None)
@@ -383,8 +420,17 @@ def _field(name: str, entry: object, where: str) -> Field:
                  entry.get("check"), entry.get("into"), sources, entry.get("run", False))
 
 
+def _room_field(name: str, entry: object, where: str) -> Field:
+    """A room's field: its check records it, and it is no perflog column (the perflog's columns are every check's)."""
+    found = _field(name, entry, where)
+    if found.perflog:
+        raise InputError(f"{where}.perflog: a room's field is no perflog column (provenance.yaml lists those)")
+    return found
+
+
 def load_provenance(path: Path | None = None) -> Provenance:
-    path = path or paths.PACKAGE_DATA / "provenance.yaml"
+    """A provenance file's fields; the packaged one's (no path) with the rooms' after them."""
+    packaged, path = path is None, path or paths.PACKAGE_DATA / "provenance.yaml"
     data = loaders.load_yaml(path, "provenance registry")
     if not isinstance(data, dict) or not isinstance(data.get("fields"), dict) or not data["fields"]:
         raise InputError(f"{path}: expected fields, a mapping of field names")
@@ -392,6 +438,8 @@ def load_provenance(path: Path | None = None) -> Provenance:
     if unknown:
         raise InputError(f"{path}: {unknown[0]}: unknown key")
     fields = {str(name): _field(str(name), entry, f"{path}: fields.{name}") for name, entry in data["fields"].items()}
+    if packaged:
+        fields = _merged(fields, "provenance", _room_field)
     appendix = tuple(fields[_choice(n, fields, f"{path}: appendix")]
                      for n in _name_list(data.get("appendix"), f"{path}: appendix"))
     csv = data.get("csv")
