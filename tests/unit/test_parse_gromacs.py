@@ -119,6 +119,17 @@ def test_a_fatal_error_is_the_run_s_error() -> None:
     assert log.error.startswith("There is no domain decomposition for 64 ranks") and not log.complete
     assert fatal_error(error) == log.error and fatal_error(ONE_RANK) is None
     assert fatal_error("Fatal error: Too many LINCS warnings (1000)\n") == "Too many LINCS warnings (1000)"
+    other = error.replace("Fatal error:\n", "Inconsistency in user input:\n")
+    assert parse_gromacs(_cut_before(ONE_RANK, "Started mdrun") + other).error == log.error
+
+
+def test_grompp_s_first_error_is_the_error_not_its_count() -> None:
+    text = ("ERROR 1 [file topol.top, line 10]:\n  ERROR: The cut-off length is longer than half the shortest box\n"
+            "  vector or longer than the smallest box diagonal element.\n\nERROR 2 [file md.mdp]:\n  another\n\n"
+            "-------------------------------------------------------\nProgram:     gmx grompp, version 2022.5\n\n"
+            "Fatal error:\nThere were 2 errors in input file(s)\n\n")
+    assert fatal_error(text) == ("The cut-off length is longer than half the shortest box vector or longer than the "
+                                 "smallest box diagonal element.")
 
 
 # --- the other forms mdrun prints -------------------------------------------------------------------

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
-from scalebench.errors import InputError
+from scalebench.errors import InputError, ParseError
 from scalebench.rooms.gromacs import inputs
 from scalebench.rooms.gromacs.output import GromacsLog, fatal_error, parse_gromacs
 
@@ -43,10 +43,23 @@ def _preparation(read: Callable[[str], str]) -> str | None:
     return None
 
 
-def gromacs_outcome(read: Callable[[str], str], molecule: Any, *, tasks: int, threads: int,
-                    steps: int) -> GromacsOutcome:
-    """What a GROMACS job's files say: its tools' logs, the topology gmx solvate completed, and md.log
-    (read(name): a stage file's text; molecule: the workload's {name, atoms})."""
+def _streams_error(read: Callable[[str], str], streams: Sequence[str]) -> str | None:
+    """The first GROMACS error in the job's standard output or error (mdrun prints there what it cannot log)."""
+    for name in streams:
+        try:
+            error = fatal_error(read(name))
+        except InputError:
+            continue
+        if error:
+            return error
+    return None
+
+
+def gromacs_outcome(read: Callable[[str], str], molecule: Any, *, tasks: int, threads: int, steps: int,
+                    streams: Sequence[str] = ()) -> GromacsOutcome:
+    """What a GROMACS job's files say: its tools' logs, the topology gmx solvate completed, md.log, and the
+    job's output `streams` for an error md.log lacks (read(name): a stage file's text; molecule: the
+    workload's {name, atoms})."""
     problem = _preparation(read)
     if problem:
         return GromacsOutcome(None, (problem,))
@@ -55,9 +68,14 @@ def gromacs_outcome(read: Callable[[str], str], molecule: Any, *, tasks: int, th
         return GromacsOutcome(None, (f"input preparation failed: gmx solvate wrote no {molecule['name']} line "
                                      f"into {inputs.TOPOLOGY}",))
     atoms = count * molecule["atoms"]
-    log = parse_gromacs(read(inputs.LOG))
-    if not log.complete:
-        why = log.error or ("no Performance line" if log.finished else "no 'Finished mdrun' line")
+    try:
+        log: GromacsLog | None = parse_gromacs(read(inputs.LOG))
+    except (InputError, ParseError):  # mdrun stopped before it wrote its log
+        log = None
+    if log is None or not log.complete:
+        why = (log and log.error) or _streams_error(read, streams) or (
+            f"no {inputs.LOG}" if log is None else "no Performance line" if log.finished
+            else "no 'Finished mdrun' line")
         return GromacsOutcome(None, (f"GROMACS run did not finish: {why}",), atoms)
     thread_mpi = "thread_mpi" in (log.mpi_library or "").lower()
     build = (f"the GROMACS binary is a thread-MPI build (MPI library: {log.mpi_library}), whose ranks are threads "

@@ -18,7 +18,8 @@ What is read, in the order mdrun prints it:
   ``Core t (s)  Wall t (s)  (%)``; the units header, ``(ns/day)  (hour/ns)`` (also ``(Mnbf/s)
   (GFlops)`` first with GMX_DETAILED_PERF_STATS, ``(steps/hour)`` for a run without time steps),
   then ``Performance:`` with one value per unit, in order; ``Finished mdrun on rank 0``;
-* a ``Fatal error:`` block: its first line is the error.
+* an error block (utility/errorcodes.cpp: ``Fatal error:``, ``Error in user input:``, ...): its first
+  line is the error.
 
 A log may hold several runs (mdrun -append): each banner, ``:-) GROMACS - gmx mdrun, ... (-:``, starts
 the run reported, and ``Started mdrun`` forgets what an earlier start of it measured.
@@ -59,6 +60,18 @@ _UNITS_RE = re.compile(r"\(([A-Za-z/]{1,12})\)(?:[ \t]+\(([A-Za-z/]{1,12})\)){0,
 _UNIT_RE = re.compile(r"\(([A-Za-z/]{1,12})\)")
 _VALUES_ROW_RE = re.compile(rf"{VALUE}(?:[ \t]+{VALUE}){{0,20}}")
 _NONFINITE_TOKEN_RE = re.compile(r"(?<![A-Za-z0-9_.])[+-]?(?i:nan|inf)(?![A-Za-z0-9_])")
+_GROMPP_ERROR_RE = re.compile(r"ERROR \d{1,9} \[file [^\]]{1,300}\]:")
+# The titles of GROMACS's error blocks (utility/errorcodes.cpp), each on a line of its own, ended by ':'.
+ERROR_TITLES = frozenset((
+    "Fatal error", "Out of memory", "File not found", "System I/O error", "Error in user input",
+    "Inconsistency in user input", "Requested tolerance cannot be achieved", "Simulation instability detected",
+    "Feature not implemented", "Invalid value (bug)", "Invalid call (bug)", "Internal error (bug)", "API error (bug)",
+    "Range checking error (possible bug)", "Communication (parallel processing) problem", "Modular simulator error",
+    "Unknown error"))
+
+
+def _error_title(line: str) -> bool:
+    return line.endswith(":") and line[:-1] in ERROR_TITLES
 
 # Units of the Performance line -> field (print_perf); the others (Mnbf/s, GFlops, MFlops) are not read.
 _PERF_FIELDS = {"ns/day": "ns_per_day", "hour/ns": "hours_per_ns", "steps/hour": "steps_per_hour"}
@@ -292,7 +305,7 @@ class _Reader:
         self.section = ""  # the breakdown being read ("PME mesh computation"); "" in the main table
         self.time_columns: tuple[str, ...] = ()  # the Time: line's, from its header
         self.perf_columns: tuple[str, ...] = ()  # the Performance: line's, from the units header
-        self.fatal_next = False  # the line after "Fatal error:" is the error
+        self.fatal_next = False  # the line after an error block's title ("Fatal error:") is the error
 
     def feed(self, line: str) -> None:
         run = self.run
@@ -334,8 +347,8 @@ class _Reader:
             if _NONFINITE_TOKEN_RE.search(line):
                 run.nonfinite = True
             return
-        if line.startswith("Fatal error:"):
-            rest = line[len("Fatal error:"):].strip()
+        if _error_title(line) or line.startswith("Fatal error: "):
+            rest = line[len("Fatal error:"):].strip() if line.startswith("Fatal error: ") else ""
             if rest and run.error is None:
                 run.error = rest[:500]
             self.fatal_next = not rest
@@ -442,13 +455,29 @@ class _Reader:
 
 
 def fatal_error(text: str) -> str | None:
-    """The error of the first ``Fatal error:`` block of any GROMACS program's output; None without one."""
-    lines = lines_of(text)
-    for line in lines:
-        if line.startswith("Fatal error:"):
-            rest = line[len("Fatal error:"):].strip()
-            return (rest or next(lines, ""))[:500] or "(no message)"
-    return None
+    """The first error any GROMACS program printed: grompp's first ``ERROR n [file ...]:`` (its "Fatal error"
+    only counts them), else the first error block's message; None without one. At most 500 characters."""
+    lines = text.splitlines()
+    found = None
+    for index, line in enumerate(lines):
+        line = line.strip()
+        if _GROMPP_ERROR_RE.fullmatch(line):
+            return _paragraph(lines, index + 1, "ERROR:")
+        if found is None and (_error_title(line) or line.startswith("Fatal error: ")):
+            found = line[len("Fatal error:"):].strip() if line.startswith("Fatal error: ") else _paragraph(
+                lines, index + 1, "")
+    return found
+
+
+def _paragraph(lines: list[str], start: int, prefix: str) -> str:
+    """The lines from `start` to the next blank one, joined (without `prefix`); '(no message)' if none."""
+    words: list[str] = []
+    for line in lines[start:start + 20]:
+        if not line.strip():
+            break
+        words += line.split()
+    text = " ".join(words).removeprefix(prefix).strip()
+    return text[:500] or "(no message)"
 
 
 def parse_gromacs(text: str) -> GromacsLog:
