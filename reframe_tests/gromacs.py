@@ -67,7 +67,7 @@ class GROMACSCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('GROMACS
         return self.assert_result(lambda outcome: [(not outcome.problems, '; '.join(outcome.problems))])
 
     def record(self, outcome):
-        self.gromacs_version = outcome.log.gromacs_version or '' if outcome.log else ''
+        self.gromacs_version = (outcome.log.gromacs_version if outcome.log else None) or ''
         self.gromacs_atoms = outcome.atoms
         self.gromacs_input = self.box.summary(outcome.atoms)
 
