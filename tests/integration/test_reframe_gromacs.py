@@ -1,5 +1,6 @@
 """The real ReFrame GROMACS check on this machine (Debian's gromacs 2022: gmx_mpi under Open MPI's mpirun) at
-1 core, a short run: the job builds its water box with GROMACS's own tools and mdrun's figures pass."""
+1 core, a short run: the job builds its water box with GROMACS's own tools and mdrun's figures pass; and a
+site's subclass of it, dry-run."""
 import json
 import re
 from pathlib import Path
@@ -46,3 +47,35 @@ def test_what_it_records_is_what_gromacs_says_in_the_kept_files(gromacs_run):
     assert case["gromacs_input"].startswith(f"{3 * molecules} atoms of SPC/E water (2x2x2 spc216 boxes")
     assert "Using 1 MPI process" in log and f"step {STEPS // 2}: resetting all time and cycle counters" in log
     assert re.search(rf"^nsteps\s+= {STEPS}$", (out / "md.mdp").read_text(), re.M)
+
+
+SITE_CHECK = '''
+import reframe as rfm
+from reframe.core.builtins import variable
+
+from scalebench_checks.gromacs import GROMACSCheck
+
+
+@rfm.simple_test
+class SiteGROMACS(GROMACSCheck):
+    """A site's GROMACS: scalebench's check with its own sizes and records."""
+
+    cells = 3
+    steps = 400
+    acceptance_round = variable(str, value='2026-12', loggable=True)
+'''
+
+
+def test_a_site_s_subclass_plans_as_the_check_with_its_own_sizes(tmp_path):
+    checks = tmp_path / "site_gromacs.py"
+    checks.write_text(SITE_CHECK)
+    proc = run_reframe(tmp_path / "run", "--dry-run", "-n", "SiteGROMACS%scale=1_core%workload=water%scaling=strong",
+                       checks=str(checks))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    [case] = [tc for run in report["runs"] for tc in run["testcases"]]
+    assert case["result"] == "pass" and case["acceptance_round"] == "2026-12"
+    script = (Path(case["stagedir"]) / "rfm_job.sh").read_text()
+    assert "gmx_mpi solvate -cs spc216.gro -box 5.58618 5.58618 5.58618" in script
+    assert "gmx_mpi mdrun -s topol.tpr -deffnm md -ntomp 1 -resetstep 200" in script
+    assert re.search(r"^nsteps\s+= 400$", (Path(case["stagedir"]) / "md.mdp").read_text(), re.M)
