@@ -83,9 +83,11 @@ def write_slurmdbd_conf(directory: Path, db_port: int, dbd_port: int, dbd_host: 
     return path
 
 
-def slurm_conf_lines(dbd_host: str, dbd_port: int) -> list[str]:
+def slurm_conf_lines(dbd_host: str, dbd_port: int, munge_socket: Path) -> list[str]:
+    # AuthInfo does not reach slurmdbd's connections: they take their munged socket from AccountingStoragePass
     return ["AccountingStorageType=accounting_storage/slurmdbd", f"AccountingStorageHost={dbd_host}",
-            f"AccountingStoragePort={dbd_port}", "JobAcctGatherType=jobacct_gather/linux"]
+            f"AccountingStoragePort={dbd_port}", f"AccountingStoragePass={munge_socket}",
+            "JobAcctGatherType=jobacct_gather/linux"]
 
 
 def wait_until(predicate, what: str, timeout: float = READY_TIMEOUT, alive=None) -> None:

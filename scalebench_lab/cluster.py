@@ -350,7 +350,7 @@ def slurm_conf_text(spec: Spec, cluster_id: str, ports: list[int] | None, dbd_po
         f"AuthInfo=socket={munge_socket(d)}",  # the cluster's own munged: auth and credentials both
         "ProctrackType=proctrack/linuxproc",
         f"TaskPlugin=task/{spec.task_plugin}",
-        *(accounting.slurm_conf_lines(_accounting_host(spec), dbd_port) if spec.accounting and dbd_port else
+        *(accounting.slurm_conf_lines(_accounting_host(spec), dbd_port, munge_socket(d)) if spec.accounting and dbd_port else
           ["JobAcctGatherType=jobacct_gather/none", "AccountingStorageType=accounting_storage/none"]),
         *([f"AcctGatherEnergyType=acct_gather_energy/{spec.energy}", f"AcctGatherNodeFreq={spec.energy_period_s}",
            f"JobAcctGatherFrequency=task={spec.energy_period_s},energy={spec.energy_period_s}",

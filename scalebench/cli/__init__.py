@@ -1,7 +1,7 @@
 """Command line: `scalebench deck | peak | parse | report | accept | compare | run | plan | predict | prepare |
 tune | references | screen | facts | spack`.
 
-Exit codes, the same for every command (README, "Exit codes"): 0 success; 1 the results or files were
+Exit codes, the same for every command (docs/reference.md, "Exit codes"): 0 success; 1 the results or files were
 read and FAILED what was asked of them (acceptance, reframe's checks, spack validate's findings); 2 bad
 input, one line naming it; 3 an internal error: one line pointing to a log file with the traceback.
 """
@@ -324,7 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("results", nargs="+", type=path_arg, help="run directories, report files or results/")
     p.add_argument("--thresholds", default=str(paths.SITE_CONFIGS / "acceptance.yaml"), type=path_arg,
                    help="thresholds file (default site_configs/acceptance.yaml)")
-    p.add_argument("--json", action="store_true", help="the verdicts as JSON on stdout (fields: README, Acceptance)")
+    p.add_argument("--json", action="store_true", help="the verdicts as JSON on stdout (fields: docs/acceptance.md)")
     p.add_argument("--junit", default=None, type=path_arg, metavar="FILE",
                    help="also write the verdicts as JUnit XML for CI: a test case per criterion and point")
     p.set_defaults(func=cmd_accept)

@@ -10,7 +10,7 @@ from scalebench.validation import excerpt, printable
 __all__ = ["EXIT_BAD_INPUT", "EXIT_FAILED", "EXIT_INTERNAL", "EXIT_OK", "OneLineParser", "add_geometry_arguments",
            "path_arg", "positive_int_arg", "print_json", "printable"]
 
-# Exit codes of every command (README, "Exit codes"); argparse's usage errors exit 2 as well.
+# Exit codes of every command (docs/reference.md, "Exit codes"); argparse's usage errors exit 2 as well.
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 

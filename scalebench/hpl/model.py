@@ -14,7 +14,7 @@ factorisation's exchanges, N log2 P, the broadcast, N / NB, and the update, N (l
 No communication overlaps computation (HPL's look-ahead is not modelled).
 
 What `predict` adds to it, and why (scripts/bench/model_lab.py prints the published and the refined
-prediction side by side against measured runs; README, "Predicting HPL at scale"):
+prediction side by side against measured runs; docs/prediction.md):
 - the grid's empty directions cost nothing: a 1 x Q grid swaps rows inside each process (no U
   broadcast), a P x 1 grid broadcasts no panel. The published sum charges 3 b N^2 / (2Q) even at
   P = 1, which more than doubles the communication of the 1 x 2 grid of two nodes. Kept: the lab's
@@ -29,9 +29,9 @@ prediction side by side against measured runs; README, "Predicting HPL at scale"
   falls with the node count as (nodes / 2) ** -k, k fitted from measured loaded bandwidths (hpcc's
   randomly ordered rings at two node counts or more) or the fabric class's default
   (site_configs/fabric_load.yaml). Kept: on the lab's 10GbE, whose TCP is CPU-bound, four nodes
-  time-sharing two cores keep a fraction of the pair's bandwidth (README), and the ring measures it. The
-  latency under load was tried the same way and is not kept: its term stays about 1% of the lab's
-  4-node runs (README);
+  time-sharing two cores keep a fraction of the pair's bandwidth (docs/prediction.md), and the ring
+  measures it. The latency under load was tried the same way and is not kept: its term stays about 1%
+  of the lab's 4-node runs (docs/prediction.md);
 - the swap and broadcast of U as HPL's long variant moves it (spread, then roll: HPL_pdlaswp01T),
   where the published 3 b N^2 / (2Q) counts one U for the spread and two for the roll, one direction
   after the other, as for many process rows: the spread sends the (P - 1) / P of U whose pivot rows
@@ -44,7 +44,7 @@ prediction side by side against measured runs; README, "Predicting HPL at scale"
   2 NB + 4 words) and its summed formula drops as of lower order: at the lab's 34 panels of 384 they
   are a fifth of the panel broadcast. Kept: on the lab's 100 Mbit/s link 4 nodes (2 x 2) solved in
   96 s where the page's communication alone was 114 s (its column phase 85 s), this model's 84 s
-  (README);
+  (docs/prediction.md);
 - ranks of a node share its link (`Case.flows`): in the column phase every rank of the node
   exchanges with its column's ranks on other nodes at once; a process row inside one node broadcasts
   without it. This is the accounting of a per-node figure on per-rank terms, not a fitted

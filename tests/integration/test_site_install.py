@@ -1,4 +1,4 @@
-"""The site install as a site user runs it (README, "At a site"): `make install WHEELHOUSE=DIR` in a copy
+"""The site install as a site user runs it (docs/install.md): `make install WHEELHOUSE=DIR` in a copy
 of this working tree, by an unprivileged user (nobody), in a network namespace of its own (no network
 at all), with dpkg-query and apt-get absent from PATH; then the first commands a site runs, from the
 new .venv, the same way.

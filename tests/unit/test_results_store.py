@@ -1,5 +1,5 @@
 """What the results store counts as a run: each session once however many copies of it exist, never a
-dry run; where a report goes; and the refusals around them (issues 27 and 30). Exit codes as README's
+dry run; where a report goes; and the refusals around them (issues 27 and 30). Exit codes as docs/reference.md's
 "Exit codes" says: 2 for bad input, one line."""
 import json
 import os
