@@ -1,6 +1,5 @@
 """The GROMACS room (scalebench.rooms.gromacs): found and registered from its own folder, its inputs sized
 for a job, its outcome against what was asked, and its ns/day scaling in the applications section."""
-import json
 import re
 import shutil
 from pathlib import Path
@@ -8,7 +7,6 @@ from pathlib import Path
 import pytest
 
 import reframe_reports as rr
-from cli_calls import cli
 from scalebench import benchmarks, room
 from scalebench.errors import InputError
 from scalebench.parse import KINDS
@@ -222,19 +220,3 @@ def test_ns_per_day_speedup_and_efficiency_in_the_applications_section(tmp_path)
     kept = {(c.provenance["gromacs_version"], c.provenance["gromacs_atoms"]) for c in session.cases}
     assert kept == {("2025.3", 5088)}
 
-
-# --- docs/gromacs.md ------------------------------------------------------------------------------------
-
-def test_the_page_s_plan_and_parse_commands_run(capsys, monkeypatch):
-    """docs/gromacs.md's commands but `run` (tests/integration/test_reframe_gromacs.py runs the check)."""
-    page = (REPO / "docs" / "gromacs.md").read_text()
-    commands = [line.split("  #")[0].split() for block in re.findall(r"```sh\n(.*?)```", page, re.S)
-                for line in block.splitlines() if line.strip()]
-    assert [words[:2] for words in commands] == [[".venv/bin/scalebench", "plan"], [".venv/bin/scalebench", "run"],
-                                                 [".venv/bin/scalebench", "parse"]]
-    monkeypatch.chdir(REPO)
-    monkeypatch.delenv("SCALEBENCH_SITE", raising=False)
-    status, out, _ = cli(capsys, *commands[0][1:])
-    assert status == 0 and "GROMACSCheck %scale=1_core %workload=water %scaling=strong" in out
-    status, out, _ = cli(capsys, *commands[2][1:])
-    assert status == 0 and json.loads(out)["ns_per_day"] == 20.017
