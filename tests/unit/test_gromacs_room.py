@@ -14,7 +14,7 @@ from scalebench.reporting import document, report, store as results
 from scalebench.rooms.gromacs import inputs, rules
 from scalebench.rooms.gromacs.outcome import gromacs_outcome
 from scalebench.site import siteconf
-from scalebench.site_plan import CHECKS, Filters, Settings, plan_cases, site_specs
+from scalebench.site_plan import CHECKS, Filters, Settings, plan_cases, site_specs, unplanned_checks
 from vectors import read_vector
 
 REPO = Path(__file__).resolve().parents[2]
@@ -73,6 +73,21 @@ def test_the_embedded_default_plans_it_at_one_core_and_the_whole_node():
     node = strong.get("1_node") or strong["1_core"]  # a 1-core machine has one scale
     assert node.tasks == cores and {c.stack.name for c in cases} == {"openmpi-sm"}
     assert stacks["openmpi-sm"].extras["gmx_binary"] == "gmx_mpi"
+
+
+SITES = sorted((REPO / "site_configs" / "sites").rglob("*.yaml"))
+
+
+@pytest.mark.parametrize("site", SITES, ids=lambda path: path.stem)
+def test_every_shipped_site_plans_it_or_says_why_not(site):
+    partitions, stacks, environs = site_specs(siteconf.site_systems(site))
+    cases = plan_cases(partitions, stacks, environs, Settings(), checks=["GROMACSCheck"])
+    why = unplanned_checks(partitions, stacks, environs, cases, Settings(), checks=["GROMACSCheck"])
+    if cases:
+        assert why == [] and all(case.plan is not None for case in cases)
+        assert all("gromacs" in stacks[case.stack.name].features for case in cases)
+    else:
+        assert [(w.check, w.needs) for w in why] == [("GROMACSCheck", "a stack with the feature(s) gromacs")]
 
 
 # --- the inputs ---------------------------------------------------------------------------------------
