@@ -69,10 +69,6 @@ ERROR_TITLES = frozenset((
     "Range checking error (possible bug)", "Communication (parallel processing) problem", "Modular simulator error",
     "Unknown error"))
 
-
-def _error_title(line: str) -> bool:
-    return line.endswith(":") and line[:-1] in ERROR_TITLES
-
 # Units of the Performance line -> field (print_perf); the others (Mnbf/s, GFlops, MFlops) are not read.
 _PERF_FIELDS = {"ns/day": "ns_per_day", "hour/ns": "hours_per_ns", "steps/hour": "steps_per_hour"}
 # Each field's unit in scalebench/data/quantities.yaml.
@@ -80,6 +76,10 @@ _UNITS = {"ns_per_day": "ns/day", "hours_per_ns": "hours/ns", "steps_per_hour": 
           "core_time_s": "s", "core_pct": "%"}
 _AGREEMENT = 0.02  # figures derived from one another agree within this, beyond the rounding of their decimals
 _PRINTED = 0.0005  # half the last of the three decimals print_perf writes
+
+
+def _error_title(line: str) -> bool:
+    return line.endswith(":") and line[:-1] in ERROR_TITLES
 
 
 @dataclass
