@@ -6,6 +6,8 @@ PY := $(VENV)/bin/python
 
 .PHONY: install wheelhouse run test test-loaded lab clean-venv
 TESTS ?= tests
+# Two workers: the Slurm lab tier mostly waits on its daemons while the other tests run beside it.
+TEST_WORKERS ?= 2
 
 # PYTHON=/path/to/python3.X picks the interpreter; WHEELHOUSE=DIR installs from DIR alone (offline).
 install:
@@ -26,7 +28,7 @@ run:
 # TESTS=path... runs those alone (e.g. the screening lab: tests/integration/test_slurm_screening*.py).
 test:
 	bash scripts/install.sh scripts/debian-packages-slurm.txt scripts/debian-packages-report.txt
-	$(PY) -m pytest -ra $(TESTS)
+	$(PY) -m pytest -ra -n $(TEST_WORKERS) --dist loadgroup $(TESTS)
 
 # make test with a CPU hog pinned to one core for the whole run (scripts/with-cpu-hog.sh kills it
 # afterwards, even on failure): the suite must hold on a loaded machine, as a colleague's 2-core one is.

@@ -40,7 +40,10 @@ def excerpt_text(text: str, limit: int = 80) -> str:
 
 
 def did_you_mean(value: str, choices: Iterable[str]) -> str:
-    """' (did you mean 'x'?)' for the closest choice, '' when nothing is close."""
+    """' (did you mean 'x'?)' for the closest choice, '' when nothing is close or the value is a choice
+    (refused for another reason, such as no data)."""
+    if str(value) in set(choices):
+        return ""
     close = difflib.get_close_matches(str(value)[:100], sorted(set(choices)), n=1)  # a long value: slow, never close
     return f" (did you mean {close[0]!r}?)" if close else ""
 

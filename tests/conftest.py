@@ -39,6 +39,14 @@ def lmod_environ() -> dict[str, str]:
 XHPL = REPO / "build" / "bin" / "xhpl"
 
 
+@pytest.fixture(autouse=True)
+def results_outside_the_clone(tmp_path_factory, monkeypatch):
+    """What a test runs writes its runs into a temporary results directory, never the clone's results/
+    (a test that means another one sets its own)."""
+    if "SCALEBENCH_RESULTS" not in os.environ:
+        monkeypatch.setenv("SCALEBENCH_RESULTS", str(tmp_path_factory.mktemp("results")))
+
+
 def require_xhpl() -> None:
     """Skip (fail in CI) without mpirun and the xhpl scripts/install.sh builds."""
     require_tools("mpirun")
@@ -119,6 +127,15 @@ def skipped_tiers(reports) -> list[str]:
         key = (TIERS.get(module, module), reason)
         counts[key] = counts.get(key, 0) + 1
     return [f"{tier}: {count} skipped, {reason}" for (tier, reason), count in sorted(counts.items())]
+
+
+def pytest_collection_modifyitems(config, items):
+    """make test's workers (pytest-xdist, --dist loadgroup) take a file at a time, so that its module
+    fixtures run once; the Slurm lab files form one group: their clusters and the runs timed in them
+    take turns, as the lab's bench scripts expect (one cluster at a time)."""
+    for item in items:
+        group = "slurm_lab" if item.get_closest_marker("slurm_lab") else item.path.relative_to(REPO).as_posix()
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 def pytest_unconfigure(config):

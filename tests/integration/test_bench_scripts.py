@@ -15,7 +15,7 @@ from conftest import REPO, require_tools, require_xhpl
 from scalebench.site.partition import SCREEN_MIN_NODES as SCREEN
 from slurm_fixtures import require_slurm
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slurm_lab]
 
 BENCH = REPO / "scripts" / "bench"
 NUMBER = r"-?\d[\d,]*(?:\.\d+)?"

@@ -16,7 +16,7 @@ from conftest import REPO, require_cores, require_tools, run_reframe
 from scalebench_lab import cluster
 from slurm_fixtures import slurm_cluster_factory  # noqa: F401  (fixture)
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slurm_lab]
 
 HELLO_C = r"""
 #include <mpi.h>

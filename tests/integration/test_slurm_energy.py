@@ -22,7 +22,7 @@ from scalebench.reporting.store import ingest
 from scalebench_lab import accounting, meter
 from slurm_fixtures import slurm_cluster_factory  # noqa: F401
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slurm_lab]
 
 SCALES = "HPLCheck%scale=(1_node|2_nodes)$"
 PROFILED = "debug-profile"  # the site's partition whose core phase comes from sh5util

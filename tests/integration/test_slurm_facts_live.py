@@ -12,7 +12,7 @@ from scalebench.site import slurm_facts as sf
 from scalebench_lab import cluster
 from slurm_fixtures import slurm_cluster_factory  # noqa: F401  (fixture)
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slurm_lab]
 
 CPUS, MEMORY_MB = 2, 1500
 

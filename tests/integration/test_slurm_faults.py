@@ -23,7 +23,7 @@ from scalebench.reporting.store import ingest
 from scalebench_lab import cluster
 from slurm_fixtures import slurm_cluster_factory  # noqa: F401
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slurm_lab]
 
 PROBE = Path(__file__).resolve().parent / "checks" / "fault_probe.py"
 VICTIMS = ("rank_killed", "cancelled", "time_limit", "node_crash")

@@ -6,7 +6,7 @@ from conftest import REPO, run_reframe
 from scalebench.reporting.store import ingest
 from slurm_fixtures import slurm_cluster_factory  # noqa: F401
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slurm_lab]
 
 NODE_SCALES = "%scale=(1_node|2_nodes|4_nodes)$|HPLScalingCheck"
 

@@ -12,7 +12,7 @@ from conftest import REPO, run_reframe
 from scalebench.reporting.store import ingest
 from slurm_fixtures import slurm_cluster_factory  # noqa: F401
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slurm_lab]
 
 MEMORY_MB = (3000, 3000, 6000, 6000)
 FEATURES = ("mem3g", "mem3g", "mem6g", "mem6g")

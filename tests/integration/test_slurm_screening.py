@@ -19,7 +19,7 @@ from scalebench.reporting.store import ingest
 from scalebench_lab import cluster as lab
 from slurm_fixtures import slurm_cluster_factory  # noqa: F401
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slurm_lab]
 
 SLOW = "n3"
 FLAGS = REPO / "tests" / "data" / "screening" / "shared-host-flags.yaml"

@@ -31,7 +31,7 @@ from scalebench.site.thresholds import report_flags
 from scalebench_lab import cluster as lab
 from slurm_fixtures import slurm_cluster_factory  # noqa: F401
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slurm_lab]
 
 NODES = 6
 SLOW, SHAPED = "n3", "n5"

@@ -16,7 +16,7 @@ from scalebench.site.siteconf import site_systems
 from scalebench.site_plan import Filters, Settings, plan_cases, site_specs
 from slurm_fixtures import slurm_cluster_factory  # noqa: F401
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slurm_lab]
 
 PROBE = re.compile(r"^env-probe node=(\S+) local=(\d+) module=(\S+) cpus=(\S+)$", re.MULTILINE)
 

@@ -460,3 +460,9 @@ def test_more_trials_than_hpl_dat_lists_is_refused():
 
     with pytest.raises(InputError, match="at most 20"):
         HplSettings(trials=99999999999999999999)
+
+
+def test_a_known_name_refused_for_another_reason_is_not_suggested_to_itself():
+    from scalebench.validation import did_you_mean
+    assert did_you_mean("gflops_per_watt", ["gflops_per_watt", "rmax"]) == ""
+    assert did_you_mean("gflops_per_wat", ["gflops_per_watt", "rmax"]) == " (did you mean 'gflops_per_watt'?)"
