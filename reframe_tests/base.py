@@ -20,11 +20,13 @@ from reframe.core.exceptions import ConfigError
 from reframe.core.meta import make_test
 from reframe.core.runtime import runtime, valid_sysenv_comb
 
-from scalebench import benchmarks, knobs, paths, programs, room, site_plan, textfile
+from scalebench import knobs, paths, programs, registry, site_plan, textfile
+from scalebench.check import Settings
 from scalebench.errors import ScalebenchError
 from scalebench.interconnect import transport_evidence
 from scalebench.nodeprobe import job as node_probe, samples as probe_samples
 from scalebench.reporting import references
+from scalebench.benchmarks import SETTINGS
 from scalebench.site import facts as site_facts, launch, modules, reframe_config, rundir
 from scalebench.site.jobs import LeftOut
 
@@ -118,7 +120,7 @@ def planned_test(cls):
 def performance_functions(check, figures):
     """Perf variables of the figures {name: (value, unit)} of `check`, as measured: each converted to, and
     reported in, its unit of the figure registry (scalebench/data/benchmarks.yaml)."""
-    benchmark = benchmarks.lookup(check)
+    benchmark = registry.lookup(check)
     try:
         values = benchmark.in_units(figures)
     except ScalebenchError as err:
@@ -136,7 +138,7 @@ def recorded(check):
     """A plugin declaring the variables `check` records (base: every check), named and typed once, in
     scalebench/data/provenance.yaml; loggable, so that the run report carries them."""
     def declare(namespace):
-        for field in benchmarks.provenance().recorded_by(check):
+        for field in registry.provenance().recorded_by(check):
             kind = _TYPES[field.type]
             namespace[field.name] = variable(kind, value=kind(), loggable=True)
     return types.new_class(f'{check}Recorded', (TestPlugin,), exec_body=declare)
@@ -182,7 +184,7 @@ class ScalebenchCheck(recorded('base')):
     def figures_name(self):
         """The check whose figures (and their units) in scalebench/data/benchmarks.yaml are this check's:
         its own, or its nearest registered ancestor's (HPLTuneCheck's are HPLCheck's)."""
-        registered = benchmarks.registry()
+        registered = registry.registry()
         return next((cls.__name__ for cls in type(self).__mro__ if cls.__name__ in registered), self.catalog_name)
 
     # Where `scalebench references freeze` wrote the references this check is held to.
@@ -213,9 +215,8 @@ class ScalebenchCheck(recorded('base')):
 
     def plan_settings(self):
         """The variables of this check that change its plan."""
-        return site_plan.Settings(**knob_values(self, site_plan.Settings), environ=dict(os.environ),
-                                  reservation=self.asked_reservation(),
-                                  rooms=tuple(kind(**knob_values(self, kind)) for kind in room.settings_classes()))
+        return Settings(**knob_values(self, Settings), environ=dict(os.environ), reservation=self.asked_reservation(),
+                        benchmarks=tuple(kind(**knob_values(self, kind)) for kind in SETTINGS))
 
     def asked_reservation(self):
         try:

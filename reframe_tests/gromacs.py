@@ -8,14 +8,14 @@ Strong scaling runs the same box at every scale (`cells` spc216 boxes per side);
 it with the ranks, so each rank keeps the 1-rank box's water.
 
 A site's repository subclasses it (class SiteGROMACS(GROMACSCheck) with its own valid_systems, a
-gmx_binary, larger cells and steps). Parser, inputs, plan rules and outcome: scalebench.rooms.gromacs.
+gmx_binary, larger cells and steps). Parser, inputs, plan rules and outcome: scalebench.benchmarks.gromacs.
 """
 import reframe as rfm
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 
-from scalebench import site_plan
-from scalebench.rooms.gromacs import inputs
-from scalebench.rooms.gromacs.outcome import gromacs_outcome
+from scalebench.check import Settings
+from scalebench.benchmarks.gromacs import inputs
+from scalebench.benchmarks.gromacs.outcome import gromacs_outcome
 
 from .base import ScalebenchCheck, knob_variables, planned_test, recorded
 
@@ -24,7 +24,7 @@ WORKLOADS = inputs.load_workloads()
 
 @planned_test
 class GROMACSCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('GROMACSCheck'),
-                   knob_variables(site_plan.Settings, 'threads_per_rank', 'ranks_per_node')):
+                   knob_variables(Settings, 'threads_per_rank', 'ranks_per_node')):
     descr = 'GROMACS ns/day of an SPC/E water box, strong and weak scaling'
 
     # An MPI build (Debian's, Spack's gromacs +mpi); '' = the stack's extras['gmx_binary'], else gmx_mpi.

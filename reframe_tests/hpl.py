@@ -11,7 +11,7 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 from scalebench.analysis import scaling
 from scalebench.hpl.case_plan import HplSettings
 from scalebench.hpl.outcome import hpl_outcome
-from scalebench.rooms.hpl.rules import hpl_series
+from scalebench.benchmarks.hpl.rules import hpl_series
 from scalebench.site import thresholds
 
 from .base import ScalebenchCheck, knob_variables, planned_test, recorded, system_partitions

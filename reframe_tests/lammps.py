@@ -1,10 +1,10 @@
 """LAMMPS: timesteps/s, atom-steps/s and the Comm share at each scale, strong and weak scaling.
 
-Inputs are written by scalebench.rooms.lammps.inputs from the templates of reframe_tests/inputs/lammps/
+Inputs are written by scalebench.benchmarks.lammps.inputs from the templates of reframe_tests/inputs/lammps/
 (LJ melt, EAM copper, SPC/E water with PPPM). Strong scaling runs `atoms` atoms at every rank count;
 weak scaling replicates the 1-rank box so each rank keeps `atoms` atoms. The job lists the binary's
 packages first (`lmp -h`): a workload whose packages it lacks fails naming them. Parser, plan rules
-and outcome: scalebench.rooms.lammps.
+and outcome: scalebench.benchmarks.lammps.
 """
 import shlex
 import shutil
@@ -12,10 +12,10 @@ import shutil
 import reframe as rfm
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 
-from scalebench import site_plan
-from scalebench.rooms.lammps import inputs
-from scalebench.rooms.lammps.outcome import lammps_outcome
-from scalebench.rooms.lammps.output import parse_lammps
+from scalebench.check import Settings
+from scalebench.benchmarks.lammps import inputs
+from scalebench.benchmarks.lammps.outcome import lammps_outcome
+from scalebench.benchmarks.lammps.output import parse_lammps
 
 from .base import ScalebenchCheck, knob_variables, planned_test
 
@@ -24,7 +24,7 @@ WORKLOADS = inputs.load_lammps_workloads()
 
 @planned_test
 class LAMMPSCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck,
-                  knob_variables(site_plan.Settings, 'threads_per_rank', 'ranks_per_node')):
+                  knob_variables(Settings, 'threads_per_rank', 'ranks_per_node')):
     descr = 'LAMMPS throughput (timesteps/s, atom-steps/s) and Comm share, strong and weak scaling'
 
     lmp_binary = variable(str, value='')  # '' = the environment's extras['lmp_binary'], else lmp

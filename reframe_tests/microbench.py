@@ -10,21 +10,20 @@
 
 Figures per message size are named <figure>_<bytes>; scalebench/data/benchmarks.yaml tells reports
 how to draw them (n1/2, latency surprise, stack comparisons). NetPIPE's, OSU's and hpcc's plans and
-outcomes are rooms (scalebench.rooms.netpipe, scalebench.rooms.osu, scalebench.rooms.hpcc); what the
+outcomes are benchmarks (scalebench.benchmarks.netpipe, scalebench.benchmarks.osu, scalebench.benchmarks.hpcc); what the
 microbenchmarks share is scalebench.interconnect.microbench.
 """
 
 import reframe as rfm
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 
-from scalebench import site_plan
 from scalebench.hpl.hpcc_output import parse_hpcc
-from scalebench.rooms.hpcc import outcome as hpcc_outcome, rules as hpcc_rules
-from scalebench.rooms.netpipe.outcome import netpipe_measured
-from scalebench.rooms.netpipe.output import parse_netpipe
-from scalebench.rooms.osu.outcome import osu_measured
-from scalebench.rooms.osu.output import parse_osu
-from scalebench.rooms.osu.rules import OsuSettings
+from scalebench.benchmarks.hpcc import outcome as hpcc_outcome, rules as hpcc_rules
+from scalebench.benchmarks.netpipe.outcome import netpipe_measured
+from scalebench.benchmarks.netpipe.output import parse_netpipe
+from scalebench.benchmarks.osu.outcome import osu_measured
+from scalebench.benchmarks.osu.output import parse_osu
+from scalebench.benchmarks.osu.rules import OsuSettings
 
 from .base import ScalebenchCheck, knob_variables, planned_test
 

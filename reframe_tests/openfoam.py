@@ -2,14 +2,14 @@
 
 Each case is a tutorial of the OpenFOAM installation (reframe_tests/inputs/openfoam/cases.yaml). The
 job prepares it where OpenFOAM is installed (`scalebench prepare openfoam`: the tutorial copied from
-$FOAM_TUTORIALS and sized by scalebench.rooms.openfoam.cases, blockMesh cells, endTime = steps x deltaT,
+$FOAM_TUTORIALS and sized by scalebench.benchmarks.openfoam.cases, blockMesh cells, endTime = steps x deltaT,
 `simple` decomposition into `ranks` subdomains), runs the meshing steps, then the solver under the
 partition's launcher with -parallel (serial on one rank), timed by `date` around it.
 
 motorBike (surfaceFeatureExtract, snappyHexMesh and potentialFoam in parallel, then simpleFoam) takes
 minutes on tens of cores: it runs only with -S heavy_cases=true.
 
-Parser, plan rules and outcome: scalebench.rooms.openfoam.
+Parser, plan rules and outcome: scalebench.benchmarks.openfoam.
 """
 import shlex
 import sys
@@ -17,10 +17,10 @@ import sys
 import reframe as rfm
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 
-from scalebench import site_plan
-from scalebench.rooms.openfoam import cases as openfoam
-from scalebench.rooms.openfoam.outcome import openfoam_outcome
-from scalebench.rooms.openfoam.rules import OpenFOAMSettings
+from scalebench.check import Settings
+from scalebench.benchmarks.openfoam import cases as openfoam
+from scalebench.benchmarks.openfoam.outcome import openfoam_outcome
+from scalebench.benchmarks.openfoam.rules import OpenFOAMSettings
 
 from .base import ScalebenchCheck, knob_variables, planned_test
 
@@ -29,7 +29,7 @@ CASES = openfoam.load_openfoam_cases()
 
 @planned_test
 class OpenFOAMCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck,
-                    knob_variables(site_plan.Settings, 'threads_per_rank', 'ranks_per_node'),
+                    knob_variables(Settings, 'threads_per_rank', 'ranks_per_node'),
                     knob_variables(OpenFOAMSettings)):
     descr = 'OpenFOAM seconds per step and solver time, strong and weak scaling'
 

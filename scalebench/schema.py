@@ -19,7 +19,7 @@ import jsonschema
 import referencing
 from jsonschema.exceptions import ValidationError
 
-from scalebench import loaders, paths, room
+from scalebench import benchmark, loaders, paths
 from scalebench.errors import InputError
 from scalebench.units import parse_duration, parse_size, parse_slurm_size
 from scalebench.validation import check_name, check_shell_word, did_you_mean, excerpt, is_name, is_number
@@ -99,11 +99,11 @@ _Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, type_
 @functools.lru_cache(maxsize=None)
 def _registry() -> referencing.Registry:
     """Every schema under its file name, so that `$ref: common.yaml#/$defs/size` resolves; the site
-    schema with the keys the benchmark rooms add to partitions and stacks (scalebench.room)."""
+    schema with the keys the benchmarks add to partitions and stacks (scalebench.benchmark)."""
     contents = {path.name: loaders.load_yaml(path, "schema") for path in sorted(SCHEMAS.glob("*.yaml"))}
     site = contents["site.yaml"]["$defs"]
-    for place in room.SITE_PLACES:
-        site[place]["properties"].update(room.site_keys(place))
+    for place in benchmark.SITE_PLACES:
+        site[place]["properties"].update(benchmark.site_keys(place))
     for definition in contents["facts.yaml"]["$defs"].values():  # a site file's keys less ReFrame's own
         if "x-site" in definition:
             held = set(definition["x-reframe-holds"])
@@ -120,20 +120,6 @@ def _registry() -> referencing.Registry:
 def _validator(name: str) -> Any:
     schema = _registry().contents(name)
     return _Validator(schema, registry=_registry(), format_checker=_FORMATS)
-
-
-def allowed_keys(name: str, *path: str) -> tuple[str, ...]:
-    """The keys a schema allows at `path` (for messages and documentation)."""
-    node = _registry().contents(name)
-    for part in path:
-        node = _resolve(node)["properties"][part]
-    return tuple(_resolve(node).get("properties", {}))
-
-
-def _resolve(node: Mapping[str, Any]) -> Mapping[str, Any]:
-    while "$ref" in node:
-        node = _registry().resolver().lookup(node["$ref"]).contents
-    return node
 
 
 _TYPE_WORDS = {"integer": "an integer", "number": "a finite number", "string": "a string", "boolean": "true or false",

@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--results", default=str(paths.RESULTS))
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per profile")
     args = parser.parse_args(argv)
-    from scalebench.reporting.report import write_report
+    from scalebench.report import write_report
     from scalebench.reporting.hpl_table import hpl_terminal_table
 
     run_dirs, failed = [], []

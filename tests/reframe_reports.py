@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from scalebench.benchmarks import provenance
+from scalebench.registry import provenance
 
 REAL_REPORT = Path(__file__).resolve().parent / "data" / "reframe" / "hpl_local_run_report.json"
 # Variables of the HPL check that another check would not have: what it records, and its knobs.

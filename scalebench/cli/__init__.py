@@ -62,7 +62,7 @@ def cmd_peak(args: argparse.Namespace) -> int:
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
-    from scalebench.parse import parse_file
+    from scalebench.benchmarks import parse_file
 
     result = parse_file(args.kind, args.file)
     for warning in dict.fromkeys([*(result.get("problems") or []), *(result.get("warnings") or [])]):
@@ -73,7 +73,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """The terminal HPL table, then the files written; the main report's path last."""
-    from scalebench.reporting.report import DEFAULT_FORMATS, parse_formats, write_report
+    from scalebench.report import DEFAULT_FORMATS, parse_formats, write_report
     from scalebench.reporting.hpl_table import hpl_terminal_table
 
     # The tidy CSV (a row per figure: 300 MB for a year of nightly runs) only when asked for; --split-csv asks.

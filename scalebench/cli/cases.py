@@ -11,21 +11,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from scalebench import paths, room
+from scalebench import paths
+from scalebench.check import Settings
 from scalebench.cli.common import path_arg
 from scalebench.errors import InputError
 from scalebench.knobs import knobs
-from scalebench.site_plan import (Filters, PlannedCase, Settings, Unplanned, asked_reservation, plan_cases,
-                                  check_features, unplanned_checks)
+from scalebench.benchmarks import SETTINGS
+from scalebench.site_plan import (Filters, PlannedCase, Unplanned, asked_reservation, plan_cases, check_features,
+                                  unplanned_checks)
 from scalebench.screening.jobs import expand_hostlist
 from scalebench.site import reframe_config
 from scalebench.site.facts import FACTS_VARIABLE, described_systems, system_facts
 from scalebench.site.siteconf import site_systems
 from scalebench.validation import excerpt
 
-# -S names: the knobs of the rooms' settings (HPL's among them) and of the others', and variables read into
+# -S names: the knobs of the benchmarks' settings (HPL's among them) and of the others', and variables read into
 # other forms.
-_ROOM_KNOBS = {k.name: (kind, k) for kind in room.settings_classes() for k in knobs(kind)}
+_BENCHMARK_KNOBS = {k.name: (kind, k) for kind in SETTINGS for k in knobs(kind)}
 _KNOBS = {k.name: k for k in knobs(Settings)}
 _OTHER_VARIABLES = ("reservation", "reservation_time_limit", "screen_nodes")
 
@@ -34,16 +36,16 @@ def settings_of(assignments: Sequence[str]) -> Settings:
     """-S name=value for the checks' variables that change a plan, as ReFrame's -S sets them on
     every check that has them."""
     apps: dict[str, Any] = {}
-    rooms: dict[type, dict[str, Any]] = {kind: {} for kind in room.settings_classes()}
+    benchmarks: dict[type, dict[str, Any]] = {kind: {} for kind in SETTINGS}
     others: dict[str, str] = {}
     for text in assignments:
         name, sep, value = text.partition("=")
-        if not sep or name not in {*_ROOM_KNOBS, *_KNOBS, *_OTHER_VARIABLES}:
-            known = ", ".join(sorted({*_ROOM_KNOBS, *_KNOBS, *_OTHER_VARIABLES}))
+        if not sep or name not in {*_BENCHMARK_KNOBS, *_KNOBS, *_OTHER_VARIABLES}:
+            known = ", ".join(sorted({*_BENCHMARK_KNOBS, *_KNOBS, *_OTHER_VARIABLES}))
             raise InputError(f"-S {excerpt(text)}: expected name=value with a variable the plan uses ({known})")
-        if name in _ROOM_KNOBS:
-            kind, room_knob = _ROOM_KNOBS[name]
-            rooms[kind][name] = room_knob.parse(value)
+        if name in _BENCHMARK_KNOBS:
+            kind, benchmark_knob = _BENCHMARK_KNOBS[name]
+            benchmarks[kind][name] = benchmark_knob.parse(value)
         if name in _KNOBS:
             apps[name] = _KNOBS[name].parse(value)
         if name in _OTHER_VARIABLES:
@@ -51,7 +53,7 @@ def settings_of(assignments: Sequence[str]) -> Settings:
     screen = tuple(expand_hostlist(others["screen_nodes"], "-S screen_nodes")) if "screen_nodes" in others else ()
     reservation = asked_reservation(others.get("reservation", ""), others.get("reservation_time_limit", ""))
     return Settings(**apps, screen_nodes=screen, environ=dict(os.environ),
-                    reservation=reservation, rooms=tuple(kind(**values) for kind, values in rooms.items()))
+                    reservation=reservation, benchmarks=tuple(kind(**values) for kind, values in benchmarks.items()))
 
 
 @dataclass(frozen=True)

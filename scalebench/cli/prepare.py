@@ -7,7 +7,7 @@ from typing import Any
 
 from scalebench.cli.common import path_arg, positive_int_arg
 from scalebench.errors import InputError
-from scalebench.rooms.openfoam.cases import load_openfoam_cases, prepare_case
+from scalebench.benchmarks.openfoam.cases import load_openfoam_cases, prepare_case
 from scalebench.site.scales import SCALING_MODES
 from scalebench.validation import excerpt
 

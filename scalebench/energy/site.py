@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from scalebench.benchmarks import did_you_mean
+from scalebench.registry import did_you_mean
 from scalebench.energy.registry import registry
 from scalebench.errors import InputError
 from scalebench.validation import excerpt, is_number

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from scalebench.errors import ParseError
-from scalebench.benchmarks import quantity_of
+from scalebench.registry import quantity_of
 from scalebench.parse._common import (
     FINITE,
     NONFINITE,

@@ -1,8 +1,8 @@
 """What the interconnect microbenchmarks share (the checks in reframe_tests/microbench.py): curves per
 message size as figures named <figure>_<bytes> (the "sized" figures of scalebench/data/benchmarks.yaml),
 their summaries (peak, n1/2), the layouts of two-rank and whole-node tests, the figures and problems of a
-job. NetPIPE's, OSU's and hpcc's own parts are rooms: scalebench/rooms/netpipe, scalebench/rooms/osu,
-scalebench/rooms/hpcc."""
+job. NetPIPE's, OSU's and hpcc's own parts are benchmarks: scalebench/benchmarks/netpipe, scalebench/benchmarks/osu,
+scalebench/benchmarks/hpcc."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -70,7 +70,7 @@ def two_ranks(partition: PartitionSpec, params: Mapping[str, Any]) -> tuple[Scal
 
 
 def valid_two_ranks(partition: PartitionSpec, params: Mapping[str, Any], settings: Any = None) -> bool:
-    """The `valid` of a two-rank check (scalebench.site_plan.CheckSpec): the partition can place them."""
+    """The `valid` of a two-rank check (scalebench.check.CheckSpec): the partition can place them."""
     return not isinstance(two_ranks(partition, params), str)
 
 

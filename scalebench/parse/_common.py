@@ -15,7 +15,7 @@ import math
 import re
 from typing import Iterable, Iterator
 
-from scalebench.benchmarks import quantity_of
+from scalebench.registry import quantity_of
 
 # A value as printed: a finite float, or the token when it is not a finite number.
 Value = float | str

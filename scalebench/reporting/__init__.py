@@ -1,2 +1,2 @@
-"""Results: the store of ReFrame run reports, series, reports (Markdown, HTML, CSV), bake-off
-comparisons and acceptance verdicts."""
+"""Results: the store of ReFrame run reports, series, the report's parts and shared sections (the
+report itself: scalebench.report), bake-off comparisons and acceptance verdicts."""

@@ -22,7 +22,7 @@ import polars as pl
 
 from scalebench import loaders
 from scalebench.analysis import scaling
-from scalebench.benchmarks import registry
+from scalebench.registry import registry
 from scalebench.errors import InputError
 from scalebench.reporting import noise, series
 from scalebench.reporting.cutshort import CutShort

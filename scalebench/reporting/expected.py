@@ -15,7 +15,7 @@ from typing import Iterable, Mapping, Sequence
 
 import polars as pl
 
-from scalebench.benchmarks import lookup, split_sized
+from scalebench.registry import lookup, split_sized
 from scalebench.errors import InputError
 from scalebench.hpl import model
 from scalebench.hpl.model import Calibration, Link, RankRate

@@ -1,6 +1,6 @@
 """The HPL table of a report: one line per HPL configuration (scale, geometry, deck) on one system and
 stack, the medians of its runs, with the efficiency HPL's scalability model expects beside the measured
-one. HPL's report section (scalebench/rooms/hpl/section.py) shows it, the terminal prints it, and
+one. HPL's report section (scalebench/benchmarks/hpl/section.py) shows it, the terminal prints it, and
 acceptance and `predict --from` read the model's expectations and the measured points from it."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 import polars as pl
 
-from scalebench.benchmarks import lookup
+from scalebench.registry import lookup
 from scalebench.reporting import expected as model_expected
 from scalebench.reporting import noise, series
 from scalebench.reporting.document import Table as TableBlock, table, text_table

@@ -37,7 +37,7 @@ from typing import Sequence
 
 import polars as pl
 
-from scalebench import atomic, benchmarks, faultpoints, loaders, textfile
+from scalebench import atomic, faultpoints, loaders, registry, textfile
 from scalebench.errors import InputError
 from scalebench.reporting.records import bounds
 from scalebench.reporting.table import CASE_SCHEMA, RECORD_SCHEMA, SESSION_SCHEMA, Table
@@ -355,7 +355,7 @@ def _unsound(cases: pl.DataFrame, records: pl.DataFrame) -> str:
     if not usable.filter(~pl.col("measured") | ~pl.col("value").is_finite()).is_empty():
         return "a figure no measurement gives"
     kinds = usable.select("benchmark", "perf_var", "unit").unique()
-    ranges = pl.DataFrame([(*kind, *bounds(benchmarks.lookup(kind[0]), kind[1], kind[2]))
+    ranges = pl.DataFrame([(*kind, *bounds(registry.lookup(kind[0]), kind[1], kind[2]))
                            for kind in kinds.iter_rows()],
                           schema={"benchmark": pl.Utf8, "perf_var": pl.Utf8, "unit": pl.Utf8, "low": pl.Float64,
                                   "included": pl.Boolean, "high": pl.Float64, "words": pl.Utf8}, orient="row")
@@ -391,10 +391,3 @@ def _renumber(pieces: list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]]) -> 
     records = records.join(case_ids, on=["order", "case"], how="left", maintain_order="left").with_columns(
         case=pl.col("new")).drop("new", "order", "position")
     return Table(sessions, cases.select(*CASE_SCHEMA), records.select(*RECORD_SCHEMA))
-
-
-def index_size(results: Path) -> int:
-    """Bytes of the index of this scalebench under `results` (for the benchmark)."""
-    root = results / INDEX_DIR / f"{FORMAT}-{ingest_version()}"
-    return sum(p.stat().st_size for p in root.rglob("*.parquet")) if root.is_dir() else 0
-

@@ -21,7 +21,7 @@ from typing import Any, Mapping, NamedTuple, Sequence
 
 import polars as pl
 
-from scalebench.benchmarks import lookup
+from scalebench.registry import lookup
 from scalebench.hpl.outcome import DgemmRepeats, disturbance, solve_cv
 from scalebench.reporting.records import Case
 from scalebench.reporting.table import Table, per_table

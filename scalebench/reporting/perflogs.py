@@ -8,7 +8,7 @@ from typing import Any, Sequence
 from scalebench import textfile
 from scalebench.errors import InputError
 from scalebench.loaders import REPORT_LIMIT
-from scalebench.benchmarks import lookup
+from scalebench.registry import lookup
 from scalebench.reporting.records import (PROVENANCE_KEYS, Case, FigureDropped, Session, check_case, count, derived,
                                         figure_value, params_from_name, run_provenance)
 

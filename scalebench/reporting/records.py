@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from scalebench import loaders
-from scalebench.benchmarks import (RATIO_TOLERANCE, Benchmark, Relation, family, lookup, provenance, quantities,
+from scalebench.registry import (RATIO_TOLERANCE, Entry, Relation, family, lookup, provenance, quantities,
                                    quantity_of, split_sized)
 from scalebench.errors import InputError
 from scalebench.hpl.output import rate_bounds  # HPL's own rate formula, where the parser has it
@@ -122,7 +122,7 @@ class FigureDropped(InputError):
     """One figure of a case cannot be used (the rest of the case can): it is left out with a warning."""
 
 
-def _conversion(bench: Benchmark, name: str, unit: str) -> tuple[float, str]:
+def _conversion(bench: Entry, name: str, unit: str) -> tuple[float, str]:
     """(factor, unit) turning a value of figure `name` recorded in `unit` into the registry's unit;
     InputError when the unit is not one its quantity can convert."""
     spec = bench.figures.get(family(bench, name))
@@ -138,7 +138,7 @@ def _conversion(bench: Benchmark, name: str, unit: str) -> tuple[float, str]:
 _conversions: dict[tuple[str, str, str], tuple[float, str] | str] = {}
 
 
-def figure_value(bench: Benchmark, name: str, value: Any, unit: Any) -> tuple[float | None, str, float]:
+def figure_value(bench: Entry, name: str, value: Any, unit: Any) -> tuple[float | None, str, float]:
     """(value, unit, factor) of a recorded figure in the registry's unit (benchmarks.yaml `unit`): a value
     in another unit of its quantity is converted (factor: what it was multiplied by); None for no value
     (ReFrame's null, NaN, infinity). FigureDropped when the value is no number (a string, a boolean) or the
@@ -250,7 +250,7 @@ _LOW = {"positive": (0.0, False, "positive"), "non_negative": (0.0, True, "not n
 _bounds_cache: dict[tuple[str, str, str], tuple[float, bool, float, str]] = {}
 
 
-def bounds(bench: Benchmark, name: str, unit: str) -> tuple[float, bool, float, str]:
+def bounds(bench: Entry, name: str, unit: str) -> tuple[float, bool, float, str]:
     """(low, low included, high, what the value must be) of a figure: its registry range (positive
     for rates and times unless the registry says otherwise) and, in %, 0 to 100; a rate at message
     size 0 may be 0. A figure the registry does not know: any finite value."""

@@ -18,7 +18,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import yaml
 
-from scalebench import benchmarks, loaders, paths, writeonce
+from scalebench import loaders, paths, registry, writeonce
 from scalebench.errors import InputError, ScalebenchError
 from scalebench.reporting import noise
 from scalebench.reporting.records import Session
@@ -69,8 +69,8 @@ class Method:
 
 def direction(benchmark: str, figure: str) -> str:
     """higher | lower | none, from the benchmark registry (a sized figure as its curve)."""
-    bench = benchmarks.lookup(benchmark)
-    return bench.figure(benchmarks.family(bench, figure)).direction
+    bench = registry.lookup(benchmark)
+    return bench.figure(registry.family(bench, figure)).direction
 
 
 def case_key(partition: str, environ: str) -> str:

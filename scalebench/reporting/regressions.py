@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
-from scalebench import benchmarks
+from scalebench import registry
 from scalebench.reporting.document import Block, Heading, Text, table
 from scalebench.reporting.records import Case, Session
 from scalebench.validation import is_number
@@ -64,8 +64,8 @@ def blocks(sessions: Sequence[Session], level: int = 2) -> list[Block]:
     rows, curve_within = [], 0
     for entry in sorted(entries, key=lambda e: (not e.outside, e.case.system, e.case.partition, e.case.stack,
                                                 e.case.name, e.figure, e.case.session_start)):
-        bench = benchmarks.lookup(entry.case.benchmark)
-        if benchmarks.split_sized(bench, entry.figure) and not entry.outside:
+        bench = registry.lookup(entry.case.benchmark)
+        if registry.split_sized(bench, entry.figure) and not entry.outside:
             curve_within += 1
             continue
         unit = entry.case.figures[entry.figure][1]

@@ -18,7 +18,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from scalebench import benchmarks
+from scalebench import registry
 from scalebench.errors import InputError
 from scalebench.reporting.document import Block, Chart, Figure, Heading, Line, Mark, Panel, Table, Text, table
 from scalebench.reporting.records import Case, Session
@@ -305,7 +305,7 @@ def screens(sessions: Iterable[Session], check: str = HEALTH_CHECK, flags: Mappi
     measurement of it is outside its bounds, one at least beyond what the interference recorded during
     it, beyond its peers' typical load, could explain."""
     flags = flags or report_flags()
-    bench = benchmarks.lookup(check)
+    bench = registry.lookup(check)
     found: dict[tuple[tuple[str, str, str], str], dict[str, list[Measured]]] = {}
     units: dict[str, str] = {}
     notes = []

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Sequence
 import polars as pl
 
 from scalebench.analysis import scaling
-from scalebench.benchmarks import Benchmark, lookup
+from scalebench.registry import Entry, lookup
 from scalebench.reporting.table import Table, exact_median, hashable
 
 AXIS_LABELS = {"nodes": "Nodes", "procs": "Processes", "cores": "Cores", "msg_size": "Message size (bytes)"}
@@ -49,7 +49,7 @@ def variant_of(params: tuple[tuple[str, Any], ...]) -> str:
 @dataclass(frozen=True)
 class Series:
     key: SeriesKey
-    bench: Benchmark
+    bench: Entry
     axis: str  # nodes | procs | cores | a parameter name
     unit: str
     points: dict[int, float]  # x -> median value, x increasing
@@ -120,7 +120,7 @@ class Points:
 
     rows: pl.DataFrame
     named: dict[int, tuple[tuple[str, Any], ...]]  # the parameters each `named` id stands for
-    benches: dict[str, Benchmark]
+    benches: dict[str, Entry]
 
 
 def points(table: Table, axis: str | None = None, benchmark_names: Sequence[str] | None = None) -> Points:
@@ -131,7 +131,7 @@ def points(table: Table, axis: str | None = None, benchmark_names: Sequence[str]
         rows = rows.filter(pl.col("benchmark").is_in(list(benchmark_names)))
     # Per distinct parameter combination (a few hundred), in Python: the x axis, a parameter x, and
     # the parameters that name the series.
-    benches: dict[str, Benchmark] = {}
+    benches: dict[str, Entry] = {}
     named: dict[tuple[tuple[str, Any], ...], int] = {}
     combos: dict[str, list[Any]] = {"benchmark": [], "params": [], "msg_size": [], "along": [], "x_param": [],
                                     "named": []}

@@ -26,7 +26,7 @@ from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 import polars as pl
 
-from scalebench import benchmarks, loaders, textfile
+from scalebench import loaders, registry, textfile
 from scalebench.errors import InputError, ResultsError
 from scalebench.reporting import cutshort
 from scalebench.reporting.index import INDEX_DIR, Fresh, Index, Indexed, SegmentUnreadable, assemble, select
@@ -178,7 +178,7 @@ def _case(testcase: dict[str, Any], report: str, start: str, provenance: dict[st
     left out, and why is appended to `dropped`; a figure in another unit of its quantity is converted."""
     figures, references = {}, {}
     benchmark = text(testcase.get("name", "")).split(" ")[0] or text(testcase.get("unique_name", ""))
-    bench = benchmarks.lookup(benchmark)
+    bench = registry.lookup(benchmark)
     own = f"{testcase['system']}:{testcase['partition']}"
     for key, entry in (testcase.get("perfvalues") or {}).items():
         # [value, ref, lower, upper, unit, result], keyed <system>:<partition>:<figure>

@@ -21,13 +21,13 @@ from typing import Any, Callable, Iterable, NamedTuple, Sequence, TypeVar
 
 import polars as pl
 
-from scalebench import benchmarks
+from scalebench import registry
 from scalebench.reporting.records import Case, Session
 from scalebench.validation import is_number
 
 # Provenance kept as text columns (what str() of the value shows, "" when absent): the report's
 # appendix and CSV columns and the transport section read them for every case.
-_REGISTRY = benchmarks.provenance()
+_REGISTRY = registry.provenance()
 _KEPT_IN = {f.name: f.into for f in _REGISTRY.fields.values() if f.into}
 SHOWN = tuple(dict.fromkeys(name for name in (*(f.name for f in _REGISTRY.appendix),
                                              *(f.name for _, f in _REGISTRY.csv),
@@ -232,8 +232,8 @@ def from_sessions(sessions: Sequence[Session]) -> Table:
                 key = (case.benchmark, name)
                 parts = split.get(key)
                 if parts is None:
-                    bench = bench or benchmarks.lookup(case.benchmark)
-                    sized = benchmarks.split_sized(bench, name) if bench.sized else None
+                    bench = bench or registry.lookup(case.benchmark)
+                    sized = registry.split_sized(bench, name) if bench.sized else None
                     parts = split[key] = (name, None) if sized is None else sized
                 ref = case.references[name]
                 try:

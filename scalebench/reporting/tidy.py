@@ -10,13 +10,13 @@ from typing import BinaryIO
 
 import polars as pl
 
-from scalebench import benchmarks
+from scalebench import registry
 from scalebench.reporting.series import record_params
 from scalebench.reporting.table import Table, shown
 
 CSV_LEADING = ("run_start", "system", "partition", "stack", "benchmark", "case")
-_CSV_PROVENANCE = benchmarks.provenance().csv  # (column, field): the registry's
-_KEPT_IN = {f.name: f.into for f in benchmarks.provenance().fields.values() if f.into}
+_CSV_PROVENANCE = registry.provenance().csv  # (column, field): the registry's
+_KEPT_IN = {f.name: f.into for f in registry.provenance().fields.values() if f.into}
 CSV_TRAILING = ("num_nodes", "num_tasks", "cores", "figure", "value", "unit", "reference", "result",
                 *(column for column, _ in _CSV_PROVENANCE), "git_describe", "reframe_version", "hostname", "report")
 

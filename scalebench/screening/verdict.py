@@ -302,15 +302,6 @@ def judge(result: ProbeResult, flags: Mapping[str, float], interference_record: 
                    tuple(unconfirmed))
 
 
-def worst_figures(verdict: NodeVerdict) -> str:
-    """'DGEMM (all ranks) -62%, best pair bandwidth -90%': what a flagged node is behind on."""
-    return ", ".join(f"{figure.label} {s.deviation:+.0%}" for figure, s in verdict.scores)
-
-
-def nodes_of(verdicts: Sequence[Verdict]) -> list[str]:
-    return [node for v in verdicts for node in v.flagged_nodes()]
-
-
 def summary(verdict: Verdict) -> dict[str, tuple[float, str]]:
     """The job's figures (ScreeningCheck's perf variables): counts and medians."""
     result = verdict.result

@@ -170,7 +170,7 @@ class PartitionSpec:
     reservation: Reservation | None = None  # where its largest cases run (a full-system HPL)
     energy: EnergySpec = field(default_factory=EnergySpec)  # where its energy figures come from
     node_sizing: str = ""  # how HPL is sized where the nodes differ (node_kinds), for plan to say
-    extras: Mapping[str, Any] = field(default_factory=dict, compare=False)  # every site key, rooms' among them
+    extras: Mapping[str, Any] = field(default_factory=dict, compare=False)  # every site key, benchmarks' among them
 
     def reservation_for(self, nodes: int, asked: Reservation | None = None) -> Reservation | None:
         """The reservation a job of `nodes` nodes runs in: the one asked for on the command line, else

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from scalebench import benchmarks, loaders, paths, room, schema
+from scalebench import benchmark, loaders, paths, registry, schema
 from scalebench.energy.site import EnergySpec
 from scalebench.errors import InputError, ScalebenchError
 from scalebench.site import binding, fabric, host, modules, peak, rundir, spack_lock
@@ -35,7 +35,7 @@ def system_dirs(run: Path) -> dict[str, str]:
 def perflog_format() -> str:
     """Pipe-separated, one line per performance variable (perflog_multiline), pandas reads it directly;
     the columns are the provenance registry's, and ReFrame heads the file with their names."""
-    return "|".join(f"%(check_{name})s" for name in benchmarks.provenance().perflog_columns())
+    return "|".join(f"%(check_{name})s" for name in registry.provenance().perflog_columns())
 
 
 # ReFrame versions whose configuration has a key scalebench writes: perflog_multiline, which 4.9 renamed
@@ -89,8 +89,8 @@ MIN_NODE_MEMORY = 2**30
 _DETECTABLE = ("cores_per_node", "memory_per_node", "microarch", "clock_ghz")
 _HPL_KEYS = ("hpl_time_budget_s", "hpl_trials", "hpl_ranks_per_node", "hpl_threads_per_rank", "hpl_max_grid_aspect")
 # Binaries and directories a stack's checks run (environment extras of the same name); a benchmark
-# room's stack keys (scalebench.room) are its programs too.
-_STACK_PROGRAMS = ("hpl_binary", "hpcc_binary", "mpirun", "screen_binary", *room.site_keys("stack"))
+# benchmark's stack keys (scalebench.benchmark) are its programs too.
+_STACK_PROGRAMS = ("hpl_binary", "hpcc_binary", "mpirun", "screen_binary", *benchmark.site_keys("stack"))
 # Host detection: only where a site file asks for it, and once per process.
 _HOST: list[host.HostInfo] = []
 
@@ -183,7 +183,7 @@ def _partition(part: dict[str, Any], where: str, source: str, site: dict[str, An
         schema.fail(source, f"{where}.time_limit", f"{part['time_limit']} is longer than the partition's longest job "
                                                    f"(max_time_limit_s: {longest}): its jobs would pend for ever")
     extras.update({key: part[key] for key in (*_HPL_KEYS, "cpu_bind", "screen_chunk_nodes",
-                                              *room.site_keys("partition")) if part.get(key) is not None})
+                                              *benchmark.site_keys("partition")) if part.get(key) is not None})
     if part.get("screen_chunk_nodes", SCREEN_MIN_NODES) < SCREEN_MIN_NODES:
         schema.fail(source, f"{where}.screen_chunk_nodes", f"at least {SCREEN_MIN_NODES} (a node is compared with the "
                                                            f"median of its job's nodes)")
@@ -332,7 +332,7 @@ def _stack(stack: dict[str, Any], source: str, modules_system: str) -> dict[str,
     if stack.get("fabric") is not None:
         extras["fabric"] = fabric.check_fabric(f"{source}: {where}.fabric", stack["fabric"])
     view = extras.get("spack_view") or (f"{extras['spack_env']}/.spack-env/view" if "spack_env" in extras else None)
-    for key, key_schema in room.site_keys("stack").items() if view else ():  # where Spack puts a room's program
+    for key, key_schema in benchmark.site_keys("stack").items() if view else ():  # where Spack puts its program
         if "x-under-spack-view" in key_schema and key not in extras:
             extras[key] = f"{view}/{key_schema['x-under-spack-view']}"
     return {

@@ -18,7 +18,7 @@ from typing import Callable, Dict, List, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "fuzz"))
 import fuzzing  # noqa: E402
-from scalebench.parse import KINDS  # noqa: E402
+from scalebench.benchmarks import KINDS  # noqa: E402
 
 Target = Tuple[str, int, Callable[[random.Random], Tuple[str, Callable[[], fuzzing.Outcome]]]]
 

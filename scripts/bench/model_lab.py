@@ -65,7 +65,7 @@ from scalebench.reporting import expected, noise
 from scalebench.reporting.hpl_table import hpl_lines
 from scalebench.reporting.sections.transports import fabric_figures
 from scalebench.reporting.store import load
-from scalebench.rooms.hpcc import outcome as hpcc_outcome, rules as hpcc_rules
+from scalebench.benchmarks.hpcc import outcome as hpcc_outcome, rules as hpcc_rules
 from scalebench.site.rundir import new_run_dir
 from scalebench.site.siteconf import site_systems
 from scalebench.site_plan import site_specs

@@ -33,7 +33,7 @@ MIB = 2**20
 _MEASURE = r"""
 import json, resource, sys, time
 kind, path = sys.argv[1:3]
-from scalebench.parse import parse_file
+from scalebench.benchmarks import parse_file
 wall, cpu = time.perf_counter(), time.process_time()
 result = parse_file(kind, path)
 parsed_cpu, parsed_wall = time.process_time() - cpu, time.perf_counter() - wall

@@ -43,7 +43,7 @@ import reframe_reports as rr  # noqa: E402
 from fuzzing import HARD_LIMIT_S, Hang, hard_limit  # noqa: E402
 
 from scalebench.cli import main  # noqa: E402
-from scalebench.parse import KINDS, parse_text  # noqa: E402
+from scalebench.benchmarks import KINDS, parse_text  # noqa: E402
 from scalebench.validation import C_INT_MAX  # noqa: E402
 
 DATA = REPO / "tests" / "data"

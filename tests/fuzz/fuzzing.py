@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, settings
 
 from scalebench.errors import DeckError, InputError, ParseError
 from scalebench.hpl import deck
-from scalebench.parse import KINDS, parse_text
+from scalebench.benchmarks import KINDS, parse_text
 
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS / "unit"))  # vectors.py and the NetPIPE samples live with the unit tests

@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 import hostile
 from fuzzing import FUZZ, HARD_LIMIT_S, hard_limit, run_one, seed_corpus
 from scalebench import loaders, textfile
-from scalebench.benchmarks import lookup, quantity_of
+from scalebench.registry import lookup, quantity_of
 from scalebench.errors import InputError, ParseError, ResultsError
 from scalebench.hpl import tune
 from scalebench.hpl.output import DEFAULT_THRESHOLD, parse_hpl
-from scalebench.parse import KINDS, parse_file, parse_text
+from scalebench.benchmarks import KINDS, parse_file, parse_text
 from scalebench.reporting import records, store
 from scalebench.validation import C_INT_MAX
 

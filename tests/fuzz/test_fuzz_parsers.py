@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from fuzzing import FUZZ, MUTATIONS, NOISE_LINES, NONFINITE_TOKENS, STACKABLE, mutate, parse_outcome
 from fuzzing import seed_corpus
-from scalebench.parse import KINDS, parse_text
+from scalebench.benchmarks import KINDS, parse_text
 
 CORPUS = seed_corpus()
 KIND_NAMES = sorted(KINDS)

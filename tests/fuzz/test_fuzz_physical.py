@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 import hostile
 from fuzzing import FUZZ, HARD_LIMIT_S, hard_limit
-from scalebench.benchmarks import quantity_of
+from scalebench.registry import quantity_of
 from scalebench.errors import ParseError, ResultsError
 from scalebench.hpl.output import DEFAULT_THRESHOLD, parse_hpl
-from scalebench.parse import parse_text
+from scalebench.benchmarks import parse_text
 
 # Printed numbers no measurement can be, and some that can.
 NUMBERS = ("-2.05", "-0.51", "-9.4", "-5", "-8", "-1", "0", "1e308", "-1e308", "1.8e308", "inf", "-inf", "nan", "-nan",

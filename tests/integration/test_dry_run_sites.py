@@ -24,7 +24,8 @@ from conftest import REPO, VENV_BIN, lmod_environ
 from scalebench.cli.cases import settings_of
 from scalebench.hpl.deck import load_rules
 from scalebench.site.siteconf import site_systems
-from scalebench.site_plan import CHECKS, Filters, Settings, plan_cases, site_specs
+from scalebench.check import Settings
+from scalebench.site_plan import CHECKS, Filters, plan_cases, site_specs
 from scalebench.units import parse_duration, parse_size
 
 pytestmark = pytest.mark.integration
@@ -221,8 +222,8 @@ def test_gpu_hpl_runs_one_rank_per_gpu_with_the_vendor_binary(dry_runs):
         assert "ignores pfact, bcast" in case["deck_source"]
 
 
-def test_a_rooms_knob_reaches_its_job_scripts_as_plan_says(tmp_path):
-    """-S osu_buffers=device, OSU's room's knob: every OSU job on the GPU partition passes its buffers on
+def test_a_benchmarks_knob_reaches_its_job_scripts_as_plan_says(tmp_path):
+    """-S osu_buffers=device, OSU's benchmark's knob: every OSU job on the GPU partition passes its buffers on
     the devices (-d cuda D D), one GPU per rank, as `scalebench plan -S osu_buffers=device` lists."""
     site = SITES["gpu-h100"]
     proc = dry_run("gpu-h100", site, tmp_path / "run", lmod_environ(), "-n", "OSU", "-S", "osu_buffers=device")

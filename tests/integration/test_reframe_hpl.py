@@ -6,10 +6,10 @@ import pytest
 import yaml
 
 from conftest import LOCAL_SITE, local_scales, ranks_at, require_tools, require_xhpl, run_reframe
-from scalebench.benchmarks import provenance
+from scalebench.registry import provenance
 from scalebench.reporting.document import Chart, Table
 from scalebench.reporting.hpl_table import NOISY, hpl_lines
-from scalebench.reporting.report import build_document
+from scalebench.report import build_document
 from scalebench.reporting.store import ingest, load
 
 pytestmark = pytest.mark.integration

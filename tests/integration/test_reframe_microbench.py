@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from conftest import VENV_BIN, require_cores, require_tools, run_reframe
-from scalebench import benchmarks
+from scalebench import registry
 from scalebench.reporting import store as results
 
 pytestmark = pytest.mark.integration
@@ -43,10 +43,10 @@ def test_netpipe_ran_on_every_local_stack_within_the_node(micro_run):
         assert proc.returncode == 0, proc.stdout[-3000:]
     netpipe = {c["stack"]: c for c in cases if c["name"] == "NetPIPECheck %placement=intra_node"}
     assert set(netpipe) == STACKS and all(c["result"] == "pass" for c in netpipe.values())
-    bench = benchmarks.lookup("NetPIPECheck")
+    bench = registry.lookup("NetPIPECheck")
     for stack, case in netpipe.items():
         figures = _figures(case)
-        sizes = sorted(s for _, s in filter(None, (benchmarks.split_sized(bench, f) for f in figures
+        sizes = sorted(s for _, s in filter(None, (registry.split_sized(bench, f) for f in figures
                                                    if f.startswith("latency_"))))
         assert sizes[0] == 1 and sizes[-1] == 65536, stack
         assert 0 < figures["min_latency"] <= figures["latency_65536"], stack

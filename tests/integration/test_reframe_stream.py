@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from conftest import LOCAL_SITE, REPO, local_partition, perflog_rows, require_tools, run_reframe, unavailable
-from scalebench.rooms.stream.output import KERNELS
+from scalebench.benchmarks.stream.output import KERNELS
 
 pytestmark = pytest.mark.integration
 
@@ -23,7 +23,7 @@ def _run(root, name, theoretical_gbs):
     path.write_text(yaml.safe_dump(site))
     run_dir = root / name
     proc = run_reframe(run_dir, "-r", "-p", "^openmpi-sm$", "-S", f"array_elements={ELEMENTS}",
-                       env={**os.environ, "SCALEBENCH_SITE": str(path)}, checks="rooms.py", timeout=300)
+                       env={**os.environ, "SCALEBENCH_SITE": str(path)}, checks="stream.py", timeout=300)
     report = json.loads((run_dir / "report.json").read_text())
     [case] = [tc for run in report["runs"] for tc in run["testcases"]]
     return proc, case, run_dir

@@ -17,7 +17,7 @@ import headless_chromium
 import reframe_reports as rr
 from conftest import REPO, require_tools
 from png_check import png_colours
-from scalebench.reporting import report
+from scalebench import report
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,8 @@ import yaml
 from conftest import REPO, XHPL, lmod_environ, require_xhpl, run_reframe
 from scalebench.hpl.case_plan import HplSettings
 from scalebench.site.siteconf import site_systems
-from scalebench.site_plan import Filters, Settings, plan_cases, site_specs
+from scalebench.check import Settings
+from scalebench.site_plan import Filters, plan_cases, site_specs
 from slurm_fixtures import slurm_cluster_factory  # noqa: F401
 
 pytestmark = [pytest.mark.integration, pytest.mark.slurm_lab]
@@ -74,7 +75,7 @@ def runs(slurm_cluster_factory, site, tmp_path_factory):  # noqa: F811
 
 def planned_job(path, ranks, threads):
     partitions, stacks, environs = site_specs(site_systems(path))
-    settings = Settings(rooms=(HplSettings(ranks_per_node=ranks, threads_per_rank=threads),))
+    settings = Settings(benchmarks=(HplSettings(ranks_per_node=ranks, threads_per_rank=threads),))
     (case,) = plan_cases(partitions, stacks, environs, settings, Filters(names=("HPLCheck%scale=2_nodes$",)))
     return case.plan.job
 

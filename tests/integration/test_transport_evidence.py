@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from conftest import LOCAL_SITE, require_cores, require_tools, run_reframe
-from scalebench.reporting import report, store
+from scalebench import report
+from scalebench.reporting import store
 
 pytestmark = pytest.mark.integration
 

@@ -157,7 +157,7 @@ def test_accept_exit_code_for_ci(study, tmp_path, capsys):
 
 
 def test_report_carries_the_verdicts(study, tmp_path):
-    from scalebench.reporting import report
+    from scalebench import report
 
     thresholds = _file(tmp_path, "criteria:\n  - {benchmark: HPLCheck, figure: efficiency, min: 80%}")
     written = report.write_report([study], tmp_path / "out", formats=("csv",), thresholds=thresholds)

@@ -1,16 +1,16 @@
-"""scalebench.app_inputs, scalebench.rooms.lammps and scalebench.rooms.openfoam: LAMMPS inputs and OpenFOAM cases
-sized for strong and weak scaling, and the figures a LAMMPS run reports."""
+"""scalebench.app_inputs, scalebench.benchmarks.lammps and scalebench.benchmarks.openfoam: LAMMPS inputs and
+OpenFOAM cases sized for strong and weak scaling, and the figures a LAMMPS run reports."""
 import gzip
 import re
 
 import pytest
 
-from scalebench import app_inputs as common, benchmarks
-from scalebench.rooms.lammps import inputs as lammps
-from scalebench.rooms.lammps.outcome import lammps_outcome, lammps_packages
-from scalebench.rooms.lammps.output import parse_lammps
-from scalebench.rooms.openfoam import cases as openfoam
-from scalebench.rooms.openfoam.outcome import snapped_cells
+from scalebench import app_inputs as common, registry
+from scalebench.benchmarks.lammps import inputs as lammps
+from scalebench.benchmarks.lammps.outcome import lammps_outcome, lammps_packages
+from scalebench.benchmarks.lammps.output import parse_lammps
+from scalebench.benchmarks.openfoam import cases as openfoam
+from scalebench.benchmarks.openfoam.outcome import snapped_cells
 from vectors import read_vector
 from scalebench.errors import InputError
 
@@ -125,7 +125,7 @@ def test_lammps_figures_in_the_workloads_time_unit_and_kspace_only_where_timed()
     assert {name: value for name, (value, _) in figures.items()} == {
         "timesteps_per_s": 1432.166, "atom_steps_per_s": 716083.0, "tau_per_day": 618695.793, "loop_time": 0.698243,
         "comm_share": 23.02}
-    registered = benchmarks.lookup("LAMMPSCheck")
+    registered = registry.lookup("LAMMPSCheck")
     assert all(registered.unit_of(name) == unit for name, (_, unit) in figures.items())
 
 

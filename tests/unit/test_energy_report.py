@@ -4,7 +4,8 @@ import pytest
 
 import reframe_reports as rr
 from scalebench.cli import main
-from scalebench.reporting import acceptance, bakeoff, document, hpl_table, report, series, store as results
+from scalebench import report
+from scalebench.reporting import acceptance, bakeoff, document, hpl_table, series, store as results
 from scalebench.reporting.hpl_table import hpl_terminal_table
 from scalebench.reporting.table import figure_units
 

@@ -9,7 +9,8 @@ from scalebench.site import launch
 from scalebench.site.fabric import transports
 from scalebench.site.jobs import job_plan
 from scalebench.site.partition import PartitionSpec, StackSpec
-from scalebench.site_plan import CasePlan, PlannedCase
+from scalebench.check import CasePlan
+from scalebench.site_plan import PlannedCase
 
 EVIDENCE = transports().evidence_env
 

@@ -14,7 +14,7 @@ from scalebench.hpl import model
 from scalebench.reporting import acceptance, expected, series
 from scalebench.reporting.document import Chart, Table
 from scalebench.reporting.hpl_table import hpl_lines, hpl_terminal_table, model_expectations
-from scalebench.reporting.report import build_document
+from scalebench.report import build_document
 from scalebench.reporting.store import load
 from scalebench.reporting.table import figure_units
 

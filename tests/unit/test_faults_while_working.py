@@ -26,12 +26,12 @@ from conftest import unavailable
 from scalebench import atomic, interrupts
 from scalebench.errors import ResultsError
 from scalebench.reporting import store
-from scalebench.reporting.report import write_report
+from scalebench.report import write_report
 
 SCALEBENCH = Path(sys.executable).with_name("scalebench")
 TIMEOUT = 60
 # The command line with the chart worker drawing whatever the report's size (it starts from 8 MB of runs).
-WITH_WORKER = ("import sys; from scalebench.reporting import report; report.WORKER_FROM_BYTES = 0; "
+WITH_WORKER = ("import sys; from scalebench import report; report.WORKER_FROM_BYTES = 0; "
                "from scalebench._start import main; sys.exit(main())")
 FAILING = "criteria:\n  - {name: HPL Rmax, benchmark: HPLCheck, figure: rmax, min: 1e9, at: every}\n"
 
@@ -394,7 +394,7 @@ def test_a_run_report_removed_after_the_walk_costs_that_run(tmp_path, capsys, mo
         (runs[1] / "report.json").unlink()
         return sources
 
-    monkeypatch.setattr("scalebench.reporting.report.find_sources", then_removed)  # its size, then its read
+    monkeypatch.setattr("scalebench.report.find_sources", then_removed)  # its size, then its read
     status, out, err = cli(capsys, "report", str(root), "--out", str(tmp_path / "out"), "--format", "md")
     assert status == 0, err
     assert f"skipped {runs[1] / 'report.json'}: not readable JSON" in err and "Traceback" not in err

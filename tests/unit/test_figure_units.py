@@ -6,17 +6,17 @@ import math
 
 import pytest
 
-from scalebench import benchmarks
+from scalebench import registry
 from scalebench.analysis import scaling
 from scalebench.energy import figures as energy
 from scalebench.errors import InputError
 from scalebench.hpl.hpcc_output import parse_hpcc
 from scalebench.reporting import records
-from scalebench.rooms.hpcc import outcome as hpcc_outcome
-from scalebench.rooms.netpipe import outcome as netpipe_outcome
-from scalebench.rooms.netpipe.output import parse_netpipe
-from scalebench.rooms.osu import outcome as osu_outcome
-from scalebench.rooms.osu.output import parse_osu
+from scalebench.benchmarks.hpcc import outcome as hpcc_outcome
+from scalebench.benchmarks.netpipe import outcome as netpipe_outcome
+from scalebench.benchmarks.netpipe.output import parse_netpipe
+from scalebench.benchmarks.osu import outcome as osu_outcome
+from scalebench.benchmarks.osu.output import parse_osu
 from scalebench.screening.probe import parse_probe
 from scalebench.screening.verdict import judge, summary
 from scalebench.site.thresholds import report_flags
@@ -50,7 +50,7 @@ def measured():
 
 @pytest.mark.parametrize("check, figures", list(measured()), ids=lambda v: v if isinstance(v, str) else "")
 def test_measured_figures_are_in_their_registry_units(check, figures):
-    benchmark = benchmarks.lookup(check)
+    benchmark = registry.lookup(check)
     assert figures
     for name, (value, unit) in figures.items():
         assert benchmark.unit_of(name) == unit, (check, name)
@@ -58,7 +58,7 @@ def test_measured_figures_are_in_their_registry_units(check, figures):
 
 
 def test_another_unit_of_the_quantity_is_converted_and_another_quantity_refused():
-    osu = benchmarks.lookup("OSULatencyCheck")
+    osu = registry.lookup("OSULatencyCheck")
     assert osu.in_units({"latency_8": (0.002, "ms")}) == {"latency_8": pytest.approx(2.0)}
     with pytest.raises(InputError, match="latency_8 is measured in MB/s; the registry gives it us"):
         osu.in_units({"latency_8": (2.0, "MB/s")})
@@ -67,12 +67,12 @@ def test_another_unit_of_the_quantity_is_converted_and_another_quantity_refused(
 
 
 def test_a_figure_per_process_count_is_read_as_its_family():
-    scaling_check = benchmarks.lookup("HPLScalingCheck")
-    assert [benchmarks.family(scaling_check, name) for name in ("speedup_p4", "weak_efficiency_p16", "speedup_4",
+    scaling_check = registry.lookup("HPLScalingCheck")
+    assert [registry.family(scaling_check, name) for name in ("speedup_p4", "weak_efficiency_p16", "speedup_4",
                                                                 "speedup_px", "latency_p4")] == [
         "speedup", "weak_efficiency", "speedup_4", "speedup_px", "latency_p4"]
     # bandwidth_p4 of a sized check is no process count: per_procs is the registry's to say
-    assert benchmarks.family(benchmarks.lookup("OSUBandwidthCheck"), "bandwidth_p4") == "bandwidth_p4"
+    assert registry.family(registry.lookup("OSUBandwidthCheck"), "bandwidth_p4") == "bandwidth_p4"
     # superlinear scaling is physical: an efficiency above 100 % and a negative serial fraction are read
     assert records.bounds(scaling_check, "efficiency_p8", "%")[2] == 1000
     assert records.bounds(scaling_check, "karp_flatt_p8", "serial fraction")[0] == -math.inf

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 import reframe_reports as rr
-from scalebench.reporting import acceptance, document, first_page, noise, report, store
+from scalebench import report
+from scalebench.reporting import acceptance, document, first_page, noise, store
 from scalebench.reporting.sections import appendix, interference
 from scalebench.reporting.document import Heading, Ref, Table, plain
 from scalebench.reporting.hpl_table import model_expectations

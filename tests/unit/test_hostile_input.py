@@ -12,7 +12,7 @@ import pytest
 
 import reframe_reports as rr
 from cli_calls import cli, one_error_line
-from scalebench.parse import parse_text
+from scalebench.benchmarks import parse_text
 from scalebench.reporting.store import ingest
 from scalebench.validation import C_INT_MAX
 
@@ -80,7 +80,7 @@ def test_fifos_among_other_files_the_library_reads(tmp_path, fifo, monkeypatch):
     import gzip
 
     from scalebench.errors import InputError
-    from scalebench.rooms.openfoam import cases as openfoam
+    from scalebench.benchmarks.openfoam import cases as openfoam
     from scalebench.site import rundir
 
     assert rundir.file_digest(fifo) == f"unreadable {fifo} (lock file: {fifo} is not a regular file)"
@@ -171,8 +171,8 @@ def test_session_info_as_a_list_and_a_400_digit_figure_are_skipped_by_name(tmp_p
 
 
 def test_a_case_file_nested_deep_fails_the_case_not_the_check():
-    from scalebench.rooms.openfoam.cases import OpenfoamCase
-    from scalebench.rooms.openfoam.outcome import openfoam_outcome
+    from scalebench.benchmarks.openfoam.cases import OpenfoamCase
+    from scalebench.benchmarks.openfoam.outcome import openfoam_outcome
 
     case = OpenfoamCase(name="c", tutorial="t", solver="s", cells=1, steps=1)
     for text in ("[" * 5000 + "]" * 5000, "[1]"):

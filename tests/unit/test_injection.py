@@ -19,8 +19,8 @@ from conftest import REPO, VENV_BIN, run_reframe
 from reframe_reports import hpl, write_run
 from scalebench.errors import DeckError, InputError, ResultsError
 from scalebench.hpl import deck
-from scalebench.rooms.lammps import inputs as lammps
-from scalebench.rooms.openfoam import cases as openfoam
+from scalebench.benchmarks.lammps import inputs as lammps
+from scalebench.benchmarks.openfoam import cases as openfoam
 from scalebench.site import thresholds
 from scalebench.site import rundir, siteconf
 from test_apps import CAVITY, DECOMPOSE, LJ, TEMPLATE, TEXTS

@@ -7,7 +7,8 @@ import pytest
 from scalebench.errors import InputError
 from scalebench.site.reframe_config import describe
 from scalebench.site.siteconf import systems_config
-from scalebench.site_plan import Settings, plan_cases
+from scalebench.check import Settings
+from scalebench.site_plan import plan_cases
 from scalebench.units import parse_slurm_size
 from scalebench import loaders, schema
 

@@ -8,15 +8,16 @@ import pytest
 import yaml
 
 from conftest import REPO, run_reframe
-from scalebench import room
+from scalebench.check import Settings
 from scalebench.cli.cases import settings_of
 from scalebench.errors import InputError
 from scalebench.hpl.case_plan import HplSettings, plan_hpl
 from scalebench.knobs import knob, knobs
-from scalebench.rooms.openfoam.rules import OpenFOAMSettings
-from scalebench.rooms.osu.rules import OsuSettings
+from scalebench.benchmarks import SETTINGS
+from scalebench.benchmarks.openfoam.rules import OpenFOAMSettings
+from scalebench.benchmarks.osu.rules import OsuSettings
 from scalebench.site.siteconf import site_systems
-from scalebench.site_plan import Filters, Settings, plan_cases, site_specs
+from scalebench.site_plan import Filters, plan_cases, site_specs
 from wrapped_site import install_wrappers, site_file
 
 
@@ -27,18 +28,18 @@ def test_every_hpl_knob_is_a_plan_name_of_its_type():
         assert getattr(settings_of([f"{k.name}={text}"]).of(HplSettings), k.name) == k.kind(text), k.name
 
 
-def test_a_rooms_knobs_are_plan_names_its_rules_read_through_the_settings():
-    """HPL's, OSU's, OpenFOAM's and STREAM's rooms declare their knobs (scalebench.room), each name once
-    (HPL's settings and the central ones share threads_per_rank and ranks_per_node on purpose: one -S sets
-    both)."""
+def test_a_benchmarks_knobs_are_plan_names_its_rules_read_through_the_settings():
+    """HPL's, OSU's, OpenFOAM's and STREAM's benchmarks declare their knobs (scalebench.benchmarks.SETTINGS),
+    each name once (HPL's settings and the central ones share threads_per_rank and ranks_per_node on purpose:
+    one -S sets both)."""
     central = {k.name for k in knobs(Settings)}
-    names = [k.name for kind in room.settings_classes() for k in knobs(kind)]
+    names = [k.name for kind in SETTINGS for k in knobs(kind)]
     assert len(names) == len(set(names)) and central & set(names) == {"threads_per_rank", "ranks_per_node"}
     assert {"osu_buffers", "heavy_cases", "array_elements", "hpl_binary"} <= set(names)
-    assert HplSettings in room.settings_classes()
+    assert HplSettings in SETTINGS
     assert settings_of(["threads_per_rank=2"]).threads_per_rank == 2
     assert settings_of(["threads_per_rank=2"]).of(HplSettings).threads_per_rank == 2
-    assert "osu_buffers" not in {k.name for k in knobs(Settings)}  # the room's, not the central settings'
+    assert "osu_buffers" not in {k.name for k in knobs(Settings)}  # the benchmark's, not the central settings'
     assert settings_of(["osu_buffers=device"]).of(OsuSettings) == OsuSettings("device")
     assert settings_of([]).of(OsuSettings) == OsuSettings() and Settings().of(OpenFOAMSettings).heavy_cases is False
     with pytest.raises(InputError, match="heavy_cases='maybe': must be true or false"):

@@ -5,16 +5,16 @@ import subprocess
 
 import pytest
 
-from scalebench import benchmarks, programs, room
+from scalebench import benchmark, programs, registry
 from scalebench.errors import InputError, ParseError
 from scalebench.hpl.hpcc_output import parse_hpcc
 from scalebench.interconnect import microbench
-from scalebench.parse import KINDS
-from scalebench.rooms.hpcc import outcome as hpcc_outcome
-from scalebench.rooms.netpipe import outcome as netpipe_outcome
-from scalebench.rooms.netpipe.output import parse_netpipe
-from scalebench.rooms.osu import outcome as osu_outcome
-from scalebench.rooms.osu.output import parse_osu
+from scalebench.benchmarks import KINDS, BENCHMARKS
+from scalebench.benchmarks.hpcc import outcome as hpcc_outcome
+from scalebench.benchmarks.netpipe import outcome as netpipe_outcome
+from scalebench.benchmarks.netpipe.output import parse_netpipe
+from scalebench.benchmarks.osu import outcome as osu_outcome
+from scalebench.benchmarks.osu.output import parse_osu
 from scalebench.site.scales import Scale
 from scalebench.site_plan import CHECKS
 from vectors import data_dir, read_vector
@@ -43,8 +43,8 @@ def test_netpipe_figures_are_sized_with_a_summary():
     assert figures["peak_bandwidth"] == (pytest.approx(peak), "MB/s")
     assert 1 < figures["n_half"][0] < 8388608 and figures["n_half"][1] == "B"
     # every sized figure is one the registry can split into (figure, size)
-    bench = benchmarks.lookup("NetPIPECheck")
-    assert all(benchmarks.split_sized(bench, name) for name in figures if name[-1].isdigit())
+    bench = registry.lookup("NetPIPECheck")
+    assert all(registry.split_sized(bench, name) for name in figures if name[-1].isdigit())
 
 
 def test_netpipe_without_a_finite_point_is_a_parse_error():
@@ -98,7 +98,7 @@ def test_hpcc_network_figures_and_ring_ratio():
     assert figures["random_ring_bandwidth"] == (summary["RandomlyOrderedRingBandwidth_GBytes"], "GB/s")
     assert figures["random_ring_over_pingpong"][0] == pytest.approx(
         summary["RandomlyOrderedRingLatency_usec"] / summary["AvgPingPongLatency_usec"])
-    assert set(figures) <= set(benchmarks.lookup("HPCCNetworkCheck").figures)
+    assert set(figures) <= set(registry.lookup("HPCCNetworkCheck").figures)
 
 
 def test_hpcc_without_a_latency_figure_names_the_key():
@@ -145,20 +145,20 @@ def test_the_job_finds_a_program_under_the_stack_directory_then_on_path(tmp_path
 
 
 def test_registry_gives_each_point_to_point_figure_its_kind():
-    netpipe = benchmarks.lookup("NetPIPECheck")
+    netpipe = registry.lookup("NetPIPECheck")
     assert netpipe.figures["latency"].kind == "latency" and netpipe.figures["bandwidth"].kind == "bandwidth"
     assert netpipe.figures["n_half"].kind is None
-    osu_bw, osu_lat = benchmarks.lookup("OSUBandwidthCheck"), benchmarks.lookup("OSULatencyCheck")
+    osu_bw, osu_lat = registry.lookup("OSUBandwidthCheck"), registry.lookup("OSULatencyCheck")
     assert osu_bw.figures["bandwidth"].kind == "bandwidth" and osu_lat.figures["latency"].kind == "latency"
     assert osu_bw.suite == osu_lat.suite == "OSU point-to-point"
-    assert benchmarks.lookup("OSUCollectiveCheck").suite == "OSU collective latency"  # its title
+    assert registry.lookup("OSUCollectiveCheck").suite == "OSU collective latency"  # its title
 
 
 def test_registry_rejects_an_unknown_figure_kind(tmp_path):
     path = tmp_path / "benchmarks.yaml"
     path.write_text("X:\n  section: microbenchmark\n  figures:\n    latency: {direction: lower, kind: latncy}\n")
     with pytest.raises(InputError, match=r"figures\.latency\.kind.*did you mean 'latency'"):
-        benchmarks.load(path)
+        registry.load(path)
 
 
 def test_netpipe_stream_gives_the_message_rate_by_size():
@@ -167,8 +167,8 @@ def test_netpipe_stream_gives_the_message_rate_by_size():
     assert figures["message_rate_1"] == (pytest.approx(28.274215 * 2**20 / 8), "msg/s")
     assert figures["small_message_rate"] == figures["message_rate_1"]
     assert figures["message_rate_65536"][0] == pytest.approx(figures["bandwidth_65536"][0] * 1e6 / 65536)
-    bench = benchmarks.lookup("NetPIPEStreamCheck")
-    assert all(benchmarks.split_sized(bench, name) for name in figures if name[-1].isdigit())
+    bench = registry.lookup("NetPIPEStreamCheck")
+    assert all(registry.split_sized(bench, name) for name in figures if name[-1].isdigit())
 
 
 def test_a_netpipe_curve_that_stops_early_or_on_one_rank_is_not_a_measurement():
@@ -183,13 +183,13 @@ def test_a_netpipe_curve_that_stops_early_or_on_one_rank_is_not_a_measurement():
     assert one_rank.problems == ("NetPIPE reports ranks [0], expected [0, 1] (wrong MPI launcher?)",)
 
 
-def test_netpipe_and_osu_are_rooms_the_central_lists_find_without_naming_them():
-    found = {r.name: r for r in room.rooms()}
+def test_netpipe_and_osu_are_benchmarks_of_the_central_lists():
+    found = {r.name: r for r in BENCHMARKS}
     for name, checks in (("netpipe", {"NetPIPECheck", "NetPIPEStreamCheck"}),
                          ("osu", {"OSULatencyCheck", "OSUBandwidthCheck", "OSUBiBandwidthCheck",
                                   "OSUMultiBandwidthCheck", "OSUCollectiveCheck"})):
-        assert KINDS[name] is found[name].parse
-        assert {spec.name for spec in found[name].checks()} == checks and checks <= set(CHECKS)
+        assert KINDS[name] == found[name].parse
+        assert {spec.name for spec in found[name].checks} == checks and checks <= set(CHECKS)
         assert found[name].section is None  # they report in the shared microbenchmark section
-        assert all(benchmarks.registry()[check].section == "microbenchmark" for check in checks)
-    assert {"netpipe_binary", "osu_dir"} <= set(room.site_keys("stack"))
+        assert all(registry.registry()[check].section == "microbenchmark" for check in checks)
+    assert {"netpipe_binary", "osu_dir"} <= set(benchmark.site_keys("stack"))

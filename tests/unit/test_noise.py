@@ -7,7 +7,8 @@ import pytest
 
 import reframe_reports as rr
 from scalebench.cli import main
-from scalebench.reporting import acceptance, noise, references, report
+from scalebench import report
+from scalebench.reporting import acceptance, noise, references
 from scalebench.reporting import hpl_table
 from scalebench.reporting.store import ingest
 from scalebench.reporting.table import figure_units, from_sessions

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from scalebench.rooms.gromacs.output import fatal_error, parse_gromacs
+from scalebench.benchmarks.gromacs.output import fatal_error, parse_gromacs
 from vectors import assert_linear_time, assert_parse_errors, assert_registered, assert_result_or_parse_error
 from vectors import assert_same, assert_sources_present, load_vector, mutated_texts, read_vector, sample_texts
 from vectors import vector_names

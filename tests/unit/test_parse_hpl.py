@@ -10,7 +10,7 @@ import pytest
 
 from scalebench.errors import InputError, ParseError
 from scalebench.hpl.output import THREE_RESIDUAL_VERSION, HplCounts, HplOutput, parse_hpl
-from scalebench.parse import KINDS, parse_file, parse_text
+from scalebench.benchmarks import KINDS, parse_file, parse_text
 from vectors import printed
 from vectors import assert_linear_time, assert_parse_errors, assert_registered, assert_result_or_parse_error
 from vectors import assert_same, assert_sources_present, check_extras, load_vector, mutated_texts, read_vector

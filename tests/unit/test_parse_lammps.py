@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from scalebench.rooms.lammps.output import parse_lammps, shift_decimal
+from scalebench.benchmarks.lammps.output import parse_lammps, shift_decimal
 from vectors import printed
 from vectors import assert_extra_keys, assert_linear_time, assert_parse_errors, assert_registered
 from vectors import assert_result_or_parse_error, assert_same, assert_sources_present, check_extras

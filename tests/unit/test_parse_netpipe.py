@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from scalebench.rooms.netpipe.output import FORM_FILE, FORM_SCREEN, parse_netpipe
+from scalebench.benchmarks.netpipe.output import FORM_FILE, FORM_SCREEN, parse_netpipe
 from vectors import assert_linear_time, assert_parse_errors, assert_registered, assert_result_or_parse_error
 from vectors import mutated_texts
 

@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from scalebench.rooms.openfoam.output import parse_openfoam
+from scalebench.benchmarks.openfoam.output import parse_openfoam
 from vectors import printed
 from vectors import assert_linear_time, assert_parse_errors, assert_registered, assert_result_or_parse_error
 from vectors import assert_same, assert_sources_present, check_extras, load_vector, mutated_texts, read_vector

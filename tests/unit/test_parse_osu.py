@@ -7,7 +7,7 @@ from typing import Any, Dict
 
 import pytest
 
-from scalebench.rooms.osu.output import PEAK_NOTE, parse_osu, unit_of
+from scalebench.benchmarks.osu.output import PEAK_NOTE, parse_osu, unit_of
 from vectors import printed
 from vectors import assert_linear_time, assert_parse_errors, assert_registered, assert_result_or_parse_error
 from vectors import assert_same, assert_sources_present, check_extras, load_vector, mutated_texts, read_vector

@@ -10,7 +10,7 @@ import pytest
 from hpl_outputs import hpcc_output, hpl_output, tv
 from cli_calls import cli
 from scalebench.hpl.output import parse_hpl
-from scalebench.parse import parse_text
+from scalebench.benchmarks import parse_text
 
 DEFAULT_ROW = (tv(), 10000, 192, 1, 2, 6.50, 1.0256e2, "PASSED")
 
@@ -190,9 +190,9 @@ def test_lammps_figures_that_cannot_be_or_contradict_each_other_are_named(values
 
 
 def test_the_lammps_check_fails_a_log_whose_figures_contradict_each_other():
-    from scalebench.rooms.lammps.inputs import load_lammps_workloads
-    from scalebench.rooms.lammps.outcome import lammps_outcome
-    from scalebench.rooms.lammps.output import parse_lammps
+    from scalebench.benchmarks.lammps.inputs import load_lammps_workloads
+    from scalebench.benchmarks.lammps.outcome import lammps_outcome
+    from scalebench.benchmarks.lammps.output import parse_lammps
 
     text = LAMMPS_RUN.format(loop="9.4", procs="2", rate="99999", tasks="2") + (
         "\nMPI task timing breakdown:\nSection |  min time  |  avg time  |  max time  |%varavg| %total\n"

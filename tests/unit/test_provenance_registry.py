@@ -6,14 +6,15 @@ import re
 import pytest
 
 import reframe_reports as rr
-from scalebench import benchmarks
+from scalebench import registry
 from scalebench.hpl.case_plan import plan_hpl
-from scalebench.reporting import report, store, tidy
+from scalebench import report
+from scalebench.reporting import store, tidy
 from scalebench.reporting.records import Case
 from scalebench.site import siteconf
 from test_hpl_plan import XHPL, ZEN4
 
-REGISTRY = benchmarks.provenance()
+REGISTRY = registry.provenance()
 FIELDS = REGISTRY.fields
 
 
@@ -38,7 +39,7 @@ def _cells(header: list[str]) -> dict[str, str]:
 def test_the_perflog_format_is_the_registry_in_its_order():
     header = _header(siteconf.perflog_format())
     assert header == list(REGISTRY.perflog_columns())
-    assert header == [*(f.name for f in FIELDS.values() if f.perflog == "case"), *benchmarks.PERFLOG_FIGURE_COLUMNS,
+    assert header == [*(f.name for f in FIELDS.values() if f.perflog == "case"), *registry.PERFLOG_FIGURE_COLUMNS,
                       *(f.name for f in FIELDS.values() if f.perflog == "provenance")]
     # what the perflog carried before the registry, column for column
     assert header[:13] == ["job_completion_time", "result", "display_name", "system", "partition", "environ",
@@ -69,7 +70,7 @@ def test_every_perflog_column_is_read_back_where_the_registry_says(tmp_path):
             assert case.recorded(field.name) == cells[source], field.name
             reached.add(source)
     # ranks per node and threads per rank are read only as the case's cores
-    assert set(header) - reached - set(benchmarks.PERFLOG_FIGURE_COLUMNS) == {"num_tasks_per_node",
+    assert set(header) - reached - set(registry.PERFLOG_FIGURE_COLUMNS) == {"num_tasks_per_node",
                                                                                "num_cpus_per_task"}
     assert case.cores == int(cells["num_tasks"]) * int(cells["num_cpus_per_task"])
     assert case.figures == {"rmax": (12.5, "Gflop/s")} and case.references == {"rmax": (0.0, None, None)}
@@ -99,7 +100,7 @@ def test_the_spec_hash_falls_back_to_the_runs_provenance(tmp_path):
 def test_the_registry_names_only_what_exists():
     case_fields = {f.name for f in dataclasses.fields(Case)}
     assert {f.into for f in FIELDS.values() if f.into} - {"provenance", "params"} <= case_fields
-    assert {f.check for f in FIELDS.values() if f.check} <= {"base", *benchmarks.registry()}
+    assert {f.check for f in FIELDS.values() if f.check} <= {"base", *registry.registry()}
     assert [column for column, _ in REGISTRY.csv] == list(tidy.CSV_TRAILING[8:12])
     with pytest.raises(KeyError):
         Case("r", "", "s", "p", "e", "st", "HPLCheck", "n", {}, 1, 1, "pass", None, None, {}, {}).recorded("deck_sumary")
@@ -128,7 +129,7 @@ def test_registry_mistakes_are_named(tmp_path, text, message):
     path = tmp_path / "provenance.yaml"
     path.write_text(text)
     with pytest.raises(Exception, match=re.escape(message)):
-        benchmarks.load_provenance(path)
+        registry.load_provenance(path)
 
 
 def test_the_report_lines_are_the_registry_labels(tmp_path):

@@ -9,13 +9,14 @@ import pytest
 
 import reframe_reports as rr
 from png_check import png_colours
-from scalebench import benchmarks, room
+from scalebench import registry
 from scalebench.analysis import scaling
 from scalebench.hpl.hpcc_output import parse_hpcc
 from scalebench.hpl.output import parse_hpl
 from scalebench.interconnect import curves
-from scalebench.parse import KINDS
-from scalebench.reporting import document, report, series, store as results
+from scalebench import report
+from scalebench.reporting import document, series, store as results
+from scalebench.benchmarks import KINDS, BENCHMARKS
 from scalebench.site_plan import CHECKS
 
 REAL_REPORT = rr.REAL_REPORT
@@ -54,30 +55,29 @@ def _charts(blocks):
 
 
 def test_registry_maps_checks_to_sections_and_directions():
-    reg = benchmarks.registry()
+    reg = registry.registry()
     assert reg["HPLCheck"].section == "hpl" and reg["HPLCheck"].fom == "rmax"
     assert reg["LAMMPSCheck"].figure("timesteps_per_s").direction == "higher"
     assert reg["OSULatencyCheck"].kind == "latency" and reg["OSULatencyCheck"].x == "msg_size"
-    assert benchmarks.split_sized(reg["OSUBandwidthCheck"], "bandwidth_1024") == ("bandwidth", 1024)
-    assert benchmarks.split_sized(reg["OSUBandwidthCheck"], "peak_1024") is None
-    assert benchmarks.lookup("NoSuchCheck").section == "other"
+    assert registry.split_sized(reg["OSUBandwidthCheck"], "bandwidth_1024") == ("bandwidth", 1024)
+    assert registry.split_sized(reg["OSUBandwidthCheck"], "peak_1024") is None
+    assert registry.lookup("NoSuchCheck").section == "other"
 
 
-def test_hpl_and_hpcc_are_rooms_and_hpl_leads_the_plan_and_the_report(study):
-    """HPL's and hpcc's rooms are found like any other (their kinds, checks and section are named nowhere
-    central), their parsers the HPL library's; HPL's leads: its checks open CHECKS, its section the
-    report, before the shared sections."""
-    found = {r.name: r for r in room.rooms()}
+def test_hpl_and_hpcc_are_benchmarks_and_hpl_leads_the_plan_and_the_report(study):
+    """HPL's and hpcc's benchmarks are listed like any other (scalebench.benchmarks), their parsers the HPL library's;
+    HPL's leads: its checks open CHECKS, its section the report, before the shared sections."""
+    found = {r.name: r for r in BENCHMARKS}
     hpl, hpcc = found["hpl"], found["hpcc"]
-    assert hpl.leads and not hpcc.leads and KINDS["hpl"] is hpl.parse and KINDS["hpcc"] is hpcc.parse
+    assert hpl.leads and not hpcc.leads and KINDS["hpl"] == hpl.parse and KINDS["hpcc"] == hpcc.parse
     for kind, parse, vector in (("hpl", parse_hpl, "mnt_reform_hpl23.txt"),
                                 ("hpcc", parse_hpcc, "hpcc150_8procs_full.txt")):
         text = (Path(__file__).parents[1] / "data" / kind / vector).read_text()
         assert KINDS[kind](text) == parse(text).to_dict()
-    checks = [spec.name for spec in hpl.checks()]
+    checks = [spec.name for spec in hpl.checks]
     assert list(CHECKS)[:len(checks)] == checks == ["HPLCheck", "HPLTuneCheck", "HPLScalingCheck"]
-    assert [spec.name for spec in hpcc.checks()] == ["NodeHealthCheck", "HPCCNetworkCheck"]
-    assert benchmarks.SECTIONS[0] == "hpl" and "hpl" not in benchmarks.SECTIONS[1:]
+    assert [spec.name for spec in hpcc.checks] == ["NodeHealthCheck", "HPCCNetworkCheck"]
+    assert registry.SECTIONS[0] == "hpl" and "hpl" not in registry.SECTIONS[1:]
     blocks, _ = _document([study])
     titles = [b.text for b in blocks if isinstance(b, document.Heading) and b.level == 2]
     assert titles.index("HPL") < titles.index("Applications") < titles.index("Microbenchmarks")
@@ -274,7 +274,7 @@ def test_registry_knows_every_figure_of_every_check():
     checks = _performance_functions()
     assert "HPLCheck" in checks
     for name, figures in checks.items():
-        bench = benchmarks.registry().get(name)
+        bench = registry.registry().get(name)
         assert bench is not None, f"{name} is missing from scalebench/data/benchmarks.yaml"
         assert figures <= set(bench.figures), f"{name}: {sorted(figures - set(bench.figures))} not registered"
 
@@ -290,7 +290,7 @@ def test_registry_mistakes_are_named(tmp_path, text, message):
     path = tmp_path / "benchmarks.yaml"
     path.write_text(text)
     with pytest.raises(Exception, match=re.escape(message)):
-        benchmarks.load(path)
+        registry.load(path)
 
 
 def test_big_reports_draw_charts_in_a_worker_process(study, tmp_path, monkeypatch):

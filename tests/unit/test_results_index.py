@@ -18,7 +18,8 @@ import polars as pl
 import pytest
 
 import reframe_reports as rr
-from scalebench.reporting import index, report, store
+from scalebench import report
+from scalebench.reporting import index, store
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "reframe"
 FORMATS = ("md", "txt", "csv", "html", "parquet")

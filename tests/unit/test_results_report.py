@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from scalebench.errors import ResultsError
-from scalebench.reporting import report, sections, store as results, tidy
+from scalebench import report
+from scalebench.reporting import sections, store as results, tidy
 from scalebench.reporting.hpl_table import hpl_terminal_table
 
 REAL_REPORT = Path(__file__).resolve().parents[1] / "data" / "reframe" / "hpl_local_run_report.json"

@@ -12,7 +12,8 @@ from scalebench.errors import InputError
 from scalebench.site import facts as site_facts
 from scalebench.site.reframe_config import NotDescribed, describe, not_described_error, slurm_option
 from scalebench.site.siteconf import site_systems
-from scalebench.site_plan import Settings, plan_cases
+from scalebench.check import Settings
+from scalebench.site_plan import plan_cases
 
 CONFIGS = REPO / "tests" / "data" / "reframe_configs"
 

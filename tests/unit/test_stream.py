@@ -1,6 +1,6 @@
-"""The STREAM room (scalebench/rooms/stream): its parser against real outputs and outputs written from
+"""The STREAM benchmark (scalebench/benchmarks/stream): its parser against real outputs and outputs written from
 stream.c's printf formats, the per-node outcome and its sanity, the plan of STREAMCheck, its site keys,
-its report section, and that the central registries pick the room up without naming it."""
+its report section, and that the central registries pick the benchmark up without naming it."""
 import json
 
 import pytest
@@ -8,16 +8,18 @@ import yaml
 
 import reframe_reports as rr
 from cli_calls import cli
-from scalebench import benchmarks, paths, room
+from scalebench import benchmark, paths, registry
 from scalebench.errors import InputError, ParseError
-from scalebench.parse import KINDS
-from scalebench.site_plan import CHECKS, Filters, Settings, plan_cases, site_specs, unplanned_checks
-from scalebench.reporting import document, report, store as results
-from scalebench.rooms.stream import rules
-from scalebench.rooms.stream.outcome import job_outcome, stream_outcome
-from scalebench.rooms.stream.output import KERNELS, WORDS, parse_stream
+from scalebench.check import Settings
+from scalebench import report
+from scalebench.reporting import document, store as results
+from scalebench.benchmarks import KINDS, BENCHMARKS
+from scalebench.benchmarks.stream import rules
+from scalebench.benchmarks.stream.outcome import job_outcome, stream_outcome
+from scalebench.benchmarks.stream.output import KERNELS, WORDS, parse_stream
 from scalebench.site.partition import PartitionSpec, StackSpec
 from scalebench.site.siteconf import site_systems
+from scalebench.site_plan import CHECKS, Filters, plan_cases, site_specs, unplanned_checks
 from vectors import (assert_linear_time, assert_registered, assert_result_or_parse_error, assert_same,
                      assert_sources_present, load_vector, mutated_texts, printed, sample_texts, vector_names)
 
@@ -171,7 +173,7 @@ def test_hpcc_rates_per_rank_are_made_per_node_and_held_to_the_theoretical_bandw
     assert outcome.triad_fraction == pytest.approx(100 * 2 * 27.2311 / 100.0)
     figures = outcome.figures
     assert figures["triad_fraction"][1] == "%" and figures["memory_bandwidth"] == (100.0, "GB/s")
-    registered = benchmarks.registry()["STREAMCheck"]
+    registered = registry.registry()["STREAMCheck"]
     assert set(figures) == set(registered.figures) and registered.fom == "triad"
     assert all(registered.figures[name].unit == unit for name, (_, unit) in figures.items())
 
@@ -198,7 +200,7 @@ def test_the_process_geometry_the_program_reports_must_be_the_jobs(ranks, thread
 
 def test_the_job_outcome_reads_the_output_against_the_job_and_records_the_array():
     elements, ranks, rows = LOCAL
-    job = room.JobOutput(hpcc_table(elements, ranks, rows), nodes=1, ranks=1, threads=2, args=("123",),
+    job = benchmark.JobOutput(hpcc_table(elements, ranks, rows), nodes=1, ranks=1, threads=2, args=("123",),
                          partition={"memory_bandwidth_gbs": 30.0, "max_nodes": 1})
     outcome = job_outcome(job)
     assert outcome.theoretical_gbs == 30.0 and any("caches" in p for p in outcome.problems)
@@ -207,7 +209,7 @@ def test_the_job_outcome_reads_the_output_against_the_job_and_records_the_array(
 
 def test_stream_c_fixes_its_array_when_compiled_else_the_asked_one_is_recorded():
     text = stream_c().replace("Array size = 10000000 (elements), Offset = 0 (elements)\n", "")
-    job = room.JobOutput(text, nodes=1, ranks=1, threads=4, args=("5000000",), partition={})
+    job = benchmark.JobOutput(text, nodes=1, ranks=1, threads=4, args=("5000000",), partition={})
     assert job_outcome(job).recorded["array_elements"] == 5_000_000
 
 
@@ -236,12 +238,12 @@ def test_one_whole_node_one_rank_a_thread_on_every_core():
 
 def test_array_elements_knob_sets_the_arrays_and_a_count_out_of_range_is_named():
     stacks, environs = {"s": STREAM_STACK}, {"cpu": ["s"]}
-    asked = Settings(rooms=(rules.StreamSettings(array_elements=2_000_000),))
+    asked = Settings(benchmarks=(rules.StreamSettings(array_elements=2_000_000),))
     [case] = plan_cases([ZEN4], stacks, environs, asked, checks=["STREAMCheck"])
     assert case.plan.args == ("2000000",)
     for count in (-1, rules.MAX_ELEMENTS + 1):
         with pytest.raises(InputError, match=f"array_elements: {count} is not a count"):
-            plan_cases([ZEN4], stacks, environs, Settings(rooms=(rules.StreamSettings(array_elements=count),)),
+            plan_cases([ZEN4], stacks, environs, Settings(benchmarks=(rules.StreamSettings(array_elements=count),)),
                        checks=["STREAMCheck"])
 
 
@@ -294,24 +296,23 @@ def test_the_theoretical_bandwidth_is_checked_strictly(tmp_path, value):
             in str(err.value))
 
 
-def test_a_misspelt_room_key_gets_the_suggestion(tmp_path):
+def test_a_misspelt_benchmark_key_gets_the_suggestion(tmp_path):
     with pytest.raises(InputError, match="memory_bandwidth_gbs"):
         site_systems(_site(tmp_path, memory_bandwith_gbs=460.8))
 
 
-# --- the registries pick the room up ---------------------------------------------------------------
+# --- the registries pick the benchmark up ---------------------------------------------------------------
 
-def test_the_room_is_found_without_being_named_centrally():
-    [stream] = [found for found in room.rooms() if found.name == "stream"]
-    assert KINDS["stream"] is stream.parse
-    assert "STREAMCheck" in CHECKS and "stream" in benchmarks.SECTIONS
+def test_the_benchmark_joins_the_central_lists():
+    [stream] = [found for found in BENCHMARKS if found.name == "stream"]
+    assert KINDS["stream"] == stream.parse
+    assert "STREAMCheck" in CHECKS and "stream" in registry.SECTIONS
     assert {place: set(keys) for place, keys in stream.site_keys().items()} == {
-        "stack": {"stream_binary"}, "partition": {"memory_bandwidth_gbs"}}  # other rooms add theirs
-    assert "stream_binary" in room.site_keys("stack") and "memory_bandwidth_gbs" in room.site_keys("partition")
-    assert benchmarks.registry()["STREAMCheck"].section == stream.name
-    program = stream.program()
-    assert (program.check, program.stack_key, program.outcome) == ("STREAMCheck", "stream_binary", job_outcome)
-    assert "stream_binary" in stream.site_keys()["stack"] and stream.settings() is rules.StreamSettings
+        "stack": {"stream_binary"}, "partition": {"memory_bandwidth_gbs"}}  # other benchmarks add theirs
+    assert "stream_binary" in benchmark.site_keys("stack")
+    assert "memory_bandwidth_gbs" in benchmark.site_keys("partition")
+    assert registry.registry()["STREAMCheck"].section == stream.name
+    assert [spec.name for spec in stream.checks] == ["STREAMCheck"] and stream.settings is rules.StreamSettings
 
 
 # --- the report section -----------------------------------------------------------------------------

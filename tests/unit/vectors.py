@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optio
 import pytest
 
 from scalebench.errors import ParseError
-from scalebench.parse import KINDS, parse_file, parse_text
+from scalebench.benchmarks import KINDS, parse_file, parse_text
 
 DATA_ROOT = Path(__file__).resolve().parents[1] / "data"
 

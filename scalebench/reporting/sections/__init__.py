@@ -1,4 +1,4 @@
-"""The shared sections of a report, one module per concern (HPL's is in its room, scalebench/rooms/hpl):
+"""The shared sections of a report, one module per concern (HPL's is in its benchmark, scalebench/benchmarks/hpl):
 applications, microbenchmarks, transports (what each stack's MPI selected, fabric floors), interference
 and noise (the node probe, noisy results), results over time (nightly runs) and the appendix (other
 checks, failures, provenance); common.py holds what they share."""

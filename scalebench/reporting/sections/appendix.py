@@ -8,7 +8,7 @@ from typing import Any, Iterable, Sequence
 
 import polars as pl
 
-from scalebench.benchmarks import provenance
+from scalebench.registry import provenance
 from scalebench.reporting.document import Block, Heading, Text, bullets, table
 from scalebench.reporting.records import Session
 from scalebench.reporting.sections.common import fmt

@@ -1,1 +1,0 @@
-"""Benchmark rooms, one package each (scalebench.room says what a room is and finds them)."""

@@ -1,7 +1,0 @@
-"""hpcc, the HPC Challenge suite: on one whole node, the node's health (its HPL, DGEMM and STREAM:
-NodeHealthCheck, reframe_tests/hpl.py, which reports in the screening section), and on whole nodes its
-ping-pongs and rings (HPCCNetworkCheck, reframe_tests/microbench.py, in the microbenchmark section). Its
-output is parsed by the HPL library (scalebench.hpl.hpcc_output), whose HPL section is HPL's."""
-from scalebench.room import declare
-
-ROOM = declare(__name__, "scalebench.hpl.hpcc_output.parse_hpcc")

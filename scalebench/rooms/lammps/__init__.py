@@ -1,6 +1,0 @@
-"""LAMMPS: timesteps/s, atom-steps/s and the Comm share at each scale, strong and weak scaling. The
-check is reframe_tests/lammps.py, its input templates reframe_tests/inputs/lammps/; it reports in
-the shared applications section (scalebench/reporting/sections/applications.py) beside OpenFOAM."""
-from scalebench.room import declare
-
-ROOM = declare(__name__, "parse_lammps")

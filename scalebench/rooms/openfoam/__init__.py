@@ -1,7 +1,0 @@
-"""OpenFOAM: seconds per time step and solver time at each scale, strong and weak scaling, of tutorial
-cases sized for the job (cases.py; reframe_tests/inputs/openfoam/cases.yaml). The check is
-reframe_tests/openfoam.py; it reports in the shared applications section (benchmarks.yaml `section`),
-so the room has no section of its own."""
-from scalebench.room import declare
-
-ROOM = declare(__name__, "parse_openfoam", settings="OpenFOAMSettings")

@@ -1,7 +1,0 @@
-"""OSU Micro-Benchmarks: latency, bandwidth, bidirectional bandwidth and, over 1, 2 and 4 pairs, message
-rate between two ranks, within a node or between two; collectives on whole nodes. The checks are the
-OSU*Check classes of reframe_tests/microbench.py; they report in the shared microbenchmark section
-(scalebench/reporting/sections/microbenchmarks.py), so this room has none of its own."""
-from scalebench.room import declare
-
-ROOM = declare(__name__, "parse_osu", settings="OsuSettings")
