@@ -10,7 +10,7 @@ setup(
     packages=[*find_packages(include=["scalebench", "scalebench.*", "scalebench_lab"]),
               "scalebench_checks", "scalebench_checks.tuning", *(f"scalebench.shipped.{d}" for d in SHIPPED)],
     package_dir={"scalebench_checks": "reframe_tests", **{f"scalebench.shipped.{d}": d for d in SHIPPED}},
-    package_data={"scalebench": ["data/*.yaml", "data/schemas/*.yaml", "benchmarks/*/*.yaml"],
+    package_data={"scalebench": ["data/*.yaml", "data/schemas/*.yaml", "benchmarks/*/*.yaml", "benchmarks/*/inputs/*"],
                   "scalebench_checks": ["inputs/*/*"],
                   **{f"scalebench.shipped.{d}": ["**/*.yaml", "**/*.dat", "**/*.txt", "**/*.md"] for d in SHIPPED}},
 )

@@ -1,7 +1,8 @@
 """What a benchmark is here: its parser, plan rules, outcome (sanity and figures) and report section
 live together in one package, scalebench/benchmarks/<name>/. Its figures and provenance names stay data
-(scalebench/data/benchmarks.yaml, provenance.yaml); its check is a class of reframe_tests/ (the
-benchmark's docstring names the file).
+(scalebench/data/benchmarks.yaml, provenance.yaml, or its folder's own benchmark.yaml, which
+scalebench.registry merges after them); its check is a class of reframe_tests/ (the benchmark's
+docstring names the file).
 
 A benchmark is a package of scalebench/benchmarks/ whose __init__.py builds its BENCHMARK, a Benchmark,
 from what it imports: its parser (output.py; HPL's and hpcc's: the HPL library's), its CheckSpecs
@@ -70,9 +71,9 @@ FOLDER = Path(__file__).with_name("benchmarks")  # the package scalebench.benchm
 
 
 def folder_files(name: str) -> list[Path]:
-    """Every benchmark's data file `name` (its site.yaml), in folder order: data that the code beneath the
-    benchmarks reads without importing them (scalebench.benchmarks lists the same folders: a unit test holds
-    them together)."""
+    """Every benchmark's data file `name` (its site.yaml, its benchmark.yaml), in folder order: data that the
+    code beneath the benchmarks (scalebench.site, scalebench.registry) reads without importing them
+    (scalebench.benchmarks lists the same folders: a unit test holds them together)."""
     return sorted(FOLDER.glob(f"*/{name}"))
 
 

@@ -6,7 +6,10 @@ figures of one case; a new check gets a report section by adding an entry.
 scalebench/data/quantities.yaml: the physical sense of a value by its unit (conversions, bounds), which
 every output parser and the ingest apply (scalebench.parse._common.refusal, scalebench.reporting.records).
 scalebench/data/provenance.yaml: what a result records besides its figures, from which the perflog
-format, the checks' recorded variables, the ingest and the report's provenance columns derive."""
+format, the checks' recorded variables, the ingest and the report's provenance columns derive.
+A benchmark may keep its own entries of both in its folder's benchmark.yaml (scalebench/benchmarks/<name>/;
+`checks`: entries of benchmarks.yaml; `provenance`: fields of provenance.yaml, none a perflog column),
+merged after the packaged ones."""
 from __future__ import annotations
 
 import functools
@@ -16,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from scalebench import loaders, paths
+from scalebench import benchmark, loaders, paths
 from scalebench.errors import InputError
 from scalebench.validation import did_you_mean, excerpt, is_number
 
@@ -205,12 +208,46 @@ def _relations(entries: object, figures: Mapping[str, FigureSpec], where: str) -
     return tuple(found)
 
 
+# A benchmark's own entries of the registries, in its folder: {checks: {...}, provenance: {...}}.
+FOLDER_REGISTRY = "benchmark.yaml"
+_FOLDER_KEYS = ("checks", "provenance")
+
+
+def folder_entries(key: str) -> list[tuple[str, str, object]]:
+    """(where, name, entry) of every benchmark folder's benchmark.yaml under `key` (checks | provenance): read as
+    data by folder (scalebench.benchmark.folder_files), as the benchmarks' site keys are, for the registry sits
+    beneath the benchmarks' code."""
+    found = []
+    for path in benchmark.folder_files(FOLDER_REGISTRY):
+        data = loaders.load_yaml(path, "benchmark's registry") or {}
+        unknown = sorted(set(data) - set(_FOLDER_KEYS)) if isinstance(data, dict) else ["(not a mapping)"]
+        if unknown:
+            raise InputError(f"{path}: {unknown[0]}: unknown key "
+                             f"(a benchmark's registry has {', '.join(_FOLDER_KEYS)})")
+        entries = data.get(key) or {}
+        if not isinstance(entries, dict):
+            raise InputError(f"{path}: {key}: expected a mapping of names")
+        found += [(f"{path}: {key}.{name}", str(name), entry) for name, entry in entries.items()]
+    return found
+
+
+def _merged(packaged: dict, key: str, read) -> dict:
+    """The packaged registry's entries, then the benchmark folders' (a name registered twice is refused)."""
+    for where, name, entry in folder_entries(key):
+        if name in packaged:
+            raise InputError(f"{where}: {name} is registered already")
+        packaged[name] = read(name, entry, where)
+    return packaged
+
+
 def load(path: Path | None = None) -> dict[str, Entry]:
-    path = path or paths.PACKAGE_DATA / "benchmarks.yaml"
-    data = loaders.load_yaml(path, "benchmark registry") or {}
+    """A registry file's entries; the packaged one's (no path) with the benchmark folders' after them."""
+    where = path or paths.PACKAGE_DATA / "benchmarks.yaml"
+    data = loaders.load_yaml(where, "benchmark registry") or {}
     if not isinstance(data, dict):
-        raise InputError(f"{path}: expected a mapping of check names")
-    return {str(name): _entry(str(name), entry, f"{path}: {name}") for name, entry in data.items()}
+        raise InputError(f"{where}: expected a mapping of check names")
+    found = {str(name): _entry(str(name), entry, f"{where}: {name}") for name, entry in data.items()}
+    return found if path else _merged(found, "checks", _entry)
 
 
 @functools.lru_cache(maxsize=None)
@@ -384,8 +421,18 @@ def _field(name: str, entry: object, where: str) -> Field:
                  entry.get("check"), entry.get("into"), sources, entry.get("run", False))
 
 
+def _folder_field(name: str, entry: object, where: str) -> Field:
+    """A benchmark folder's field: its check records it, and it is no perflog column (the perflog's columns are
+    every check's)."""
+    found = _field(name, entry, where)
+    if found.perflog:
+        raise InputError(f"{where}.perflog: a benchmark's own field is no perflog column (provenance.yaml lists those)")
+    return found
+
+
 def load_provenance(path: Path | None = None) -> Provenance:
-    path = path or paths.PACKAGE_DATA / "provenance.yaml"
+    """A provenance file's fields; the packaged one's (no path) with the benchmark folders' after them."""
+    packaged, path = path is None, path or paths.PACKAGE_DATA / "provenance.yaml"
     data = loaders.load_yaml(path, "provenance registry")
     if not isinstance(data, dict) or not isinstance(data.get("fields"), dict) or not data["fields"]:
         raise InputError(f"{path}: expected fields, a mapping of field names")
@@ -393,6 +440,8 @@ def load_provenance(path: Path | None = None) -> Provenance:
     if unknown:
         raise InputError(f"{path}: {unknown[0]}: unknown key")
     fields = {str(name): _field(str(name), entry, f"{path}: fields.{name}") for name, entry in data["fields"].items()}
+    if packaged:
+        fields = _merged(fields, "provenance", _folder_field)
     appendix = tuple(fields[_choice(n, fields, f"{path}: appendix")]
                      for n in _name_list(data.get("appendix"), f"{path}: appendix"))
     csv = data.get("csv")

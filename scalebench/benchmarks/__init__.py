@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Callable
 
 from scalebench import textfile
-from scalebench.benchmarks import hpcc, hpl, lammps, netpipe, openfoam, osu, stream
+from scalebench.benchmarks import gromacs, hpcc, hpl, lammps, netpipe, openfoam, osu, stream
 from scalebench.errors import InputError, ParseError
 from scalebench.validation import excerpt
 
-BENCHMARKS = (hpcc.BENCHMARK, hpl.BENCHMARK, lammps.BENCHMARK, netpipe.BENCHMARK, openfoam.BENCHMARK, osu.BENCHMARK,
-              stream.BENCHMARK)
+BENCHMARKS = (gromacs.BENCHMARK, hpcc.BENCHMARK, hpl.BENCHMARK, lammps.BENCHMARK, netpipe.BENCHMARK, openfoam.BENCHMARK,
+              osu.BENCHMARK, stream.BENCHMARK)
 # The benchmarks' knobs: plan's -S names and their checks' variables (scalebench.knobs).
 SETTINGS = tuple(found.settings for found in BENCHMARKS if found.settings is not None)
 KINDS: dict[str, Callable[[str], dict]] = {found.name: found.parse for found in BENCHMARKS}

@@ -11,6 +11,7 @@ import yaml
 
 from scalebench import schema
 from scalebench.errors import InputError
+from scalebench.site_plan import check_features
 from scalebench.site.reframe_config import LAUNCHERS, REQUIRED, SCHEDULERS, slurm_option
 from scalebench.site.slurm_facts import SlurmCluster, FactsDumper, partition_facts
 
@@ -84,7 +85,7 @@ def template(system: Mapping[str, Any], environments: Sequence[Mapping[str, Any]
     lines = [f"# What the ReFrame configuration {source} has no place for, of its system {system['name']}",
              "# (scalebench facts template). Fill in each commented fact of a partition scalebench should",
              "# run on; a partition without facts is left to other checks. An environment's `features` say",
-             "# which benchmarks it has (hpl, hpcc, osu, netpipe, lammps, openfoam, stream, screen) and its",
+             f"# which benchmarks it has ({', '.join(check_features())}) and its",
              "# programs' keys where they are not on its PATH (hpl_binary, osu_dir, ...): docs/at-a-site.md.",
              f"system: {system['name']}", "partitions:"]
     for part in system["partitions"]:

@@ -56,6 +56,8 @@ ELSEWHERE = {
         "tests/integration/test_concurrent_runs.py", "the whole suite on this machine: minutes"),
     ".venv/bin/scalebench run -- -n 'HPLCheck%scale=1_node$' -S nb=128": (
         "tests/integration/test_concurrent_runs.py", "real HPL through ReFrame"),
+    ".venv/bin/scalebench run -- -n GROMACSCheck -x '%scaling=weak'": (
+        "tests/integration/test_reframe_gromacs.py", "real GROMACS through ReFrame: that test runs its 1-core case"),
     ".venv/bin/reframe -C site_configs/local.py -c reframe_tests -r": (
         "tests/integration/test_reframe_references.py", "every check on this machine: minutes"),
     "scalebench facts template your_config.py --system eiger > facts/eiger.yaml": (

@@ -77,7 +77,8 @@ def test_shipped_stacks_request_the_fabric_and_pins():
         assert env["definitions"][0]["mpi"][0].endswith(f"^ucx {UCX_VERBS}"), stack
     pins = yaml.safe_load((SPACK_ENVS / "common" / "pins.yaml").read_text())["packages"]
     assert {name: entry["require"] for name, entry in pins.items() if name not in ("openmpi", "mpich")} == {
-        "hpl": ["@2.3"], "lammps": ["@20250722"], "openfoam": ["@2412"], "osu-micro-benchmarks": ["@7.5"]}
+        "hpl": ["@2.3"], "lammps": ["@20250722"], "openfoam": ["@2412"], "osu-micro-benchmarks": ["@7.5"],
+        "gromacs": ["@2025.3"]}
     # Built MPIs only: a site's external MPI (site-mpi) keeps its version.
     assert pins["openmpi"]["require"] == [{"spec": "@5.0", "when": "%c"}]
     assert pins["mpich"]["require"] == [{"spec": "@4.3", "when": "%c"}]

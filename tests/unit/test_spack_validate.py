@@ -76,10 +76,11 @@ def test_shipped_layout_has_every_stack_and_two_sites():
         assert any(s.get("buildable") is False for s in externals.values()), site
 
 
-def test_apps_are_hybrid_hpl_lammps_openfoam_osu():
+def test_apps_are_hybrid_hpl_lammps_openfoam_osu_and_mpi_gromacs():
     apps = yaml.safe_load((SPACK_ENVS / "common" / "apps.yaml").read_text())["definitions"][0]["apps"]
     roots = [parse_spec(spec)[0].name for spec in apps]
-    assert roots == ["hpl", "lammps", "openfoam", "osu-micro-benchmarks"]
+    assert roots == ["hpl", "lammps", "openfoam", "osu-micro-benchmarks", "gromacs"]
+    assert parse_spec(apps[-1])[0].variants == {"mpi": ("true",)}  # gmx_mpi: ranks the launcher starts
     hpl = parse_spec(apps[0])
     assert hpl[0].variants["openmp"] == ("true",)
     assert [(n.name, n.variants) for n in hpl[1:]] == [("openblas", {"threads": ("openmp",)})]
