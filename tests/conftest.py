@@ -65,6 +65,16 @@ def run_reframe(run_dir: Path, *args: str, config: str = "local.py", env: dict |
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
 
 
+def sbatch(script):
+    """#SBATCH options of a job script: {option: value} (True for a flag)."""
+    options = {}
+    for line in script.splitlines():
+        if line.startswith("#SBATCH "):
+            name, _, value = line[len("#SBATCH "):].partition("=")
+            options[name] = value or True
+    return options
+
+
 def file_hashes(root: Path) -> dict[str, str]:
     """SHA-256 of every file under root, by relative path: equal before and after = nothing touched."""
     return {str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest()

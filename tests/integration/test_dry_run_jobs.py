@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import LOCAL_SITE, REPO, VENV_BIN, lmod_environ, local_scales, require_cores, require_tools, run_reframe
+from conftest import (LOCAL_SITE, REPO, VENV_BIN, lmod_environ, local_scales, require_cores, require_tools, run_reframe,
+                      sbatch)
 from scalebench import programs
 from scalebench.site import launch
 from scalebench.site.fabric import transports
@@ -45,16 +46,6 @@ def dry_run(site, run_dir, *options, environ=None):
 def _script(case):
     path = os.path.join(case["stagedir"] or "", "rfm_job.sh")
     return open(path).read() if case["result"] == "pass" else ""
-
-
-def sbatch(script):
-    """#SBATCH options of a job script: {option: value} (True for a flag)."""
-    options = {}
-    for line in script.splitlines():
-        if line.startswith("#SBATCH "):
-            name, _, value = line[len("#SBATCH "):].partition("=")
-            options[name] = value or True
-    return options
 
 
 def program_launch(script):

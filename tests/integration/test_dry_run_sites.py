@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, VENV_BIN, lmod_environ
+from conftest import REPO, VENV_BIN, lmod_environ, sbatch
 from scalebench.cli.cases import settings_of
 from scalebench.hpl.deck import load_rules
 from scalebench.site.siteconf import site_systems
@@ -79,16 +79,6 @@ def planned(site):
 def cases_of(run_dir):
     report = json.loads((run_dir / "report.json").read_text())
     return [case for run in report["runs"] for case in run["testcases"]]
-
-
-def sbatch(script):
-    """#SBATCH options of a job script: {option: value} (True for a flag)."""
-    options = {}
-    for line in script.splitlines():
-        if line.startswith("#SBATCH "):
-            name, _, value = line[len("#SBATCH "):].partition("=")
-            options[name] = value or True
-    return options
 
 
 def hpl_dat(text):
