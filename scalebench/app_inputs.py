@@ -13,6 +13,7 @@ and return new text, so they are tested without the applications.
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -49,6 +50,17 @@ def split_factors(n: int, weights: Sequence[float]) -> tuple[int, ...]:
         best = max(range(len(parts)), key=lambda i: (weights[i] / parts[i], -i))
         parts[best] *= prime
     return tuple(parts)
+
+
+def fill(template: str, **values: Any) -> str:
+    """@name@ placeholders replaced (the applications' own syntax uses braces and $); one left without a
+    value is an error."""
+    for name, value in values.items():
+        template = template.replace(f"@{name}@", str(value))
+    left = re.search(r"@\w+@", template)
+    if left:
+        raise InputError(f"input template: no value for {left.group(0)}")
+    return template
 
 
 def load_specs(path: Path, kind: type, tuples: tuple[str, ...]) -> dict[str, Any]:

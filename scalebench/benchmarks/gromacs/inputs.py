@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from scalebench import textfile
-from scalebench.app_inputs import load_specs, split_factors
+from scalebench.app_inputs import fill, load_specs, split_factors
 from scalebench.errors import InputError
 from scalebench.site.scales import check_scaling
 from scalebench.validation import check_name, excerpt, require_count, require_positive
@@ -96,16 +96,6 @@ def water_box(cells: int, steps: int, ranks: int, scaling: str) -> WaterBox:
 
 def read_template(name: str, directory: str | Path | None = None) -> str:
     return textfile.read_text(Path(directory or INPUTS) / name, f"GROMACS input template {name}")
-
-
-def fill(template: str, **values: Any) -> str:
-    """@name@ placeholders replaced; one left without a value is an error."""
-    for name, value in values.items():
-        template = template.replace(f"@{name}@", str(value))
-    left = re.search(r"@\w+@", template)
-    if left:
-        raise InputError(f"GROMACS input template: no value for {left.group(0)}")
-    return template
 
 
 def prepare_commands(gmx: str, box: WaterBox) -> list[str]:

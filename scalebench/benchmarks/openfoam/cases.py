@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from scalebench import atomic, textfile
-from scalebench.app_inputs import INPUTS, load_specs, split_factors
+from scalebench.app_inputs import INPUTS, fill, load_specs, split_factors
 from scalebench.errors import InputError
 from scalebench.site.scales import check_scaling
 from scalebench.validation import check_name, excerpt, excerpt_text, is_number, require_count, require_positive
@@ -180,16 +180,6 @@ def _split_active(n: int, extents: Sequence[float], active: Sequence[bool]) -> t
     for d, part in zip(dims, parts):
         result[d] = part
     return tuple(result)  # type: ignore[return-value]
-
-
-def fill(template: str, **values: Any) -> str:
-    """@name@ placeholders replaced (OpenFOAM dictionaries use braces and $ themselves)."""
-    for name, value in values.items():
-        template = template.replace(f"@{name}@", str(value))
-    left = re.search(r"@\w+@", template)
-    if left:
-        raise InputError(f"template: no value for {left.group(0)}")
-    return template
 
 
 def _fmt(value: float) -> str:
