@@ -193,3 +193,15 @@ def test_a_long_list_to_rerun_shows_the_first_and_counts_the_rest():
     assert items[first_page.SHOWN] == f"... and {1000 - first_page.SHOWN} more: Interference and noise"
     assert items[-1] == "... and 3 more: Failures and skipped cases"
     assert todo.by_place == {("s:p", "y"): 1000, ("s:p", "x"): first_page.SHOWN + 3}
+
+
+def test_a_case_not_run_because_its_dependency_failed_says_so(tmp_path):
+    """ReFrame records no phase and no reason for a fail_deps case: the line to re-run says what it was."""
+    cases = [rr.testcase("HPLCheck", {"rmax": (10.0, "Gflop/s")}, params={"scale": "1_core"}, result="fail",
+                         fail_phase="performance"),
+             rr.testcase("HPLScalingCheck", {}, params={}, result="fail_deps")]
+    sessions, _ = store.ingest([rr.write_run(tmp_path, "run", cases)])
+    lines = [f.line for f in appendix.failures(sessions)]
+    assert any(line.startswith("HPLScalingCheck on local:default (openmpi-sm): not run: a check it depends on failed")
+               for line in lines), lines
+    assert not any("None" in line for line in lines), lines

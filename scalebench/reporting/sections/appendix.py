@@ -47,13 +47,21 @@ class Failure:
     runs: int
 
 
+def _why(case) -> str:
+    """The phase and reason of a failed case; ReFrame records neither for a case it did not run
+    because a check it depends on failed (result fail_deps)."""
+    if case.result == "fail_deps" and not case.fail_reason:
+        return "not run: a check it depends on failed"
+    return f"{case.fail_phase or case.result}: {case.fail_reason or 'no reason recorded'}"
+
+
 def failures(sessions: Sequence[Session]) -> list[Failure]:
     """The failed cases, one per distinct line (the report's first page lists them to re-run)."""
     failed: dict[tuple[str, str, str], int] = {}
     for session in sessions:
         for c in session.cases:
             if c.result not in ("pass", "skip"):
-                line = f"{c.name} on {c.system}:{c.partition} ({c.stack}): {c.fail_phase}: {c.fail_reason}"
+                line = f"{c.name} on {c.system}:{c.partition} ({c.stack}): {_why(c)}"
                 if c.job_messages:  # as code spans: Slurm's '*** ... ***' is no emphasis
                     spans = (m.replace("`", "'") for m in c.job_messages)
                     line += "; job output: " + "; ".join(f"`{m}`" for m in spans)
