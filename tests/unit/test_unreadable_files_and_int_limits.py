@@ -1,6 +1,6 @@
-"""The reproducers of issue 30 (a third outside probe) for files, numbers and spack validate: each ends as
-a named one-line error (exit 2), a finding that names what was not read, or a right answer, never a
-traceback. The parser, reader and ingest-figure classes are in test_physical_sense.py."""
+"""Files that cannot be read as files (/proc/self/mem, unreadable directories, symbolic-link loops, missing
+includes), ranks beyond a C int, and spack validate over them: each ends as a named one-line error
+(exit 2), a finding that names what was not read, or a right answer, never a traceback. The parser, reader and ingest-figure classes are in test_physical_sense.py."""
 import json
 import os
 import sys
