@@ -234,7 +234,9 @@ def _reframe(command: list[str], env: dict[str, str], run_dir: Path) -> int:
     proc = lifetime.spawn(command, env=env, stdin=subprocess.DEVNULL, process_group=0)
     try:
         faultpoints.reached("run:reframe")
-        return proc.wait()
+        while True:  # in short waits: a library (polars) sets SA_RESTART, and one long wait would not see a signal
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                return proc.wait(0.2)
     except interrupts.Interrupted as stop:
         raise interrupts.Interrupted(stop.signum, _stop(proc, stop.signum, run_dir)) from None
     finally:
