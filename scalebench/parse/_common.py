@@ -38,6 +38,15 @@ _UINT_RE = re.compile(r"\d{1,18}")
 _INT_RE = re.compile(r"[+-]?\d{1,18}")
 
 
+AGREEMENT = 0.02  # figures a program derives from one another agree within this, beyond their printed decimals
+
+
+def agrees(value: float, expected: float, slack: float) -> bool:
+    """A derived figure agrees with the one computed from its sources, within AGREEMENT and `slack` (the
+    rounding of the decimals printed)."""
+    return abs(value - expected) <= AGREEMENT * abs(expected) + slack
+
+
 def to_value(token: str) -> Value:
     """A finite float for a numeric token; the token itself otherwise (non-finite or junk)."""
     if _FLOAT_RE.fullmatch(token):

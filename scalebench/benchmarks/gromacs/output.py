@@ -40,7 +40,7 @@ from typing import Any
 
 from scalebench.errors import ParseError
 from scalebench.parse._common import NONFINITE_RE, VALUE, Value, complete_text, is_finite, lines_of
-from scalebench.parse._common import parse_int, refused_or, to_value, with_note
+from scalebench.parse._common import agrees, parse_int, refused_or, to_value, with_note
 
 _BANNER_RE = re.compile(r":-\).{1,200}\(-:")
 _VERSION_RE = re.compile(r"(?i:gromacs version):[ \t]*(?:VERSION[ \t]+)?(\S.{0,120})")
@@ -74,7 +74,6 @@ _PERF_FIELDS = {"ns/day": "ns_per_day", "hour/ns": "hours_per_ns", "steps/hour":
 # Each field's unit in scalebench/data/quantities.yaml.
 _UNITS = {"ns_per_day": "ns/day", "hours_per_ns": "hours/ns", "steps_per_hour": "steps/hour", "wall_time_s": "s",
           "core_time_s": "s", "core_pct": "%"}
-_AGREEMENT = 0.02  # figures derived from one another agree within this, beyond the rounding of their decimals
 _PRINTED = 0.0005  # half the last of the three decimals print_perf writes
 
 
@@ -216,24 +215,20 @@ def _share(value: Value, name: str, refused: list[str]) -> bool:
     return False
 
 
-def _agrees(value: float, expected: float, slack: float) -> bool:
-    return abs(value - expected) <= _AGREEMENT * abs(expected) + slack
-
-
 def _contradictions(log: GromacsLog) -> list[str]:
     """Figures of one run that mdrun derives from one another (print_perf), and do not agree."""
     found = []
     per_day, hours = log.ns_per_day, log.hours_per_ns
-    if per_day is not None and hours is not None and not _agrees(per_day * hours, 24.0, _PRINTED * (per_day + hours)):
+    if per_day is not None and hours is not None and not agrees(per_day * hours, 24.0, _PRINTED * (per_day + hours)):
         found.append(f"{per_day:g} ns/day contradicts {hours:g} hour/ns (their product is 24)")
     steps, dt, wall = log.timed_steps, log.dt_ps, log.wall_time_s
     if per_day is not None and steps and dt and wall:
         expected = steps * dt * 86.4 / wall  # ps -> ns, s -> day
-        if not _agrees(per_day, expected, expected / steps + _PRINTED + expected * _PRINTED / wall):
+        if not agrees(per_day, expected, expected / steps + _PRINTED + expected * _PRINTED / wall):
             found.append(f"{per_day:g} ns/day contradicts {steps} steps of {dt:g} ps in a wall time of {wall:g} s "
                          f"({expected:.4g} ns/day)")
     core, pct = log.core_time_s, log.core_pct
-    if core is not None and wall and pct is not None and not _agrees(pct, 100 * core / wall,
+    if core is not None and wall and pct is not None and not agrees(pct, 100 * core / wall,
                                                                      0.05 + 0.05 * (1 + pct / 100) / wall):
         found.append(f"a core time of {core:g} s over a wall time of {wall:g} s is not {pct:g} %")
     if log.mpi_ranks is not None and log.cycle_ranks is not None and log.mpi_ranks != log.cycle_ranks:

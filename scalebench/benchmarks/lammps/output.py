@@ -37,7 +37,7 @@ from typing import Any
 
 from scalebench.errors import ParseError
 from scalebench.parse._common import NONFINITE_RE, NUM, VALUE, Value, is_finite, lines_of, refused_or, to_value
-from scalebench.parse._common import complete_text, with_note
+from scalebench.parse._common import agrees, complete_text, with_note
 from scalebench.parse._common import shift_decimal  # part of this module's API
 
 _BANNER_RE = re.compile(r"LAMMPS \(([^()]{1,200})\)")
@@ -87,8 +87,6 @@ _TIMING_UNITS = {"min_s": "s", "avg_s": "s", "max_s": "s", "varavg_pct": "%", "c
 # The unit of each performance figure (scalebench/data/quantities.yaml).
 _PERF_UNITS = {"timesteps_per_s": "timesteps/s", "atom_steps_per_s": "atom-steps/s", "ns_per_day": "ns/day",
                "hours_per_ns": "hours/ns", "tau_per_day": "tau/day", "fs_per_day": "fs/day", "hours_per_fs": "hours/fs"}
-# Figures derived from others agree within this, beyond the rounding of their printed decimals.
-_AGREEMENT = 0.02
 _PRINTED_STEP = 0.0005  # half the last of the three decimals LAMMPS prints rates with
 
 TimingEntry = dict[str, Value | None]
@@ -265,25 +263,21 @@ def _count(value: int | None, what: str, least: int, refused: list[str]) -> int 
     return None
 
 
-def _agrees(value: Any, expected: float, slack: float) -> bool:
-    return abs(value - expected) <= _AGREEMENT * abs(expected) + slack
-
-
 def _contradictions(run: LammpsRun) -> list[str]:
     """Figures of one run that LAMMPS derives from one another, and do not agree (finish.cpp)."""
     found = []
     steps, loop, rate = run.steps, run.loop_time_s, run.timesteps_per_s
     if steps and is_finite(loop) and loop > 0 and is_finite(rate):  # type: ignore[operator]
-        if not _agrees(rate, steps / loop, _PRINTED_STEP):  # type: ignore[operator]
+        if not agrees(rate, steps / loop, _PRINTED_STEP):  # type: ignore[operator]
             found.append(f"{rate:g} timesteps/s contradicts {steps} steps in a Loop time of {loop:g} s "
                          f"({steps / loop:.4g} timesteps/s)")  # type: ignore[operator]
     atoms, atom_rate = run.atoms, run.atom_steps_per_s
     if atoms is not None and is_finite(rate) and is_finite(atom_rate):
-        if not _agrees(atom_rate, atoms * rate, atoms * _PRINTED_STEP + 0.5):  # type: ignore[operator]
+        if not agrees(atom_rate, atoms * rate, atoms * _PRINTED_STEP + 0.5):  # type: ignore[operator]
             found.append(f"{atom_rate:g} atom-steps/s contradicts {atoms} atoms at {rate:g} timesteps/s")
     for per_day, hours, unit in ((run.ns_per_day, run.hours_per_ns, "ns"), (run.fs_per_day, run.hours_per_fs, "fs")):
         if is_finite(per_day) and is_finite(hours):
-            if not _agrees(per_day * hours, 24.0, _PRINTED_STEP * (per_day + hours)):  # type: ignore[operator]
+            if not agrees(per_day * hours, 24.0, _PRINTED_STEP * (per_day + hours)):  # type: ignore[operator]
                 found.append(f"{per_day:g} {unit}/day contradicts {hours:g} hours/{unit} (their product is 24)")
     if run.procs is not None and run.mpi_tasks is not None and run.procs != run.mpi_tasks:
         found.append(f"the Loop time line says {run.procs} procs, the CPU line {run.mpi_tasks} MPI tasks")
