@@ -23,7 +23,7 @@ from reframe.core.runtime import runtime, valid_sysenv_comb
 from scalebench import knobs, paths, programs, registry, site_plan, textfile
 from scalebench.check import Settings
 from scalebench.errors import ScalebenchError
-from scalebench.interconnect import transport_evidence
+from scalebench.site import transport_evidence
 from scalebench.nodeprobe import job as node_probe, samples as probe_samples
 from scalebench.reporting import references
 from scalebench.benchmarks import SETTINGS

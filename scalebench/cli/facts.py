@@ -67,10 +67,10 @@ def cmd_facts_slurm(args: argparse.Namespace) -> int:
 
 
 def cmd_facts_template(args: argparse.Namespace) -> int:
-    """A first facts file for a system of a site's ReFrame configuration (scalebench.site.facts_template)."""
+    """A first facts file for a system of a site's ReFrame configuration (scalebench.cli.facts_template)."""
     from scalebench.cli.cases import reframe_executable
     from scalebench.site import slurm_facts as sf
-    from scalebench.site.facts_template import template
+    from scalebench.cli.facts_template import template
     from scalebench.site.reframe_config import show_config
 
     if args.slurm_from and args.slurm:

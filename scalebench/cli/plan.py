@@ -12,7 +12,7 @@ from scalebench.cli.common import EXIT_FAILED, EXIT_OK, print_json
 from scalebench.cli.predict import add_calibration_arguments, calibration_given, run_predictions
 from scalebench.errors import InputError
 from scalebench.hpl.case_plan import memory_text
-from scalebench.interconnect.transport_evidence import EvidencePlan
+from scalebench.site.transport_evidence import EvidencePlan
 from scalebench.site.jobs import JobPlan
 from scalebench.site_plan import PlannedCase, Unplanned
 from scalebench.units import format_duration, format_size

@@ -1,5 +1,5 @@
 """What a stack may declare about its interconnect: the transport its MPI must select
-(scalebench/data/transports.yaml; the evidence is read by scalebench.interconnect.transport_evidence) and
+(scalebench/data/transports.yaml; the evidence is read by scalebench.site.transport_evidence) and
 its fabric class, whose floors (site_configs/fabric_floors.yaml) say whether a measured ping-pong is
 plausible for it, and the fastest class it is plausible for."""
 from __future__ import annotations

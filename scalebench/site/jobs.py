@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Mapping
 
 from scalebench.errors import InputError, ScalebenchError
-from scalebench.interconnect.transport_evidence import EvidencePlan, evidence_plan
+from scalebench.site.transport_evidence import EvidencePlan, evidence_plan
 from scalebench.site import binding, launch
 from scalebench.site.container import ContainerSpec
 from scalebench.site.partition import SLURM_SCHEDULERS, PartitionSpec, Reservation, StackSpec

@@ -4,7 +4,7 @@ does not grow with the job (scalebench/data/transports.yaml's measured volumes).
 import subprocess
 
 from scalebench.cli import plan as plan_cli
-from scalebench.interconnect.transport_evidence import evidence_plan
+from scalebench.site.transport_evidence import evidence_plan
 from scalebench.site import launch
 from scalebench.site.fabric import transports
 from scalebench.site.jobs import job_plan

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from scalebench.errors import InputError
-from scalebench.interconnect import transport_evidence
+from scalebench.site import transport_evidence
 from scalebench.site import fabric
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "transport"

@@ -1,5 +1,5 @@
 """The report's transport section: per system and stack, the transport it declares, what its MPI selected in
-each case (scalebench.interconnect.transport_evidence), and whether its ping-pong meets the floors of the
+each case (scalebench.site.transport_evidence), and whether its ping-pong meets the floors of the
 fabric class it declares (scalebench.site.fabric)."""
 from __future__ import annotations
 
