@@ -26,7 +26,7 @@ from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 import polars as pl
 
-from scalebench import loaders, registry, textfile
+from scalebench import loaders, programs, registry, textfile
 from scalebench.errors import InputError, ResultsError
 from scalebench.reporting import cutshort
 from scalebench.reporting.index import INDEX_DIR, Fresh, Index, Indexed, SegmentUnreadable, assemble, select
@@ -132,13 +132,7 @@ def find_sources(paths: Iterable[str | Path], warnings: list[str] | None = None)
     return Found(sorted(reports), sorted(perflogs), sorted(set(unreported)))
 
 
-# Lines a scheduler or MPI launcher writes into a job's output when it ends a job or a rank: they say
-# what happened (cancelled, time limit, node failure, a rank killed by a signal), where the check's
-# sanity message only sees output missing.
-_JOB_MESSAGE = re.compile(r"^(?:slurmstepd\S*: error: .*|srun: error: .*"
-                          r"|.*noticed that process rank \d+ with PID \d+ on node \S+ exited on signal .*)$", re.M)
 JOB_MESSAGES_MAX = 6
-_JOB_OUTPUT_TAIL = 64 * 1024  # bytes read from the end of each output: the messages come last
 
 
 def _stage_dir(stagedir: str, report: str) -> Path:
@@ -163,11 +157,11 @@ def _job_messages(testcase: dict[str, Any], report: str) -> tuple[str, ...]:
         if not isinstance(name, str) or not name:
             continue
         try:
-            text = textfile.read_tail(stage / name, "job output", _JOB_OUTPUT_TAIL)
+            text = textfile.read_tail(stage / name, "job output", programs.LAUNCHER_TAIL)
         except InputError:
             continue
-        for match in _JOB_MESSAGE.finditer(text):
-            found.setdefault(match.group(0).strip(), None)
+        for line in programs.launcher_lines(text):
+            found.setdefault(line, None)
     return tuple(found)[:JOB_MESSAGES_MAX]
 
 

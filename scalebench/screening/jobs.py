@@ -125,8 +125,6 @@ def plan_screening(partition: PartitionSpec, stack: StackSpec, chunk: int, names
         env["OPENBLAS_CORETYPE"] = coretype.value
     screening = ScreeningJob(chunk, chunks, nodes, chunk_names, predicted, tuple(settings.args()),
                              resolve_binary(binary), missing_binary(binary, "screening probe") or "", tuple(env.items()))
-    if partition.launcher == "srun":  # a rank that dies ends the job at once, naming its node
-        job = replace(job, launcher_options=(*job.launcher_options, "--kill-on-bad-exit=1"))
     return replace(job, time_limit_s=limit), screening
 
 

@@ -155,8 +155,9 @@ def job_plan(partition: PartitionSpec, stack: StackSpec, scale: str | Scale, *,
                             layout.threads_per_rank, {**(environ or {}), **stack.env_vars},
                             layout.ranks_per_node, gpus_per_node)
     memory = ("0" if options.memory == "whole" else options.memory) if whole else None
-    launcher_options = stack_options + bound.launcher_options + (stack.container.launcher_options()
-                                                                 if stack.container else ())
+    launcher_options = (stack_options + bound.launcher_options
+                        + launch.end_on_dead_rank(partition.launcher, stack_options)
+                        + (stack.container.launcher_options() if stack.container else ()))
     reserved = partition.reservation_for(layout.nodes, reservation)
     startup = stack.startup.seconds(layout.nodes) if launch.step_environment(stack.container, launcher_options) else 0
     return JobPlan(

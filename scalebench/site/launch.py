@@ -51,6 +51,17 @@ def step_environment(container: ContainerSpec | None, launcher_options: Sequence
     return f"launcher option(s) {', '.join(changing)}" if changing else ""
 
 
+def end_on_dead_rank(launcher: str, stack_options: Sequence[str]) -> tuple[str, ...]:
+    """srun's option that ends a step when one of its ranks dies (a segfault, the OOM killer), where
+    the others would wait in their next collective until the time limit: the job fails at once, naming
+    the rank and its node. Open MPI's and MPICH's mpirun abort so already; a stack that sets it keeps
+    its own."""
+    own = any(word.split("=", 1)[0] == "--kill-on-bad-exit" or word in ("-K", "-K0", "-K1") for word in stack_options)
+    if launcher != "srun" or own:
+        return ()
+    return ("--kill-on-bad-exit=1",)
+
+
 @dataclass(frozen=True)
 class Startup:
     """How long a step takes to start where its environment is not the batch shell's (its image pulled

@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from conftest import REPO, VENV_BIN, file_hashes, perflog_rows, run_reframe
+from scalebench import programs
 from scalebench.reporting.store import ingest
 from scalebench_lab import cluster
 from slurm_fixtures import slurm_cluster_factory  # noqa: F401
@@ -42,6 +43,13 @@ NOT_SAYS = {
     "cancelled": r"DUE TO|Node failure|task \d+: Killed",
     "time_limit": r"NODE FAILURE|Node failure|task \d+: Killed",
     "node_crash": r"TIME LIMIT|task \d+: Killed",
+}
+# How a check's sanity names it (scalebench.programs.ended_early)
+ENDED_EARLY = {
+    "rank_killed": r"task 1 on n1: Killed",
+    "cancelled": r"job cancelled",
+    "time_limit": r"job cancelled: time limit",
+    "node_crash": r"node n3 failed(; job cancelled: node failure)?|job cancelled: node failure",
 }
 WAIT_S = 90  # for the jobs to start and the quick case to finish
 
@@ -167,6 +175,7 @@ def test_each_fault_fails_its_case_with_what_happened(faults, fault):
     said = "\n".join(case.job_messages)
     assert re.search(SAYS[fault], said, re.M), said
     assert not re.search(NOT_SAYS[fault], said), said
+    assert re.fullmatch(ENDED_EARLY[fault], programs.ended_early(said) or ""), said
 
 
 def test_other_cases_of_the_run_pass(faults):

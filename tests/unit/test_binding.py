@@ -47,7 +47,7 @@ def test_a_job_carries_its_binding():
     partition = PartitionSpec("s", "p", "slurm", "srun", 4, 64, 2**38, "zen3", 2.0, 16)
     stack = StackSpec("e", "e", ("openmpi",), {}, {"OMP_PLACES": "sockets"})
     job = job_plan(partition, stack, "2_nodes", threads_per_rank=8, environ={"OMP_PROC_BIND": "spread"})
-    assert job.launcher_options == ("--cpu-bind=cores",)
+    assert job.launcher_options == ("--cpu-bind=cores", "--kill-on-bad-exit=1")
     assert job.env_vars == {"OMP_NUM_THREADS": "8"}  # the stack's OMP_PLACES, the shell's OMP_PROC_BIND
     assert job.to_json()["binding"] == job.binding and "OMP_PLACES=sockets OMP_PROC_BIND=spread" in job.binding
 

@@ -30,6 +30,19 @@ def test_a_container_or_a_uenv_changes_the_steps_environment():
     assert launch.step_environment(None, ("--cpu-bind=cores",)) == ""
 
 
+def test_a_rank_that_dies_ends_an_srun_step_unless_the_stack_says_otherwise():
+    srun = PartitionSpec("sys", "part", "slurm", "srun", 2, 4, 2**34, "zen3", 2.0, 16)
+    mpirun = PartitionSpec("sys", "part", "slurm", "mpirun", 2, 4, 2**34, "zen3", 2.0, 16)
+    host = StackSpec("host", "host", ("hpl", "openmpi"), {})
+    assert "--kill-on-bad-exit=1" in job_plan(srun, host, "2_nodes").launcher_options
+    assert not any("kill" in option for option in job_plan(mpirun, host, "2_nodes").launcher_options)
+    own = StackSpec("own", "own", ("hpl",), {"launcher_options": ["-K0"]})
+    assert launch.end_on_dead_rank("srun", ("-K", "--mpi=pmix")) == ()
+    assert launch.end_on_dead_rank("srun", ("--kill-on-bad-exit=0",)) == ()
+    assert launch.end_on_dead_rank("srun", ("--mpi=pmix",)) == ("--kill-on-bad-exit=1",)
+    assert job_plan(srun, own, "1_node").launcher_options == ("-K0", "--cpu-bind=cores")
+
+
 def test_a_job_plan_says_why_its_step_is_not_its_batch_shell():
     part = PartitionSpec("sys", "part", "slurm", "srun", 2, 4, 2**34, "zen3", 2.0, 16)
     uenv = StackSpec("uenv", "uenv", ("hpl",), {"launcher_options": list(UENV)})
