@@ -11,6 +11,7 @@ from scalebench.benchmarks.lammps.outcome import lammps_outcome, lammps_packages
 from scalebench.benchmarks.lammps.output import parse_lammps
 from scalebench.benchmarks.openfoam import cases as openfoam
 from scalebench.benchmarks.openfoam.outcome import snapped_cells
+from app_cases import CAVITY, CAVITY_MESH, CONTROL, DECOMPOSE, LJ, SOLUTION, TEMPLATE, TEXTS
 from vectors import read_vector
 from scalebench.errors import InputError
 
@@ -39,10 +40,6 @@ def test_split_factors_rejects_bad_input(n, weights):
 
 
 # --- LAMMPS --------------------------------------------------------------------------------------
-
-LJ = lammps.LammpsWorkload(name="lj", input="in.lj", atoms_per_cell=4, atoms=32000, steps=300,
-                         time_unit="tau/day")
-TEMPLATE = "variable nx index 20\nrun ${steps}\n"
 
 
 def test_lammps_cells_cube_nearest_the_target():
@@ -130,51 +127,6 @@ def test_lammps_figures_in_the_workloads_time_unit_and_kspace_only_where_timed()
 
 
 # --- OpenFOAM dictionaries -----------------------------------------------------------------------
-
-CAVITY_MESH = """scale 0.1;
-vertices
-(
-    (0 0 0)
-    (1 0 0)
-    (1 1 0)
-    (0 1 0)
-    (0 0 0.1)
-    (1 0 0.1)
-    (1 1 0.1)
-    (0 1 0.1)
-);
-blocks
-(
-    hex (0 1 2 3 4 5 6 7) (20 20 1) simpleGrading (1 1 1)
-);
-"""
-CONTROL = """application icoFoam;
-startFrom       startTime;
-endTime         0.5;
-deltaT          0.005;
-writeControl    timeStep;
-writeInterval   20;
-functions
-{
-    #includeFunc streamlines
-    probes { type probes; fields (p); }
-}
-"""
-SOLUTION = """solvers { p { solver PCG; } }
-SIMPLE
-{
-    nNonOrthogonalCorrectors 0;
-    residualControl
-    {
-        p               1e-2;
-        "(k|epsilon)"   1e-3;
-    }
-}
-"""
-DECOMPOSE = "numberOfSubdomains @ranks@;\nmethod simple;\nn (@nx@ @ny@ @nz@);\n"
-TEXTS = {"system/blockMeshDict": CAVITY_MESH, "system/controlDict": CONTROL, "system/fvSolution": SOLUTION}
-CAVITY = openfoam.OpenfoamCase(name="cavity", tutorial="x", solver="icoFoam", cells=400, steps=50,
-                           weak="stretch", deltaT=0.0025)
 
 
 def test_block_cells_with_zone_names_and_grading():

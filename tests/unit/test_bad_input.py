@@ -1,7 +1,6 @@
 """Every class of bad input, through the public entry points: the library raises a named error whose
 message names the field, and the `scalebench` command exits non-zero with that one line on stderr."""
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,27 +12,15 @@ from scalebench.hpl import deck
 from scalebench.site import rundir, siteconf, thresholds
 from scalebench.site.jobs import job_plan
 from scalebench.site.partition import PartitionSpec, StackSpec
-from test_siteconf import SITE, run_dir, write  # noqa: F401 (run_dir: autouse, run directories in tmp_path)
+from cli_calls import error_line, scalebench
+from site_files import SITE, run_dir, write  # noqa: F401 (run_dir: autouse, run directories in tmp_path)
 
 REPO = Path(__file__).resolve().parents[2]
-SCALEBENCH = Path(sys.executable).with_name("scalebench")
 GiB = 2**30
 # A node of 4 cores that may run at most 1 node (partition extras, as site configs give them).
 FOUR_CORES = PartitionSpec("sys", "part", "local", "mpirun", 1, 4, 16 * 2**30, "zen3", 2.0, 16)
 STACK = StackSpec("env", "env", (), {})
 THRESHOLDS_TYPO = "criteria:\n  - benchmark: HPLCheck\n    figure: rmaxx\n    min: 1\n"
-
-
-def scalebench(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([str(SCALEBENCH), *args], capture_output=True, text=True, env=env, timeout=120)
-
-
-def error_line(proc: subprocess.CompletedProcess) -> str:
-    """The failed command's only line on stderr."""
-    assert proc.returncode != 0, proc.stdout
-    lines = proc.stderr.splitlines()
-    assert len(lines) == 1, proc.stderr
-    return lines[0]
 
 
 def a_regular_file(tmp_path: Path) -> Path:

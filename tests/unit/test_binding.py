@@ -6,7 +6,7 @@ from scalebench.errors import InputError
 from scalebench.site import binding, siteconf
 from scalebench.site.jobs import job_plan
 from scalebench.site.partition import PartitionSpec, StackSpec
-from test_siteconf import SITE, run_dir, write  # noqa: F401
+from site_files import SITE, run_dir, write  # noqa: F401
 
 PLACED = {"OMP_NUM_THREADS": "8", "OMP_PLACES": "cores", "OMP_PROC_BIND": "close"}
 

@@ -16,13 +16,11 @@ from scalebench.site.jobs import LeftOut
 from scalebench.site.partition import GpuSpec, PartitionHpl, PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import ScaleSpec
 from scalebench.site_plan import asked_reservation
+from plan_specs import XHPL, ZEN4
 
 GiB = 2**30
 RULES = deck.load_rules()
-XHPL = StackSpec("s", "s", ("hpl",), {"hpl_binary": "xhpl"})
 HPCC = StackSpec("h", "h", ("hpl",), {"hpl_binary": "hpcc"})
-ZEN4 = PartitionSpec("zen4", "cpu", "slurm", "srun", 1024, 128, 768 * GiB, "zen4", 3.1, 16,
-                     scale_spec=ScaleSpec(cores=(1, 13, 16)), max_time_limit_s=86400)
 
 
 def test_thirteen_ranks_launch_the_grid_the_deck_asks_for():

@@ -23,8 +23,8 @@ from scalebench.benchmarks.lammps import inputs as lammps
 from scalebench.benchmarks.openfoam import cases as openfoam
 from scalebench.site import thresholds
 from scalebench.site import rundir, siteconf
-from test_apps import CAVITY, DECOMPOSE, LJ, TEMPLATE, TEXTS
-from test_siteconf import SITE, run_dir, write  # noqa: F401 (run_dir: autouse, run directories in tmp_path)
+from app_cases import CAVITY, DECOMPOSE, LJ, TEMPLATE, TEXTS
+from site_files import SITE, run_dir, write  # noqa: F401 (run_dir: autouse, run directories in tmp_path)
 
 # {c}: the canary file; a payload that runs anywhere creates it.
 PAYLOADS = {

@@ -5,7 +5,7 @@ from scalebench.benchmarks import KINDS, BENCHMARKS
 from scalebench.benchmarks.openfoam import rules
 from scalebench.site_plan import CHECKS
 from scalebench.site import siteconf
-from test_siteconf import SITE, write
+from site_files import SITE, write
 
 
 def test_the_benchmark_joins_the_central_lists():

@@ -12,7 +12,7 @@ from scalebench import report
 from scalebench.reporting import store, tidy
 from scalebench.reporting.records import Case
 from scalebench.site import siteconf
-from test_hpl_plan import XHPL, ZEN4
+from plan_specs import XHPL, ZEN4
 
 REGISTRY = registry.provenance()
 FIELDS = REGISTRY.fields

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from conftest import REPO, VENV_BIN
-from test_bad_input import error_line, scalebench
+from cli_calls import error_line, scalebench
 
 EXAMPLE = REPO / "site_configs" / "sites" / "example.yaml"
 

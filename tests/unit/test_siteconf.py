@@ -1,39 +1,11 @@
 """Slurm sites described in YAML (scalebench.site.siteconf.load_site) and run directories."""
-import textwrap
 
 import pytest
 
 from scalebench import paths
 from scalebench.errors import InputError, ResultsError
 from scalebench.site import rundir as provenance, siteconf
-
-SITE = """
-system: demo
-partitions:
-  - name: cpu
-    scheduler: squeue
-    launcher: srun
-    max_nodes: 8
-    cores_per_node: 64
-    memory_per_node: 256GiB
-    clock_ghz: 2.0
-    microarch: zen3
-    environs: [ompi]
-stacks:
-  - name: ompi
-    env_vars: {OMPI_MCA_pml: ob1}
-"""
-
-
-def write(tmp_path, text):
-    path = tmp_path / "site.yaml"
-    path.write_text(textwrap.dedent(text))
-    return path
-
-
-@pytest.fixture(autouse=True)
-def run_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("SCALEBENCH_RUN_DIR", str(tmp_path / "run"))
+from site_files import SITE, run_dir, write  # noqa: F401 (run_dir: autouse)
 
 
 def test_shipped_site_files_load():

@@ -5,8 +5,8 @@ import pytest
 import reframe_reports as rr
 from scalebench import loaders
 from scalebench.errors import InputError
-from test_bad_input import error_line, scalebench
-from test_siteconf import SITE, write  # noqa: F401
+from cli_calls import error_line, scalebench
+from site_files import SITE, write  # noqa: F401
 
 
 @pytest.mark.parametrize("text, value", [
