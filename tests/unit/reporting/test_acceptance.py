@@ -9,7 +9,7 @@ from scalebench.errors import InputError
 from scalebench.reporting import acceptance, series, store as results
 from scalebench.reporting.table import figure_units
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 EXAMPLE = REPO / "site_configs" / "acceptance.yaml"
 
 

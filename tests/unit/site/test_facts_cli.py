@@ -12,7 +12,7 @@ from cli_calls import cli, one_error_line
 from scalebench import loaders
 from scalebench.site import slurm_facts as sf
 
-TWO_KINDS = Path(__file__).resolve().parents[1] / "data" / "slurm" / "two-kinds"
+TWO_KINDS = Path(__file__).resolve().parents[2] / "data" / "slurm" / "two-kinds"
 
 
 def test_cli_prints_yaml_of_every_partition(capsys):

@@ -11,7 +11,7 @@ from scalebench import report
 from scalebench.reporting import sections, store as results, tidy
 from scalebench.reporting.hpl_table import hpl_terminal_table
 
-REAL_REPORT = Path(__file__).resolve().parents[1] / "data" / "reframe" / "hpl_local_run_report.json"
+REAL_REPORT = Path(__file__).resolve().parents[2] / "data" / "reframe" / "hpl_local_run_report.json"
 
 
 @pytest.fixture

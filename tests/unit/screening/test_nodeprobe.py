@@ -230,7 +230,7 @@ def test_the_probe_imports_no_scalebench_energy_unless_asked_and_goes_on_without
     assert [len(p.read_text().splitlines()) >= 3 * 3 for p in probed] == [True]  # three runs, each before..after
 
 
-RECORDED = Path(__file__).resolve().parents[1] / "data" / "nodeprobe" / "hog_beside_rank"
+RECORDED = Path(__file__).resolve().parents[2] / "data" / "nodeprobe" / "hog_beside_rank"
 
 
 def test_a_recorded_job_beside_a_cpu_hog_names_it_and_its_ceiling_warning_blames_interference():

@@ -13,7 +13,7 @@ from scalebench.spack import Finding, load_table, validate_env, validate_tree
 from scalebench.spack.specs import SpecSyntaxError, check_node, parse_spec
 from scalebench.spack.validate import find_envs
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SPACK_ENVS = REPO / "spack_envs"
 UCX_VERBS = "^ucx +verbs +rc +dc +ud +mlx5_dv +thread_multiple"
 STACKS = {

@@ -21,7 +21,7 @@ import reframe_reports as rr
 from scalebench import report
 from scalebench.reporting import index, store
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "reframe"
+DATA = Path(__file__).resolve().parents[2] / "data" / "reframe"
 FORMATS = ("md", "txt", "csv", "html", "parquet")
 TEXT = ("txt", "csv", "parquet")  # no charts: quicker, where the pictures prove nothing more
 SCALEBENCH = Path(sys.executable).with_name("scalebench")

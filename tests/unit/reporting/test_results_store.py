@@ -14,10 +14,10 @@ from scalebench.cli import main
 from scalebench.reporting import store
 from scalebench.site import rundir, siteconf
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "reframe"
+DATA = Path(__file__).resolve().parents[2] / "data" / "reframe"
 REAL_REPORT = DATA / "hpl_local_run_report.json"
 DRY_RUN_REPORT = DATA / "hpl_dry_run_report.json"  # ReFrame 4.10.4's report of `reframe ... --dry-run`
-LOCAL_SITE = Path(__file__).resolve().parents[2] / "site_configs" / "sites" / "local.yaml"
+LOCAL_SITE = Path(__file__).resolve().parents[3] / "site_configs" / "sites" / "local.yaml"
 THRESHOLDS = "criteria:\n  - {benchmark: HPLCheck, figure: efficiency, min: 10%}\n"
 
 

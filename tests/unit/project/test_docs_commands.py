@@ -61,9 +61,9 @@ ELSEWHERE = {
     ".venv/bin/reframe -C site_configs/local.py -c reframe_tests -r": (
         "tests/integration/test_reframe_references.py", "every check on this machine: minutes"),
     "scalebench facts template your_config.py --system eiger > facts/eiger.yaml": (
-        "tests/unit/test_site_reframe_config.py", YOURS),
+        "tests/unit/site/test_site_reframe_config.py", YOURS),
     "scalebench facts template your_config.py --system eiger --slurm > facts/eiger.yaml": (
-        "tests/unit/test_site_reframe_config.py", f"{YOURS}; --slurm runs scontrol and sinfo"),
+        "tests/unit/site/test_site_reframe_config.py", f"{YOURS}; --slurm runs scontrol and sinfo"),
     "scalebench plan your_config.py --system eiger -n HPLCheck": (
         "tests/integration/test_site_reframe_configs.py", YOURS),
     "reframe -C your_config.py -c <scalebench_checks> --system eiger --dry-run": (
@@ -76,9 +76,9 @@ ELSEWHERE = {
     "scalebench references freeze results/ --system local": (
         "tests/integration/test_reframe_references.py", "needs three accepted runs of every figure"),
     "scalebench compare results/ --by stack --figure gflops_per_watt": (
-        "tests/unit/test_energy_report.py", "the recorded run has no energy figures"),
+        "tests/unit/energy/test_energy_report.py", "the recorded run has no energy figures"),
     "scalebench predict site_configs/sites/<site>.yaml --from results/": (
-        "tests/unit/test_predict_cli.py", "needs runs of the site's own stacks"),
+        "tests/unit/hpl/test_predict_cli.py", "needs runs of the site's own stacks"),
     ".venv/bin/reframe -C site_configs/slurm.py -c reframe_tests/screening.py -n ScreeningCheck -r": (
         "tests/integration/test_slurm_screening_check.py", f"{SITE_S}: that test screens the throwaway one"),
     ".venv/bin/scalebench screen results/": (
@@ -96,7 +96,7 @@ ELSEWHERE = {
         "tests/integration/test_slurm_hpl.py", f"{SITE_S}: that test runs HPL on the throwaway one"),
     ".venv/bin/reframe -C site_configs/slurm.py -c reframe_tests/hpl.py -r -n 'HPLCheck%scale=1024_nodes$' "
     "-S reservation=fullsystem -S reservation_time_limit=3d": (
-        "tests/unit/test_hpl_plan.py", f"{SITE_S} and its reservation; that test plans the case in it"),
+        "tests/unit/hpl/test_hpl_plan.py", f"{SITE_S} and its reservation; that test plans the case in it"),
     "SCALEBENCH_SITE=site_configs/sites/testcluster.yaml .venv/bin/reframe -C site_configs/slurm.py "
     "-c reframe_tests/hpl.py -r -n '%scale=(1_node|2_nodes|4_nodes)$' -S ranks_per_node=1": (
         "tests/integration/test_slurm_hpl.py", "starts the throwaway cluster as root"),

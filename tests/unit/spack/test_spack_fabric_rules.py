@@ -11,7 +11,7 @@ from scalebench.spack import load_table, validate_env, validate_tree
 from scalebench.spack.fabric_rules import SITE_FILE, FabricRules, load_rules
 from scalebench.spack.validate import find_envs
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SPACK_ENVS = REPO / "spack_envs"
 SITES = SPACK_ENVS / "sites"
 UCX_VERBS = "+verbs +rc +dc +ud +mlx5_dv +thread_multiple"

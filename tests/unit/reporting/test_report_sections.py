@@ -72,7 +72,7 @@ def test_hpl_and_hpcc_are_benchmarks_and_hpl_leads_the_plan_and_the_report(study
     assert hpl.leads and not hpcc.leads and KINDS["hpl"] == hpl.parse and KINDS["hpcc"] == hpcc.parse
     for kind, parse, vector in (("hpl", parse_hpl, "mnt_reform_hpl23.txt"),
                                 ("hpcc", parse_hpcc, "hpcc150_8procs_full.txt")):
-        text = (Path(__file__).parents[1] / "data" / kind / vector).read_text()
+        text = (Path(__file__).parents[2] / "data" / kind / vector).read_text()
         assert KINDS[kind](text) == parse(text).to_dict()
     checks = [spec.name for spec in hpl.checks]
     assert list(CHECKS)[:len(checks)] == checks == ["HPLCheck", "HPLTuneCheck", "HPLScalingCheck"]
@@ -262,7 +262,7 @@ def _performance_functions() -> dict[str, set[str]]:
         return names
 
     checks: dict[str, set[str]] = {}
-    for path in (Path(__file__).resolve().parents[2] / "reframe_tests").glob("*.py"):
+    for path in (Path(__file__).resolve().parents[3] / "reframe_tests").glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ClassDef):
                 checks[node.name] = set().union(*(named(f) for f in node.body

@@ -314,7 +314,7 @@ def test_hpcc_pingpong_figures_out_of_order_are_skipped(tmp_path):
 def test_a_figure_dropped_from_a_perflog_is_named(tmp_path):
     from scalebench.reporting.store import load
 
-    real = (__import__("pathlib").Path(__file__).parents[1] / "data" / "reframe" / "hpl_local_perflog.log").read_text()
+    real = (__import__("pathlib").Path(__file__).parents[2] / "data" / "reframe" / "hpl_local_perflog.log").read_text()
     header, *lines = real.splitlines()
     columns = header.split("|")
     edited = []

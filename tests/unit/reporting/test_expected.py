@@ -174,12 +174,12 @@ def test_a_ring_on_two_one_rank_nodes_gives_the_exchange_share(run, tmp_path):
 def test_predict_from_the_results_uses_the_same_calibration(run, capsys):
     from scalebench.cli import main
 
-    site = Path(__file__).resolve().parents[2] / "site_configs" / "sites" / "archetypes" / "seed-10gbe.yaml"
+    site = Path(__file__).resolve().parents[3] / "site_configs" / "sites" / "archetypes" / "seed-10gbe.yaml"
     assert main(["predict", str(site), "--from", str(run), "-p", "tcp"]) == 2  # the seed has no stack tcp
     assert "no case matches the filters" in capsys.readouterr().err
 
 
-RECORDED = Path(__file__).resolve().parents[1] / "data" / "reframe" / "local_hpl_netpipe_run_report.json"
+RECORDED = Path(__file__).resolve().parents[2] / "data" / "reframe" / "local_hpl_netpipe_run_report.json"
 
 
 def test_the_embedded_defaults_run_gets_its_expectation_from_its_own_figures():

@@ -15,7 +15,7 @@ from scalebench.site.partition import PartitionSpec, StackSpec
 from cli_calls import error_line, scalebench
 from site_files import SITE, run_dir, write  # noqa: F401 (run_dir: autouse, run directories in tmp_path)
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 GiB = 2**30
 # A node of 4 cores that may run at most 1 node (partition extras, as site configs give them).
 FOUR_CORES = PartitionSpec("sys", "part", "local", "mpirun", 1, 4, 16 * 2**30, "zen3", 2.0, 16)

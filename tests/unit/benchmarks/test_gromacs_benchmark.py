@@ -18,7 +18,7 @@ from scalebench.site import siteconf
 from scalebench.site_plan import CHECKS, Filters, plan_cases, site_specs, unplanned_checks
 from vectors import read_vector
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 WATER = inputs.load_workloads()["water"]
 ONE_RANK = read_vector("gromacs", "gromacs2022_water_1rank")
 TWO_RANKS = read_vector("gromacs", "gromacs2022_water_2ranks")

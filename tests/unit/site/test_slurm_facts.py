@@ -13,7 +13,7 @@ from scalebench.errors import InputError
 from scalebench.site import slurm_facts as sf
 from scalebench.units import parse_size
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "slurm"
+DATA = Path(__file__).resolve().parents[2] / "data" / "slurm"
 TWO_KINDS = DATA / "two-kinds"
 FORMS = ("multiline", "oneliner")
 MiB = 2**20

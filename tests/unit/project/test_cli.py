@@ -6,7 +6,7 @@ import pytest
 
 from scalebench.cli import main
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 GiB = 2**30
 DECK = ["deck", "--nodes", "2", "--ranks-per-node", "4", "--memory-per-node", "16GiB"]
 

@@ -15,7 +15,7 @@ from scalebench.hpl.output import parse_hpl
 from scalebench.parse.hpl_windows import CORE_PHASE, HPCC_SECTION, solve_windows
 from scalebench_lab.meter import PowerLaw
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 SLURM = DATA / "slurm_energy"
 
 

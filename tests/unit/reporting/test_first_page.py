@@ -14,7 +14,7 @@ from scalebench.reporting.document import Heading, Ref, Table, plain
 from scalebench.reporting.hpl_table import model_expectations
 from scalebench.reporting.table import figure_units
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 THRESHOLDS = REPO / "site_configs" / "acceptance.yaml"
 
 

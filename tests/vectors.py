@@ -19,7 +19,7 @@ import pytest
 from scalebench.errors import ParseError
 from scalebench.benchmarks import KINDS, parse_file, parse_text
 
-DATA_ROOT = Path(__file__).resolve().parents[1] / "data"
+DATA_ROOT = Path(__file__).resolve().parent / "data"
 
 
 def printed(lines: Iterable[str]) -> str:

@@ -17,7 +17,7 @@ from scalebench.reporting.store import ingest
 from scalebench.validation import C_INT_MAX
 
 SCALEBENCH = Path(sys.executable).with_name("scalebench")
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 HPL_OUT = (DATA / "hpl" / "mnt_reform_hpl23.txt").read_text()
 TIMEOUT_S = 60  # generous: a hang is what these would otherwise be
 

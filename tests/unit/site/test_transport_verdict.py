@@ -8,7 +8,7 @@ from scalebench.errors import InputError
 from scalebench.site import transport_evidence
 from scalebench.site import fabric
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "transport"
+DATA = Path(__file__).resolve().parents[2] / "data" / "transport"
 
 
 def found(name):

@@ -12,7 +12,7 @@ from cli_calls import cli, one_error_line
 from scalebench.spack.validate import validate_tree
 from scalebench.validation import C_INT_MAX
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def hpl_text(*rows: str, threshold: str = "16.0") -> str:
