@@ -1,6 +1,7 @@
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -137,6 +138,16 @@ def skipped_tiers(reports) -> list[str]:
         key = (TIERS.get(module, module), reason)
         counts[key] = counts.get(key, 0) + 1
     return [f"{tier}: {count} skipped, {reason}" for (tier, reason), count in sorted(counts.items())]
+
+
+def _terminated(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def pytest_configure(config):
+    """A run that is terminated (SIGTERM: CI's timeout, run-tests.sh passing it on) ends as Ctrl-C does:
+    pytest then tears its fixtures down, and the lab clusters and the ReFrame runs in them stop with it."""
+    signal.signal(signal.SIGTERM, _terminated)
 
 
 def pytest_unconfigure(config):

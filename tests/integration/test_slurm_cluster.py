@@ -5,6 +5,7 @@ Every subprocess has a timeout; clusters come from slurm_fixtures, whose finaliz
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -260,6 +261,51 @@ def test_a_failed_start_cleans_up_by_itself(slurm_cluster_factory):
     with pytest.raises(cluster.ClusterTimeout):
         slurm_cluster_factory(nodes=1, mode="loopback", ready_timeout=0)
     assert_all_gone(slurm_cluster_factory._dirs[-1][0])
+
+
+INNER_TEST = """
+import os, time
+from pathlib import Path
+from slurm_fixtures import slurm_cluster_factory  # noqa: F401
+
+def test_holds_a_cluster(slurm_cluster_factory):
+    state = slurm_cluster_factory(nodes=1, mode="loopback")
+    Path(os.environ["CLUSTER_DIR_FILE"]).write_text(str(state.dir))
+    time.sleep(300)
+"""
+
+
+def test_a_terminated_test_run_stops_its_clusters(tmp_path):
+    """SIGTERM to pytest (CI's timeout, run-tests.sh passing it on) tears the fixtures down as Ctrl-C does:
+    the lab cluster a test holds is stopped, not left running."""
+    (tmp_path / "test_inner.py").write_text(INNER_TEST)
+    marker = tmp_path / "cluster-dir"
+    env = {**os.environ, "PYTHONPATH": str(REPO / "tests"), "CLUSTER_DIR_FILE": str(marker)}
+    # the project's conftest as a plugin (-p conftest): its hooks, as in the test suite
+    inner = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "conftest",
+                              "--rootdir", str(tmp_path), "--basetemp", str(tmp_path / "base"),
+                              str(tmp_path / "test_inner.py")],
+                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists():
+            assert inner.poll() is None and time.monotonic() < deadline, inner.communicate(timeout=10)[0]
+            time.sleep(0.5)
+        directory = Path(marker.read_text())
+        processes = recorded_pids(directory)
+        assert any(cluster.is_alive(p["pid"], p["starttime"]) for p in processes)
+        inner.terminate()
+        output = inner.communicate(timeout=120)[0]
+    finally:
+        if inner.poll() is None:
+            inner.kill()
+            inner.wait(timeout=10)
+        if marker.exists() and Path(marker.read_text()).exists():  # a failing test leaves no daemon either
+            cluster.stop(Path(marker.read_text()))
+    assert "KeyboardInterrupt: signal 15" in output, output
+    assert not [p for p in processes if cluster.is_alive(p["pid"], p["starttime"])]
+    if directory.exists():  # the fixture removes a directory it made outside the test's own
+        assert_all_gone(directory)
 
 
 # --------------------------------------------------------------------------- errors (no Slurm needed)
