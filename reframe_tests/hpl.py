@@ -30,7 +30,7 @@ class HPLCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('HPLCheck'),
 
     @run_after('setup')
     def set_executable(self):
-        hpl = self.hpl_plan = self.case_plan.hpl
+        hpl = self.hpl_plan = self.case_plan.detail
         self.skip_if(bool(hpl.missing) and not self.is_dry_run(), hpl.missing)
         self.launch_program(hpl.binary, hpl.profile.args)  # quoted: -S hpl_binary=... is no shell code
         self.env_vars.update(hpl.env_vars)

@@ -51,7 +51,7 @@ class ScreeningCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('Scree
 
     @run_after('setup')
     def set_executable(self):
-        screening = self.case_plan.screening
+        screening = self.case_plan.detail
         self.skip_if(bool(screening.missing) and not self.is_dry_run(), screening.missing)
         self.launch_program(screening.binary, screening.probe_args)
         self.env_vars.update(dict(screening.env_vars))
@@ -64,7 +64,7 @@ class ScreeningCheck(rfm.RunOnlyRegressionTest, ScalebenchCheck, recorded('Scree
 
     @sanity_function
     def validate(self):
-        expected = set(self.case_plan.screening.names)
+        expected = set(self.case_plan.detail.names)
         return self.assert_result(lambda judged: [
             (len(judged.result.nodes) == self.num_nodes,
              f'the probe screened {len(judged.result.nodes)} node(s) of the job\'s {self.num_nodes}'),

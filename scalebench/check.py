@@ -8,9 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
-from scalebench.hpl.case_plan import HplPlan
 from scalebench.knobs import knob
-from scalebench.screening import jobs as screening_jobs
 from scalebench.site.jobs import JobPlan, LeftOut, job_plan
 from scalebench.site.partition import PartitionSpec, Reservation, StackSpec
 from scalebench.site.scales import SCALING_MODES, Scale, scale_names
@@ -22,10 +20,11 @@ BenchmarkSettings = TypeVar("BenchmarkSettings")
 @dataclass(frozen=True)
 class CasePlan:
     job: JobPlan | None  # None: a check that runs no job (it compares other cases)
-    hpl: HplPlan | None = None
+    # The benchmark's own plan beside the job (HPL's deck and grid, a screening job's chunk): plan --json
+    # gives its to_json() under its PLAN_KEY.
+    detail: Any = None
     note: str = ""
     args: tuple[str, ...] = ()  # the program's arguments the plan decides (OSU's -d cuda D D)
-    screening: screening_jobs.ScreeningJob | None = None
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from typing import Any, Mapping, Sequence
 
 from scalebench.errors import InputError
 from scalebench.hpl import model
+from scalebench.hpl.case_plan import HplPlan
 from scalebench.hpl.model import Calibration, Link, Prediction, RankRate
 from scalebench.site_plan import PlannedCase
 
@@ -115,8 +116,8 @@ def predict_cases(cases: Sequence[PlannedCase], given: Given,
     calibrations: dict[tuple[str, str, str], Calibration] = {}
     out = []
     for planned in cases:
-        hpl = planned.plan.hpl if planned.plan else None
-        if hpl is None or hpl.sweep is not None:
+        hpl = planned.plan.detail if planned.plan else None
+        if not isinstance(hpl, HplPlan) or hpl.sweep is not None:
             continue
         partition, stack = planned.partition, planned.stack
         key = (partition.system, partition.name, stack.name)

@@ -51,7 +51,7 @@ def _valid_screening(partition: PartitionSpec, params: Params, settings: Setting
 def _plan_screening(partition: PartitionSpec, stack: StackSpec, params: Params, settings: Settings) -> CasePlan:
     job, screening = screening_jobs.plan_screening(partition, stack, params["chunk"], settings.screen_nodes,
                                                    environ=settings.environ, reservation=settings.reservation)
-    return CasePlan(job, screening=screening)
+    return CasePlan(job, screening)
 
 
 # Every check: a leading benchmark's (HPL's), screening's (one job per chunk of nodes; hpcc's NodeHealthCheck is

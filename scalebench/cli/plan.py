@@ -11,7 +11,8 @@ from scalebench.cli.cases import add_filter_arguments, planned_cases
 from scalebench.cli.common import EXIT_FAILED, EXIT_OK, print_json
 from scalebench.cli.predict import add_calibration_arguments, calibration_given, run_predictions
 from scalebench.errors import InputError
-from scalebench.hpl.case_plan import memory_text
+from scalebench.hpl.case_plan import HplPlan, memory_text
+from scalebench.screening.jobs import ScreeningJob
 from scalebench.site.transport_evidence import EvidencePlan
 from scalebench.site.jobs import JobPlan
 from scalebench.site_plan import PlannedCase, Unplanned
@@ -23,7 +24,7 @@ HEADER = ("Check", "Partition", "Stack", "Nodes", "Ranks", "Ranks/node", "Thread
 
 def _row(case: PlannedCase) -> tuple[str, ...]:
     job = case.plan.job if case.plan else None
-    hpl = case.plan.hpl if case.plan else None
+    hpl = case.plan.detail if case.plan and isinstance(case.plan.detail, HplPlan) else None
     limit = job.time_limit_s if job and job.time_limit_s else case.partition.time_limit_s
     reserved = f" in {job.reservation.name}" if job and job.reservation else ""
     if job and job.startup_s:  # an image pulled or mounted on every node before the program starts
@@ -37,7 +38,8 @@ def _row(case: PlannedCase) -> tuple[str, ...]:
         cells += [str(d.n), str(d.nb), f"{d.p} x {d.q}", str(job.idle_ranks), memory_text(hpl),
                   format_duration(hpl.predicted_s)]
     else:
-        predicted = case.plan.screening.predicted_s if case.plan and case.plan.screening else None
+        screening = case.plan.detail if case.plan and isinstance(case.plan.detail, ScreeningJob) else None
+        predicted = screening.predicted_s if screening else None
         cells += ["", "", "", str(job.idle_ranks), "", "" if predicted is None else format_duration(predicted)]
     cells.append((format_duration(limit) if limit else "partition default") + reserved)
     return tuple(cells)
@@ -47,14 +49,14 @@ def screening_summary(cases: Sequence[PlannedCase]) -> list[str]:
     """One line per partition and stack screened: how many jobs, nodes each, wall time."""
     jobs: dict[tuple[str, str], list[PlannedCase]] = {}
     for case in cases:
-        if case.plan is not None and case.plan.screening is not None:
+        if case.plan is not None and isinstance(case.plan.detail, ScreeningJob):
             jobs.setdefault((case.partition.name, case.stack.name), []).append(case)
     lines = []
     for (partition, stack), found in jobs.items():
-        sizes = sorted({c.plan.screening.nodes for c in found})  # type: ignore[union-attr]
-        longest = max(c.plan.screening.predicted_s for c in found)  # type: ignore[union-attr]
+        sizes = sorted({c.plan.detail.nodes for c in found})  # type: ignore[union-attr]
+        longest = max(c.plan.detail.predicted_s for c in found)  # type: ignore[union-attr]
         limit = max(c.plan.job.time_limit_s or 0 for c in found)  # type: ignore[union-attr]
-        total = sum(c.plan.screening.nodes for c in found)  # type: ignore[union-attr]
+        total = sum(c.plan.detail.nodes for c in found)  # type: ignore[union-attr]
         lines.append(f"Screening {partition} with {stack}: {len(found)} job(s) of "
                      f"{' or '.join(map(str, sizes))} nodes ({total} in all), each predicted "
                      f"{format_duration(longest)} (time limit {format_duration(limit)})")
@@ -164,16 +166,13 @@ def to_json(site: Path, cases: Sequence[PlannedCase], predicted: Mapping[int, An
             return data
         if case.plan.job is not None:
             data["job"] = case.plan.job.to_json()
-        if case.plan.hpl is not None:
-            data["hpl"] = case.plan.hpl.to_json()
-            found = (predicted or {}).get(id(case))
-            if found is not None:
-                from scalebench.cli.predict import prediction_json
+        if case.plan.detail is not None:
+            data[case.plan.detail.PLAN_KEY] = case.plan.detail.to_json()
+        found = (predicted or {}).get(id(case))  # HPL's cases only
+        if found is not None:
+            from scalebench.cli.predict import prediction_json
 
-                data["prediction"] = (prediction_json(found.prediction) if found.prediction
-                                      else {"reason": found.reason})
-        if case.plan.screening is not None:
-            data["screening"] = case.plan.screening.to_json()
+            data["prediction"] = prediction_json(found.prediction) if found.prediction else {"reason": found.reason}
         if case.plan.note:
             data["note"] = case.plan.note
         if case.plan.args:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, ClassVar, Mapping
 
 from scalebench import paths
 from scalebench.errors import DeckError, InputError
@@ -64,6 +64,8 @@ class HplSettings:
 
 @dataclass(frozen=True)
 class HplPlan:
+    PLAN_KEY: ClassVar[str] = "hpl"
+
     job: JobPlan
     deck: Deck
     binary: str

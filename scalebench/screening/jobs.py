@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 from scalebench.hpl import blas
 from scalebench.programs import missing_binary, resolve_binary
@@ -26,6 +26,8 @@ MAX_NODES_LISTED = 10**6
 
 @dataclass(frozen=True)
 class ScreeningJob:
+    PLAN_KEY: ClassVar[str] = "screening"
+
     chunk: int  # 1-based
     chunks: int
     nodes: int

@@ -13,6 +13,7 @@ from scalebench.site import facts as site_facts
 from scalebench.site.reframe_config import NotDescribed, describe, not_described_error, slurm_option
 from scalebench.site.siteconf import site_systems
 from scalebench.check import Settings
+from scalebench.hpl.case_plan import HplPlan
 from scalebench.site_plan import plan_cases
 
 CONFIGS = REPO / "tests" / "data" / "reframe_configs"
@@ -152,7 +153,7 @@ def test_one_system_two_ways_plans_the_same_jobs():
         cases = plan_cases(list(described.partitions), dict(described.stacks),
                            {k: list(v) for k, v in described.environs.items()}, Settings())
         return [(c.display_name, c.stack.name, c.plan.job.to_json() if c.plan and c.plan.job else c.left_out,
-                 c.plan.hpl.input_file() if c.plan and c.plan.hpl else None) for c in cases]
+                 c.plan.detail.input_file() if c.plan and isinstance(c.plan.detail, HplPlan) else None) for c in cases]
 
     assert jobs(by_facts) == jobs(own) and len(jobs(own)) > 100
 
