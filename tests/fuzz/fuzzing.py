@@ -27,7 +27,8 @@ from scalebench.hpl import deck
 from scalebench.benchmarks import KINDS, parse_text
 
 TESTS = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(TESTS / "unit" / "benchmarks"))  # the NetPIPE samples live with its parser's tests
+# vectors.py, and the NetPIPE samples with their parser's tests, also when a script runs this outside pytest
+sys.path[:0] = [str(TESTS), str(TESTS / "unit" / "benchmarks")]
 from vectors import DATA_ROOT  # noqa: E402
 
 # A parser must answer within this, whatever the input (a 1 MB line included); a hang is
