@@ -102,12 +102,11 @@ def ended_early(stderr: str) -> str | None:
             how = f"signal {why['signal']}" if why["signal"] else f"exit code {why['code']}"
             said.append(f"rank {hydra_rank['rank']} on {hydra_rank['node']}: {how}")
             hydra_rank = None
-    # The first task to die is the cause: the step's cancellation (srun --kill-on-bad-exit) and the
-    # others' ends (killed, exit code 143) follow from it.
-    cause = next((index for index, fact in enumerate(said) if fact.startswith("task")), len(said))
-    follows = {index for index, fact in enumerate(said)
-               if index != cause and (fact.startswith("task") or index > cause and fact == "job cancelled")}
-    kept = dict.fromkeys(fact for index, fact in enumerate(said) if index not in follows)
+    # The first task death or cancellation is the cause; the task deaths and bare cancellations after it
+    # follow from it (srun --kill-on-bad-exit ends the step, scancel's SIGTERM ends a task with 143).
+    # A cancellation with its reason (a time limit, a node failure) is always kept.
+    ends = [index for index, fact in enumerate(said) if fact.startswith("task") or fact == "job cancelled"]
+    kept = dict.fromkeys(fact for index, fact in enumerate(said) if index not in ends[1:])
     return "; ".join(list(kept)[:3]) or None
 
 

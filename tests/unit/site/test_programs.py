@@ -70,7 +70,11 @@ def test_ended_early_names_the_rank_that_died_and_why_slurm_cancelled_the_job():
                                 "AT 2026-11-28T09:54:45 ***\nsrun: error: n1: task 0: Exited with exit code 143\n") == (
         "task 1 on n1: Killed")
     assert programs.ended_early("slurmstepd: error: *** JOB 4 ON n1 CANCELLED AT 2026-11-28T09:54:45 ***\n"
-                                "srun: error: n1: task 0: Killed\n") == "job cancelled; task 0 on n1: Killed"
+                                "srun: error: n1: task 0: Killed\n") == "job cancelled"
+    # scancel as Slurm writes it: the job's line, the step's, and a task ended by its SIGTERM
+    assert programs.ended_early("slurmstepd-n1: error: *** JOB 3 ON n1 CANCELLED AT 2026-11-28T11:19:57 ***\n"
+                                "slurmstepd-n1: error: *** STEP 3.0 ON n1 CANCELLED AT 2026-11-28T11:19:57 ***\n"
+                                "srun: error: n1: task 0: Exited with exit code 143\n") == "job cancelled"
     assert programs.ended_early("mpirun noticed that process rank 3 with PID 4711 on node c12 exited on signal 9 "
                                 "(Killed).\n") == "rank 3 on c12: signal 9 (Killed)"
     assert programs.ended_early("=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
